@@ -1,0 +1,23 @@
+"""SpanBERT (Joshi et al., 2019) as a TensorFlow Model Garden style package.
+
+Model Garden's NLP code is written against tf_keras (the Keras 2 API). TensorFlow
+must see ``TF_USE_LEGACY_KERAS=1`` before it is first imported, otherwise
+``tf.keras`` resolves to Keras 3 and, among other things, mixed-precision
+policies set through ``tf.keras`` silently do not reach tf_keras layers. The
+variable is therefore set here, at the top of the package, before anything
+imports TensorFlow.
+"""
+
+import os
+import sys
+
+if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
+  # TensorFlow was imported first; the setting below can no longer reach it.
+  sys.stderr.write(
+      "official_spanbert: warning: tensorflow was imported before "
+      "official_spanbert with TF_USE_LEGACY_KERAS unset; import "
+      "official_spanbert first (or export TF_USE_LEGACY_KERAS=1).\n")
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+__version__ = "0.1.0"

@@ -1,0 +1,368 @@
+"""Corpus -> tokenized, document-bounded pretraining blocks in TFRecords.
+
+Records hold unmasked wordpiece ids and word-start flags only; masking happens
+in the data loader, fresh every epoch. Two layouts:
+
+* `single` (SpanBERT): one block of at most max_seq_length - 2 wordpieces,
+  packed greedily from consecutive lines of one document.
+* `nsp` (BERT baseline): segment A and segment B (the true continuation, or
+  with probability 0.5 a random span of another document) of at most
+  max_seq_length - 3 wordpieces together, and the next-sentence label
+  (0 = B follows A, 1 = B is random), as in BERT.
+
+Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
+`segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. Special tokens
+([CLS], [SEP]) are not stored; the loader frames the blocks.
+"""
+
+import dataclasses
+import json
+import os
+import time
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official_spanbert.data import corpus as corpus_lib
+from official_spanbert.data import packing
+from official_spanbert.data import tokenization
+
+MODES = ("single", "nsp")
+
+
+def feature_spec(mode: str = "single") -> Dict[str, tf.io.FixedLenSequenceFeature]:
+  """The tf.io parsing spec of the records a mode writes."""
+  spec = {
+      "input_ids": tf.io.RaggedFeature(tf.int64),
+      "word_starts": tf.io.RaggedFeature(tf.int64),
+  }
+  if mode == "nsp":
+    spec["segment_ids"] = tf.io.RaggedFeature(tf.int64)
+    spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
+  return spec
+
+
+def shard_paths(output_prefix: str, num_shards: int) -> List[str]:
+  return [f"{output_prefix}-{i:05d}-of-{num_shards:05d}.tfrecord"
+          for i in range(num_shards)]
+
+
+@dataclasses.dataclass
+class TokenizedDocument:
+  """A document after tokenization.
+
+  Attributes:
+    ids: all its wordpieces, lines concatenated.
+    word_starts: matching 0/1 flags.
+    line_lengths: wordpieces per line.
+  """
+  ids: np.ndarray
+  word_starts: np.ndarray
+  line_lengths: np.ndarray
+
+
+def tokenize_documents(documents: Iterator[corpus_lib.Document],
+                       tokenizer: tokenization.WordpieceTokenizer,
+                       batch_lines: int = 2048,
+                       on_progress=None) -> Iterator[TokenizedDocument]:
+  """Tokenizes documents in batches of lines through tf.data and tf.text.
+
+  Args:
+    documents: documents to tokenize.
+    tokenizer: the WordPiece tokenizer.
+    batch_lines: lines per tokenizer call (whole documents are kept together,
+      so a batch may be larger).
+    on_progress: called after each batch with the number of its documents.
+
+  Yields:
+    One TokenizedDocument per input document, in order.
+
+  Raises:
+    Whatever reading the documents raised (e.g. corpus_lib.CorpusError).
+  """
+  failure = []
+
+  def batches():
+    lines, counts = [], []
+    try:
+      for doc in documents:
+        lines.extend(doc.lines)
+        counts.append(len(doc.lines))
+        if len(lines) >= batch_lines:
+          yield np.array(lines, dtype=object), np.array(counts, np.int64)
+          lines, counts = [], []
+    except Exception as e:  # pylint: disable=broad-except
+      failure.append(e)  # re-raised below, outside tf.data
+      return
+    if lines:
+      yield np.array(lines, dtype=object), np.array(counts, np.int64)
+
+  def tokenize(lines, doc_line_counts):
+    ids, word_starts = tokenizer.tokenize(lines)
+    return (ids.flat_values, ids.row_lengths(), word_starts.flat_values,
+            doc_line_counts)
+
+  dataset = tf.data.Dataset.from_generator(
+      batches, output_signature=(tf.TensorSpec([None], tf.string),
+                                 tf.TensorSpec([None], tf.int64)))
+  dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE,
+                        deterministic=True).prefetch(2)
+  for flat_ids, line_lengths, flat_starts, doc_line_counts in (
+      dataset.as_numpy_iterator()):
+    line_bounds = np.concatenate([[0], np.cumsum(doc_line_counts)])
+    token_bounds = np.concatenate([[0], np.cumsum(line_lengths)])
+    for d in range(len(doc_line_counts)):
+      l0, l1 = line_bounds[d], line_bounds[d + 1]
+      t0, t1 = token_bounds[l0], token_bounds[l1]
+      yield TokenizedDocument(flat_ids[t0:t1].astype(np.int32),
+                              flat_starts[t0:t1].astype(np.int8),
+                              line_lengths[l0:l1])
+    if on_progress:
+      on_progress(len(doc_line_counts))
+  if failure:
+    raise failure[0]
+
+
+def _int64_feature(values) -> tf.train.Feature:
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
+def serialize_block(ids: np.ndarray, word_starts: np.ndarray,
+                    segment_ids: Optional[np.ndarray] = None,
+                    next_sentence_label: Optional[int] = None) -> bytes:
+  """Serializes one block as a tf.train.Example."""
+  features = {"input_ids": _int64_feature(ids),
+              "word_starts": _int64_feature(word_starts)}
+  if segment_ids is not None:
+    features["segment_ids"] = _int64_feature(segment_ids)
+    features["next_sentence_labels"] = _int64_feature([next_sentence_label])
+  return tf.train.Example(
+      features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def _truncate_pair(a: List[np.ndarray], b: List[np.ndarray], max_tokens: int,
+                   rng: np.random.Generator) -> None:
+  """BERT's truncation: drop from the front or back of the longer segment.
+
+  `a` and `b` are [ids, word_starts] pairs, modified in place.
+  """
+  while len(a[0]) + len(b[0]) > max_tokens:
+    longer = a if len(a[0]) > len(b[0]) else b
+    if rng.random() < 0.5:
+      longer[0], longer[1] = longer[0][1:], longer[1][1:]
+    else:
+      longer[0], longer[1] = longer[0][:-1], longer[1][:-1]
+
+
+def nsp_instances(docs: Sequence[TokenizedDocument], doc_index: int,
+                  max_tokens: int, rng: np.random.Generator
+                  ) -> Iterator[Tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
+  """BERT's segment-pair instances of one document.
+
+  Args:
+    docs: all documents (random next segments are drawn from the others).
+    doc_index: the document to cut into instances.
+    max_tokens: capacity of A + B (max_seq_length - 3).
+    rng: random generator.
+
+  Yields:
+    (ids, word_starts, segment_ids, next_sentence_label).
+  """
+  doc = docs[doc_index]
+  line_bounds = np.concatenate([[0], np.cumsum(doc.line_lengths)])
+  lines = [(line_bounds[i], line_bounds[i + 1])
+           for i in range(len(doc.line_lengths))
+           if line_bounds[i + 1] > line_bounds[i]]
+  chunk, length, i = [], 0, 0
+  while i < len(lines):
+    chunk.append(lines[i])
+    length += lines[i][1] - lines[i][0]
+    if i == len(lines) - 1 or length >= max_tokens:
+      a_end = int(rng.integers(1, len(chunk))) if len(chunk) >= 2 else 1
+      a_lo, a_hi = chunk[0][0], chunk[a_end - 1][1]
+      a = [doc.ids[a_lo:a_hi], doc.word_starts[a_lo:a_hi]]
+      if (len(chunk) == 1 or rng.random() < 0.5) and len(docs) > 1:
+        label = 1
+        other = int(rng.integers(0, len(docs) - 1))
+        other += other >= doc_index
+        o = docs[other]
+        start = int(rng.integers(0, max(len(o.line_lengths), 1)))
+        o_bounds = np.concatenate([[0], np.cumsum(o.line_lengths)])
+        b_lo = o_bounds[start]
+        b_hi = min(o_bounds[-1], b_lo + max(max_tokens - (a_hi - a_lo), 1))
+        b = [o.ids[b_lo:b_hi], o.word_starts[b_lo:b_hi]]
+        i -= len(chunk) - a_end  # the unused lines start the next chunk
+      else:
+        label = 0
+        b_lo, b_hi = chunk[a_end][0], chunk[-1][1]
+        b = [doc.ids[b_lo:b_hi], doc.word_starts[b_lo:b_hi]]
+      _truncate_pair(a, b, max_tokens, rng)
+      if len(a[0]) and len(b[0]):
+        ids = np.concatenate([a[0], b[0]])
+        starts = np.concatenate([a[1], b[1]]).copy()
+        starts[0] = starts[len(a[0])] = 1  # truncation may cut a word
+        segs = np.concatenate([np.zeros(len(a[0]), np.int64),
+                               np.ones(len(b[0]), np.int64)])
+        yield ids, starts, segs, label
+      chunk, length = [], 0
+    i += 1
+
+
+@dataclasses.dataclass
+class Stats:
+  """What create_pretraining_records did; written as JSON."""
+  mode: str = "single"
+  max_seq_length: int = 512
+  files: int = 0
+  bytes: int = 0
+  documents: int = 0
+  empty_documents: int = 0
+  lines: int = 0
+  replaced_lines: int = 0
+  split_lines: int = 0
+  blocks: int = 0
+  tokens: int = 0
+  padding_ratio: float = 0.0
+  mean_block_tokens: float = 0.0
+  shards: int = 0
+  seconds: float = 0.0
+  mb_per_second: float = 0.0
+  tokens_per_second: float = 0.0
+
+
+class _ShardWriter:
+  """Writes shards under temporary names; renames them only on success."""
+
+  def __init__(self, paths: Sequence[str]):
+    self._paths = list(paths)
+    self._tmp = [p + ".incomplete" for p in self._paths]
+    self._writers = [tf.io.TFRecordWriter(p) for p in self._tmp]
+
+  def write(self, shard: int, record: bytes):
+    self._writers[shard].write(record)
+
+  def commit(self):
+    for w in self._writers:
+      w.close()
+    for tmp, path in zip(self._tmp, self._paths):
+      os.replace(tmp, path)
+
+  def abort(self):
+    for w in self._writers:
+      w.close()
+    for tmp in self._tmp:
+      if os.path.exists(tmp):
+        os.remove(tmp)
+
+
+def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
+                               output_prefix: str, *, lower_case: bool = False,
+                               max_seq_length: int = 512, num_shards: int = 1,
+                               mode: str = "single", seed: int = 12345,
+                               on_decode_error: str = "strict",
+                               progress: bool = True,
+                               stats_file: Optional[str] = None) -> Stats:
+  """Turns text corpora into sharded pretraining TFRecords.
+
+  Args:
+    input_patterns: globs (each may be comma-separated) of corpus files.
+    vocab_file: WordPiece vocab.
+    lower_case: uncased tokenization.
+    max_seq_length: sequence length the loader will produce, [CLS] and [SEP]
+      included.
+    num_shards: number of output files.
+    mode: "single" (SpanBERT blocks) or "nsp" (BERT segment pairs).
+    seed: makes shard assignment and NSP sampling reproducible.
+    on_decode_error: "strict" or "replace" (see corpus.read_documents).
+    progress: show a progress bar on stderr.
+    stats_file: where to write the stats JSON (default
+      `<output_prefix>.stats.json`).
+
+  Returns:
+    The Stats also written to the stats file.
+
+  Raises:
+    corpus.CorpusError, tokenization.VocabError, ValueError: bad input; no
+      shard is left behind in that case.
+  """
+  if mode not in MODES:
+    raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+  specials = 3 if mode == "nsp" else 2
+  if max_seq_length < specials + 2:
+    raise ValueError(f"max_seq_length={max_seq_length} is too small")
+  if num_shards < 1:
+    raise ValueError(f"num_shards must be >= 1, got {num_shards}")
+  max_tokens = max_seq_length - specials
+  files = corpus_lib.expand_inputs(input_patterns)
+  tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+  out_dir = os.path.dirname(os.path.abspath(output_prefix))
+  os.makedirs(out_dir, exist_ok=True)
+
+  counters = corpus_lib.CorpusCounters()
+  stats = Stats(mode=mode, max_seq_length=max_seq_length, shards=num_shards)
+  total_bytes = sum(os.path.getsize(f) for f in files)
+  bar = None
+  if progress:
+    import tqdm  # pylint: disable=g-import-not-at-top
+    bar = tqdm.tqdm(total=total_bytes, unit="B", unit_scale=True,
+                    desc="tokenize+pack", mininterval=1.0)
+
+  def on_progress(_):
+    if bar is not None:
+      bar.update(counters.bytes - bar.n)
+
+  rng = np.random.default_rng(seed)
+  paths = shard_paths(output_prefix, num_shards)
+  writer = _ShardWriter(paths)
+  start = time.time()
+  try:
+    docs = tokenize_documents(
+        corpus_lib.read_documents(files, on_decode_error, counters),
+        tokenizer, on_progress=on_progress)
+    if mode == "single":
+      for doc in docs:
+        blocks, split = packing.pack_document(doc.line_lengths,
+                                              doc.word_starts, max_tokens)
+        stats.split_lines += split
+        for s, e in blocks:
+          writer.write(int(rng.integers(num_shards)),
+                       serialize_block(doc.ids[s:e], doc.word_starts[s:e]))
+          stats.blocks += 1
+          stats.tokens += e - s
+    else:
+      all_docs = [d for d in docs if len(d.ids)]
+      for d in range(len(all_docs)):
+        for ids, starts, segs, label in nsp_instances(all_docs, d, max_tokens,
+                                                      rng):
+          writer.write(int(rng.integers(num_shards)),
+                       serialize_block(ids, starts, segs, label))
+          stats.blocks += 1
+          stats.tokens += len(ids)
+    if stats.blocks == 0:
+      raise corpus_lib.CorpusError(
+          f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
+  except BaseException:
+    writer.abort()
+    raise
+  finally:
+    if bar is not None:
+      bar.close()
+  writer.commit()
+
+  stats.seconds = round(time.time() - start, 3)
+  for field in ("files", "bytes", "documents", "empty_documents", "lines",
+                "replaced_lines"):
+    setattr(stats, field, getattr(counters, field))
+  stats.padding_ratio = round(
+      1.0 - (stats.tokens + specials * stats.blocks) /
+      (stats.blocks * max_seq_length), 6)
+  stats.mean_block_tokens = round(stats.tokens / stats.blocks, 2)
+  stats.mb_per_second = round(stats.bytes / 1e6 / max(stats.seconds, 1e-9), 3)
+  stats.tokens_per_second = round(stats.tokens / max(stats.seconds, 1e-9), 1)
+  stats_file = stats_file or output_prefix + ".stats.json"
+  with open(stats_file, "w", encoding="utf-8") as f:
+    json.dump(dataclasses.asdict(stats), f, indent=2)
+    f.write("\n")
+  return stats

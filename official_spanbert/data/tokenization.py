@@ -1,0 +1,151 @@
+"""WordPiece tokenization with tf.text, usable in tf.data and in SavedModels."""
+
+import dataclasses
+from typing import Dict, List, Tuple
+
+import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+# Tokens every vocab used here must contain.
+REQUIRED_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+class VocabError(ValueError):
+  """A vocabulary file that cannot be used."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocab:
+  """The contents of a WordPiece vocab file.
+
+  Attributes:
+    path: the file it was read from.
+    tokens: one token per id.
+    special_ids: id of each of REQUIRED_SPECIAL_TOKENS.
+  """
+  path: str
+  tokens: Tuple[str, ...]
+  special_ids: Dict[str, int]
+
+  @property
+  def size(self) -> int:
+    return len(self.tokens)
+
+  @property
+  def pad_id(self) -> int:
+    return self.special_ids["[PAD]"]
+
+  @property
+  def unk_id(self) -> int:
+    return self.special_ids["[UNK]"]
+
+  @property
+  def cls_id(self) -> int:
+    return self.special_ids["[CLS]"]
+
+  @property
+  def sep_id(self) -> int:
+    return self.special_ids["[SEP]"]
+
+  @property
+  def mask_id(self) -> int:
+    return self.special_ids["[MASK]"]
+
+  def ordinary_ids(self) -> List[int]:
+    """Ids a random replacement may draw: no [..] specials, no [unusedN]."""
+    return [i for i, t in enumerate(self.tokens)
+            if not (t.startswith("[") and t.endswith("]"))]
+
+
+def load_vocab(path: str) -> Vocab:
+  """Reads and validates a vocab file (one token per line, id = line number).
+
+  Args:
+    path: the vocab file.
+
+  Returns:
+    The Vocab.
+
+  Raises:
+    VocabError: the file is missing, empty, has duplicate tokens or lacks one
+      of REQUIRED_SPECIAL_TOKENS.
+  """
+  if not tf.io.gfile.exists(path):
+    raise VocabError(f"vocab file {path} does not exist")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    raw = f.read()
+  try:
+    text = raw.decode("utf-8")
+  except UnicodeDecodeError as e:
+    line = raw[:e.start].count(b"\n") + 1
+    raise VocabError(f"{path}:{line}: vocab is not valid UTF-8") from None
+  tokens = text.split("\n")
+  if tokens and tokens[-1] == "":
+    tokens.pop()
+  tokens = [t.rstrip("\r") for t in tokens]
+  if not tokens:
+    raise VocabError(f"vocab file {path} is empty")
+  seen = {}
+  for i, t in enumerate(tokens):
+    if t in seen:
+      raise VocabError(f"{path}:{i + 1}: token {t!r} already on line "
+                       f"{seen[t] + 1}; each token must appear once")
+    seen[t] = i
+  missing = [t for t in REQUIRED_SPECIAL_TOKENS if t not in seen]
+  if missing:
+    raise VocabError(
+        f"vocab file {path} lacks the special token(s) {', '.join(missing)}; "
+        "add them (tools/build_vocab.py reserves them) or use another vocab")
+  return Vocab(path=path, tokens=tuple(tokens),
+               special_ids={t: seen[t] for t in REQUIRED_SPECIAL_TOKENS})
+
+
+class WordpieceTokenizer(tf.Module):
+  """BERT tokenization (basic split + WordPiece) with word-start flags.
+
+  Basic tokenization follows BERT: whitespace and control characters split and
+  are dropped, punctuation and CJK characters become tokens of their own. With
+  `lower_case=False` (the cased SpanBERT vocab) text is neither lower-cased nor
+  stripped of accents; with `lower_case=True` it is lower-cased, NFD-normalised
+  and stripped of accents, like BERT's uncased models.
+
+  Args:
+    vocab_file: WordPiece vocab, one token per line.
+    lower_case: whether to use uncased tokenization.
+  """
+
+  def __init__(self, vocab_file: str, lower_case: bool = False):
+    super().__init__(name="wordpiece_tokenizer")
+    self.vocab = load_vocab(vocab_file)
+    self.lower_case = lower_case
+    initializer = tf.lookup.KeyValueTensorInitializer(
+        keys=tf.constant(self.vocab.tokens),
+        values=tf.range(self.vocab.size, dtype=tf.int64))
+    self._table = tf.lookup.StaticHashTable(initializer, default_value=-1)
+    self._bert = tf_text.BertTokenizer(
+        self._table, lower_case=lower_case, token_out_type=tf.int64,
+        unknown_token="[UNK]")
+
+  def tokenize(self, strings: tf.Tensor) -> Tuple[tf.RaggedTensor,
+                                                   tf.RaggedTensor]:
+    """Tokenizes a batch of strings.
+
+    Args:
+      strings: a 1-D string Tensor.
+
+    Returns:
+      (ids, word_starts): int64 RaggedTensors of shape [batch, (pieces)];
+      word_starts is 1 where a wordpiece starts a word (is not a `##`
+      continuation) and 0 elsewhere.
+    """
+    pieces = self._bert.tokenize(strings)  # [batch, words, pieces]
+    per_word = pieces.values  # [total words, (pieces)]
+    word_starts = tf.cast(
+        tf.equal(tf.ragged.range(per_word.row_lengths()), 0), tf.int64)
+    return (pieces.merge_dims(-2, -1),
+            pieces.with_values(word_starts).merge_dims(-2, -1))
+
+  def detokenize_ids(self, ids: tf.Tensor) -> tf.Tensor:
+    """Maps ids to their token strings (no joining)."""
+    return tf.gather(tf.constant(self.vocab.tokens), ids)

@@ -1,0 +1,38 @@
+"""Installs official_spanbert and its command-line tools."""
+
+import setuptools
+
+setuptools.setup(
+    name="official-spanbert",
+    version="0.1.0",
+    description=("SpanBERT (Joshi et al., 2019) in the TensorFlow Model Garden "
+                 "style: span masking, span boundary objective, export."),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11,<3.12",
+    packages=(setuptools.find_packages(include=["official_spanbert",
+                                                "official_spanbert.*"]) +
+              ["official_spanbert_tools"]),
+    package_dir={"official_spanbert_tools": "tools"},
+    install_requires=[
+        "tensorflow~=2.20.0",
+        "tensorflow-text~=2.20.0",
+        "tf-models-official==2.20.0",
+        "tf-keras~=2.20.0",
+        "absl-py",
+        "numpy",
+        "tqdm",
+    ],
+    extras_require={
+        "test": ["pytest", "pytest-xdist"],
+    },
+    entry_points={
+        "console_scripts": [
+            "spanbert-build-vocab=official_spanbert_tools.build_vocab:run",
+            ("spanbert-create-pretraining-data="
+             "official_spanbert_tools.create_pretraining_data:run"),
+            ("spanbert-build-demo-corpus="
+             "official_spanbert_tools.build_demo_corpus:run"),
+        ],
+    },
+)

@@ -1,0 +1,71 @@
+r"""Creates SpanBERT (or BERT-baseline) pretraining TFRecords from text.
+
+Input is BERT corpus format: one sentence or paragraph per line, a blank line
+between documents. Output is `<output_prefix>-NNNNN-of-NNNNN.tfrecord` shards
+of unmasked blocks plus `<output_prefix>.stats.json`.
+
+  spanbert-create-pretraining-data \
+    --input_file='corpus/*.txt' \
+    --vocab_file=vocab.txt \
+    --output_prefix=/tmp/records/train \
+    --max_seq_length=512 --num_shards=8
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+import official_spanbert  # noqa: F401
+from official_spanbert.data import corpus
+from official_spanbert.data import pretraining_records
+from official_spanbert.data import tokenization
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_multi_string("input_file", None,
+                          "Corpus file glob(s); repeat or comma-separate.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab file.")
+flags.DEFINE_string("output_prefix", None, "Prefix of the output shards.")
+flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
+flags.DEFINE_integer("max_seq_length", 512,
+                     "Sequence length incl. [CLS]/[SEP].")
+flags.DEFINE_integer("num_shards", 1, "Number of output shards.")
+flags.DEFINE_enum("mode", "single", pretraining_records.MODES,
+                  "single: SpanBERT blocks; nsp: BERT segment pairs + label.")
+flags.DEFINE_integer("seed", 12345, "Random seed (shards, NSP sampling).")
+flags.DEFINE_enum("on_decode_error", "strict", corpus.DECODE_ERROR_MODES,
+                  "What to do with invalid UTF-8.")
+flags.DEFINE_string("stats_file", None,
+                    "Stats JSON (default <output_prefix>.stats.json).")
+flags.DEFINE_bool("progress", True, "Show a progress bar.")
+
+flags.mark_flags_as_required(["input_file", "vocab_file", "output_prefix"])
+
+
+def main(argv):
+  del argv
+  try:
+    stats = pretraining_records.create_pretraining_records(
+        FLAGS.input_file, FLAGS.vocab_file, FLAGS.output_prefix,
+        lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+        num_shards=FLAGS.num_shards, mode=FLAGS.mode, seed=FLAGS.seed,
+        on_decode_error=FLAGS.on_decode_error, progress=FLAGS.progress,
+        stats_file=FLAGS.stats_file)
+  except (corpus.CorpusError, tokenization.VocabError, ValueError) as e:
+    sys.stderr.write(f"create_pretraining_data: error: {e}\n")
+    return 1
+  print(f"wrote {stats.blocks} blocks ({stats.tokens} tokens) from "
+        f"{stats.documents} documents to {stats.shards} shard(s) at "
+        f"{FLAGS.output_prefix}-*; {stats.mb_per_second} MB/s, "
+        f"{stats.tokens_per_second:.0f} tokens/s, padding ratio "
+        f"{stats.padding_ratio}")
+  return 0
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()
