@@ -32,14 +32,14 @@ from official_spanbert.data import tokenization
 MODES = ("single", "nsp")
 
 
-def feature_spec(mode: str = "single") -> Dict[str, tf.io.FixedLenSequenceFeature]:
+def feature_spec(mode: str = "single") -> Dict[str, object]:
   """The tf.io parsing spec of the records a mode writes."""
   spec = {
-      "input_ids": tf.io.RaggedFeature(tf.int64),
-      "word_starts": tf.io.RaggedFeature(tf.int64),
+      "input_ids": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64),
+      "word_starts": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64),
   }
   if mode == "nsp":
-    spec["segment_ids"] = tf.io.RaggedFeature(tf.int64)
+    spec["segment_ids"] = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
     spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
   return spec
 
@@ -191,7 +191,13 @@ def nsp_instances(docs: Sequence[TokenizedDocument], doc_index: int,
         start = int(rng.integers(0, max(len(o.line_lengths), 1)))
         o_bounds = np.concatenate([[0], np.cumsum(o.line_lengths)])
         b_lo = o_bounds[start]
-        b_hi = min(o_bounds[-1], b_lo + max(max_tokens - (a_hi - a_lo), 1))
+        # Whole lines until B reaches its target length (at least one line);
+        # _truncate_pair then balances A and B, as in BERT.
+        target_b = b_lo + max(max_tokens - (a_hi - a_lo), 1)
+        end_line = min(int(np.searchsorted(o_bounds, target_b)),
+                       len(o_bounds) - 1)
+        b_hi = max(o_bounds[end_line], o_bounds[min(start + 1,
+                                                    len(o_bounds) - 1)])
         b = [o.ids[b_lo:b_hi], o.word_starts[b_lo:b_hi]]
         i -= len(chunk) - a_end  # the unused lines start the next chunk
       else:

@@ -1,0 +1,377 @@
+"""Graph-mode masking of pretraining batches: SpanBERT spans and baselines.
+
+Everything here is vectorised over a batch of framed sequences ([CLS] ... [SEP]
+padding) and runs inside tf.data. Randomness comes from stateless ops keyed by a
+seed tensor, so masks are reproducible from (seed, batch index) and differ from
+batch to batch (and therefore from epoch to epoch).
+
+Schemes:
+* `span` (SpanBERT, Joshi et al. 2019, and its released code): repeat until
+  exactly ceil(rate * n) tokens are masked: draw a span length L in words from
+  a geometric(p) distribution truncated to [lower, upper] and an anchor token
+  uniformly; if the anchor is already masked, draw again; otherwise move it to
+  the start of its word and mask whole words until L words, the end of the
+  segment or the budget (counted in tokens, so the last span may stop
+  mid-word). Overlapping or adjacent spans merge. 80/10/10 is decided once per
+  merged span.
+* `token` (BERT): ceil(rate * n) random tokens, 80/10/10 per token.
+* `whole_word`: words in random order while their tokens fit in the budget,
+  80/10/10 per word.
+
+Span Boundary Objective targets are computed for the maximal runs of masked
+tokens whose outer boundaries are real tokens of the block: each of the first
+`max_sbo_targets` tokens of such a run gets (s - 1, e + 1, i - s).
+"""
+
+import dataclasses
+import math
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+SCHEMES = ("span", "token", "whole_word")
+
+# Replacement decisions.
+MASK, RANDOM, KEEP = 0, 1, 2
+
+
+class MaskingConfigError(ValueError):
+  """Masking parameters that cannot work."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MaskingParams:
+  """What masking needs besides the batch.
+
+  Attributes:
+    scheme: one of SCHEMES.
+    masking_rate: share of maskable tokens to mask (0 < rate < 1).
+    geometric_p: p of the span-length geometric distribution (0 < p <= 1).
+    span_lower: shortest span, in words.
+    span_upper: longest span, in words.
+    mask_token_prob: share of spans (units) replaced by [MASK].
+    random_token_prob: share replaced by random tokens; the rest is kept.
+    max_sbo_targets: SBO targets per span (the first ones).
+    max_predictions_per_seq: size of the masked_lm_* outputs.
+    seq_length: length of the framed sequences.
+    mask_id: id of [MASK].
+    use_xla: compile the span sampling loop with XLA (much faster on CPU).
+  """
+  scheme: str = "span"
+  masking_rate: float = 0.15
+  geometric_p: float = 0.2
+  span_lower: int = 1
+  span_upper: int = 10
+  mask_token_prob: float = 0.8
+  random_token_prob: float = 0.1
+  max_sbo_targets: int = 15
+  max_predictions_per_seq: int = 80
+  seq_length: int = 512
+  mask_id: int = 103
+  use_xla: bool = True
+
+  def span_length_probs(self) -> np.ndarray:
+    """P(L = k) for k in [span_lower, span_upper]."""
+    k = np.arange(self.span_upper - self.span_lower + 1)
+    w = self.geometric_p * (1.0 - self.geometric_p) ** k
+    return w / w.sum()
+
+  def budget(self, n: int, specials: int = 2) -> int:
+    """Tokens masked in a sequence of n maskable tokens (host-side)."""
+    del specials
+    return math.ceil(self.masking_rate * n - 1e-9)
+
+  def validate(self, max_maskable: Optional[int] = None) -> "MaskingParams":
+    """Raises MaskingConfigError with one clear message if unusable.
+
+    Args:
+      max_maskable: most maskable tokens in a sequence (seq_length - 2 for
+        single segments, seq_length - 3 for pairs).
+    """
+    def fail(msg):
+      raise MaskingConfigError(f"masking config: {msg}")
+    if self.scheme not in SCHEMES:
+      fail(f"masking_scheme must be one of {SCHEMES}, not {self.scheme!r}")
+    if not 0.0 < self.masking_rate < 1.0:
+      fail(f"masking_rate must be in (0, 1), got {self.masking_rate}")
+    if not 0.0 < self.geometric_p <= 1.0:
+      fail(f"geometric_p must be in (0, 1], got {self.geometric_p}")
+    if not 1 <= self.span_lower <= self.span_upper:
+      fail(f"need 1 <= span_lower ({self.span_lower}) <= span_upper "
+           f"({self.span_upper})")
+    if (self.mask_token_prob < 0 or self.random_token_prob < 0 or
+        self.mask_token_prob + self.random_token_prob > 1.0 + 1e-9):
+      fail("mask_token_prob and random_token_prob must be >= 0 and sum to "
+           f"<= 1, got {self.mask_token_prob} and {self.random_token_prob}")
+    if self.max_sbo_targets < 1:
+      fail(f"max_sbo_targets must be >= 1, got {self.max_sbo_targets}")
+    if self.seq_length < 3:
+      fail(f"seq_length must be >= 3, got {self.seq_length}")
+    max_maskable = (self.seq_length - 2 if max_maskable is None
+                    else max_maskable)
+    need = self.budget(max_maskable)
+    if self.max_predictions_per_seq < need:
+      fail(f"max_predictions_per_seq={self.max_predictions_per_seq} is "
+           f"smaller than the masking budget ceil({self.masking_rate} * "
+           f"{max_maskable}) = {need} at seq_length={self.seq_length}; raise "
+           f"it to at least {need}")
+    return self
+
+
+def _fold(seed: tf.Tensor, salt: int) -> tf.Tensor:
+  return tf.random.experimental.stateless_fold_in(seed, salt)
+
+
+def _budget(n: tf.Tensor, rate: float) -> tf.Tensor:
+  # ceil(rate * n), exact for integer products (0.15 * 20 is 3, not 4).
+  return tf.cast(tf.math.ceil(tf.cast(n, tf.float64) * rate - 1e-9), tf.int32)
+
+
+def _positions_table(flags, index, batch, length):
+  """[batch, length + 1] table: entry k is the position where `index` == k.
+
+  `index` numbers the True positions of `flags` 0, 1, ...; entries past the
+  last one hold `length`.
+  """
+  where = tf.cast(tf.where(flags), tf.int32)
+  keys = tf.stack([where[:, 0], tf.gather_nd(index, where)], axis=1)
+  return tf.tensor_scatter_nd_update(tf.fill([batch, length + 1], length),
+                                     keys, where[:, 1])
+
+
+def _span_mask(maskable, word_starts, word_idx, n, budget,
+               params: MaskingParams, seed):
+  """The SpanBERT sampling loop, all sequences of the batch at once.
+
+  Each iteration draws one (anchor, length) per sequence. Per-sequence lookups
+  are gathers from tables built here once; the loop itself has static shapes
+  and is compiled with XLA unless params.use_xla is False.
+  """
+  batch, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
+  not_maskable = tf.logical_not(maskable)
+  cum_maskable = tf.cumsum(tf.cast(maskable, tf.int32), axis=1)
+  cum_not = tf.cumsum(tf.cast(not_maskable, tf.int32), axis=1)
+  # Position of the j-th maskable token, of the start of word w, and of the
+  # first non-maskable token after each position (the end of its segment).
+  maskable_pos = _positions_table(maskable, cum_maskable - 1, batch, length)
+  word_start_pos = _positions_table(word_starts, word_idx, batch, length)
+  not_maskable_pos = _positions_table(not_maskable, cum_not - 1, batch,
+                                      length)
+  segment_end = tf.gather(not_maskable_pos, cum_not, batch_dims=1)
+  loop = _span_loop_xla if params.use_xla else _span_loop
+  masked, hist = loop(maskable_pos, word_start_pos, segment_end, word_idx, n,
+                      budget, seed, params=params)
+  return masked, hist
+
+
+def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
+               seed, params: MaskingParams):
+  """The sampling loop; static shapes only, so XLA can compile it."""
+  batch, length = tf.shape(word_idx)[0], tf.shape(word_idx)[1]
+  pos = tf.range(length)[tf.newaxis, :]
+  # A span never has more tokens than this (longer ones are cut here; with
+  # BERT's 100-character word limit this needs > 10 words of > 16 pieces).
+  window = min(params.seq_length, 16 * params.span_upper)
+  offsets = tf.range(window)[tf.newaxis, :]
+  cdf = tf.constant(np.cumsum(params.span_length_probs())[:-1], tf.float32)
+  num_lengths = params.span_upper + 1
+
+  def body(i, masked, remaining, hist):
+    step_seed = _fold(seed, i)
+    u = tf.random.stateless_uniform([batch, 2], step_seed)
+    j = tf.minimum(tf.cast(u[:, 0] * tf.cast(n, tf.float32), tf.int32),
+                   tf.maximum(n - 1, 0))
+    anchor = tf.gather(maskable_pos, j[:, None], batch_dims=1)  # [batch, 1]
+    span_len = params.span_lower + tf.reduce_sum(
+        tf.cast(u[:, 1:] >= cdf[tf.newaxis, :], tf.int32), axis=1)
+    active = tf.logical_and(remaining > 0, tf.logical_not(
+        tf.gather(masked, anchor, batch_dims=1)[:, 0]))
+    w = tf.gather(word_idx, anchor, batch_dims=1)
+    start = tf.gather(word_start_pos, w, batch_dims=1)
+    end = tf.gather(word_start_pos,
+                    tf.minimum(w + span_len[:, None], length), batch_dims=1)
+    end = tf.minimum(end, tf.gather(segment_end, anchor, batch_dims=1))
+    end = tf.minimum(end, start + window)
+    # Tokens [start, cut) get masked, cut chosen so that exactly `remaining`
+    # new ones are added at most (tokens already masked are passed over).
+    idx = tf.minimum(start + offsets, length - 1)
+    old = tf.gather(masked, idx, batch_dims=1)
+    new = (offsets < end - start) & tf.logical_not(old)
+    count = tf.cumsum(tf.cast(new, tf.int32), axis=1)
+    fits = tf.cast(new & (count <= remaining[:, None]), tf.int32)
+    cut = start[:, 0] + tf.reduce_max(fits * (offsets + 1), axis=1)
+    cut = tf.where(active, cut, start[:, 0])
+    masked = masked | ((pos >= start) & (pos < cut[:, None]))
+    remaining -= tf.reduce_sum(fits, axis=1) * tf.cast(active, tf.int32)
+    hist += tf.one_hot(span_len, num_lengths, dtype=tf.int32) * tf.cast(
+        active, tf.int32)[:, None]
+    return i + 1, masked, remaining, hist
+
+  max_iterations = 8 * params.seq_length + 64
+
+  def cond(i, masked, remaining, hist):
+    del masked, hist
+    return tf.logical_and(tf.reduce_any(remaining > 0), i < max_iterations)
+
+  _, masked, _, hist = tf.while_loop(
+      cond, body,
+      (tf.constant(0), tf.zeros([batch, length], tf.bool), budget,
+       tf.zeros([batch, num_lengths], tf.int32)))
+  return masked, hist
+
+
+_span_loop_xla = tf.function(_span_loop, jit_compile=True, autograph=False)
+
+
+def _token_mask(maskable, budget, seed):
+  scores = tf.where(maskable, tf.random.stateless_uniform(
+      tf.shape(maskable), _fold(seed, 3)), 2.0)
+  ordered = tf.sort(scores, axis=1)
+  thresh = tf.gather(ordered, tf.maximum(budget - 1, 0)[:, None],
+                     batch_dims=1)
+  return maskable & (scores <= thresh) & (budget > 0)[:, None]
+
+
+def _whole_word_mask(maskable, word_idx, budget, seed):
+  batch, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
+  flat_word = tf.reshape(word_idx + tf.range(batch)[:, None] * length, [-1])
+  word_len = tf.reshape(tf.math.unsorted_segment_sum(
+      tf.reshape(tf.cast(maskable, tf.int32), [-1]), flat_word,
+      batch * length), [batch, length])
+  key = tf.where(word_len > 0, tf.random.stateless_uniform(
+      [batch, length], _fold(seed, 4)), 2.0)
+  order = tf.argsort(key, axis=1)
+  sorted_len = tf.gather(word_len, order, batch_dims=1)
+  take_sorted = (tf.cumsum(sorted_len, axis=1) <= budget[:, None]) & (
+      sorted_len > 0)
+  take = tf.gather(take_sorted, tf.argsort(order, axis=1), batch_dims=1)
+  return maskable & tf.gather(take, word_idx, batch_dims=1)
+
+
+def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
+               word_starts: tf.Tensor, seed: tf.Tensor, params: MaskingParams,
+               random_ids: Sequence[int],
+               diagnostics: bool = False) -> Dict[str, tf.Tensor]:
+  """Masks a batch of framed sequences.
+
+  Args:
+    input_word_ids: int32 [batch, seq_length], [CLS] ... [SEP] and padding.
+    maskable: bool [batch, seq_length], True on real tokens of the block(s)
+      (never on [CLS], [SEP] or padding).
+    word_starts: bool [batch, seq_length], True where a word starts; must be
+      True on every non-maskable position too.
+    seed: int32/int64 [2] stateless seed for this batch.
+    params: a validated MaskingParams.
+    random_ids: ids a random replacement draws from, uniformly.
+    diagnostics: also return `span_length_histogram` ([batch, span_upper + 1],
+      drawn lengths of accepted spans, before merging and truncation) and
+      `unit_decisions` ([batch, 3], replacement units that became [MASK],
+      random, kept) and `num_units`.
+
+  Returns:
+    input_word_ids (masked), masked_lm_positions, masked_lm_ids,
+    masked_lm_weights, sbo_left_positions, sbo_right_positions,
+    sbo_relative_positions, sbo_weights; the masked_lm_* and sbo_* tensors are
+    [batch, max_predictions_per_seq] and aligned with each other.
+  """
+  ids = tf.cast(input_word_ids, tf.int32)
+  maskable = tf.cast(maskable, tf.bool)
+  word_starts = tf.cast(word_starts, tf.bool) | tf.logical_not(maskable)
+  seed = tf.cast(seed, tf.int64)
+  batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
+  pos = tf.range(length)[tf.newaxis, :]
+  n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
+  budget = _budget(n, params.masking_rate)
+  word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
+
+  hist = None
+  if params.scheme == "span":
+    masked, hist = _span_mask(maskable, word_starts, word_idx, n, budget,
+                              params, seed)
+  elif params.scheme == "token":
+    masked = _token_mask(maskable, budget, seed)
+  elif params.scheme == "whole_word":
+    masked = _whole_word_mask(maskable, word_idx, budget, seed)
+  else:
+    raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
+
+  prev = tf.pad(masked[:, :-1], [[0, 0], [1, 0]])
+  run_start = masked & tf.logical_not(prev)
+  if params.scheme == "span":
+    unit_start = run_start
+  elif params.scheme == "token":
+    unit_start = masked
+  else:
+    unit_start = masked & word_starts
+
+  # Masked tokens in row-major order: (batch index, position).
+  where = tf.cast(tf.where(masked), tf.int32)
+  rows, cols = where[:, 0], where[:, 1]
+  flat = rows * length + cols
+  run_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(run_start, tf.int32),
+                                          [-1])), flat) - 1
+  unit_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(unit_start, tf.int32),
+                                           [-1])), flat) - 1
+  num_units = tf.reduce_sum(tf.cast(unit_start, tf.int32))
+
+  # Replacement: one decision per unit; random tokens drawn per token.
+  u_unit = tf.random.stateless_uniform([num_units], _fold(seed, 5))
+  decision = tf.where(
+      u_unit < params.mask_token_prob, MASK,
+      tf.where(u_unit < params.mask_token_prob + params.random_token_prob,
+               RANDOM, KEEP))
+  token_decision = tf.gather(decision, unit_id)
+  random_table = tf.constant(np.asarray(random_ids, np.int32))
+  random_tok = tf.gather(random_table, tf.random.stateless_uniform(
+      tf.shape(rows), _fold(seed, 6), minval=0,
+      maxval=len(random_ids), dtype=tf.int32))
+  original = tf.gather_nd(ids, where)
+  replaced = tf.where(token_decision == MASK, params.mask_id,
+                      tf.where(token_decision == RANDOM, random_tok, original))
+  masked_ids = tf.tensor_scatter_nd_update(ids, where, replaced)
+
+  # SBO: boundaries of the maximal run each masked token belongs to.
+  num_runs = tf.reduce_sum(tf.cast(run_start, tf.int32))
+  run_first = tf.math.unsorted_segment_min(cols, run_id, num_runs)
+  run_last = tf.math.unsorted_segment_max(cols, run_id, num_runs)
+  s = tf.gather(run_first, run_id)
+  e = tf.gather(run_last, run_id)
+  left, right = s - 1, e + 1
+  right_ok = right < length
+  right_c = tf.minimum(right, length - 1)
+  sbo_ok = (tf.gather_nd(maskable, tf.stack([rows, tf.maximum(left, 0)], 1)) &
+            (left >= 0) & right_ok &
+            tf.gather_nd(maskable, tf.stack([rows, right_c], 1)) &
+            (cols - s < params.max_sbo_targets))
+
+  p = params.max_predictions_per_seq
+
+  def dense(values, dtype):
+    return tf.RaggedTensor.from_value_rowids(
+        tf.cast(values, dtype), rows, nrows=batch).to_tensor(
+            default_value=tf.zeros([], dtype), shape=[None, p])
+
+  ok = tf.cast(sbo_ok, tf.int32)
+  out = {
+      "input_word_ids": masked_ids,
+      "masked_lm_positions": dense(cols, tf.int32),
+      "masked_lm_ids": dense(original, tf.int32),
+      "masked_lm_weights": dense(tf.ones_like(cols), tf.float32),
+      "sbo_left_positions": dense(left * ok, tf.int32),
+      "sbo_right_positions": dense(right_c * ok, tf.int32),
+      "sbo_relative_positions": dense((cols - s) * ok, tf.int32),
+      "sbo_weights": dense(ok, tf.float32),
+  }
+  if diagnostics:
+    if hist is not None:
+      out["span_length_histogram"] = hist
+    unit_rows = tf.gather(rows, tf.math.unsorted_segment_min(
+        tf.range(tf.shape(rows)[0]), unit_id, num_units))
+    out["unit_decisions"] = tf.math.unsorted_segment_sum(
+        tf.one_hot(decision, 3, dtype=tf.int32), unit_rows, batch)
+    out["num_units"] = num_units
+    out["budget"] = budget
+  del pos
+  return out

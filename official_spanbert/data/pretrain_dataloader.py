@@ -1,0 +1,204 @@
+"""Loads pretraining records and masks them in tf.data, fresh every epoch."""
+
+import dataclasses
+import random
+from typing import Dict, Optional
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official.core import config_definitions as cfg
+from official.core import input_reader
+from official.nlp.data import data_loader
+from official.nlp.data import data_loader_factory
+from official_spanbert.data import masking
+from official_spanbert.data import pretraining_records
+from official_spanbert.data import tokenization
+
+
+@dataclasses.dataclass
+class SpanBertPretrainDataConfig(cfg.DataConfig):
+  """Pretraining data: records from tools/create_pretraining_data.py.
+
+  Attributes:
+    input_path: record files (glob or comma-separated).
+    seq_length: framed length, [CLS]/[SEP] included.
+    max_predictions_per_seq: size of masked_lm_* (and sbo_*) features.
+    vocab_file: vocab of the records; gives the [CLS]/[SEP]/[MASK] ids and the
+      random-replacement tokens.
+    masking_scheme: "span" (SpanBERT), "token" (BERT) or "whole_word".
+    masking_rate: share of tokens masked, ceil(rate * n).
+    geometric_p, span_lower, span_upper: span length distribution in words.
+    mask_token_prob, random_token_prob: 80/10/10 replacement shares.
+    max_sbo_targets: SBO targets per span.
+    use_next_sentence_label: read two-segment NSP records (BERT baseline).
+    use_xla_masking: compile the span sampling loop with XLA.
+  """
+  input_path: str = ""
+  global_batch_size: int = 256
+  is_training: bool = True
+  seq_length: int = 512
+  max_predictions_per_seq: int = 80
+  vocab_file: str = ""
+  masking_scheme: str = "span"
+  masking_rate: float = 0.15
+  geometric_p: float = 0.2
+  span_lower: int = 1
+  span_upper: int = 10
+  mask_token_prob: float = 0.8
+  random_token_prob: float = 0.1
+  max_sbo_targets: int = 15
+  use_next_sentence_label: bool = False
+  use_xla_masking: bool = True
+  file_type: str = "tfrecord"
+
+
+def masking_params(params: SpanBertPretrainDataConfig,
+                   vocab: tokenization.Vocab) -> masking.MaskingParams:
+  """Validated MaskingParams of a data config (raises MaskingConfigError)."""
+  specials = 3 if params.use_next_sentence_label else 2
+  return masking.MaskingParams(
+      scheme=params.masking_scheme, masking_rate=params.masking_rate,
+      geometric_p=params.geometric_p, span_lower=params.span_lower,
+      span_upper=params.span_upper, mask_token_prob=params.mask_token_prob,
+      random_token_prob=params.random_token_prob,
+      max_sbo_targets=params.max_sbo_targets,
+      max_predictions_per_seq=params.max_predictions_per_seq,
+      seq_length=params.seq_length, mask_id=vocab.mask_id,
+      use_xla=params.use_xla_masking).validate(params.seq_length - specials)
+
+
+@data_loader_factory.register_data_loader_cls(SpanBertPretrainDataConfig)
+class SpanBertPretrainDataLoader(data_loader.DataLoader):
+  """Reads unmasked blocks, frames them and masks each batch in the graph.
+
+  The random stream of a batch is keyed by (seed, input pipeline, batch
+  index), so a run is reproducible from `params.seed` and every epoch sees new
+  masks. Without a seed one is drawn at random.
+
+  Raises (at construction): masking.MaskingConfigError or
+  tokenization.VocabError for unusable configs.
+  """
+
+  def __init__(self, params: SpanBertPretrainDataConfig):
+    if not params.vocab_file:
+      raise masking.MaskingConfigError(
+          "masking config: vocab_file is required (it gives the [MASK] id)")
+    self._params = params
+    self._vocab = tokenization.load_vocab(params.vocab_file)
+    self._masking = masking_params(params, self._vocab)
+    self._random_ids = self._vocab.ordinary_ids()
+    self._seed = (params.seed if params.seed is not None
+                  else random.randint(0, 2**31 - 1))
+    self._mode = "nsp" if params.use_next_sentence_label else "single"
+
+  @property
+  def masking(self) -> masking.MaskingParams:
+    return self._masking
+
+  def _frame(self, records: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """[CLS] A [SEP] (B [SEP]), padded; plus what masking needs."""
+    seq_length = self._params.seq_length
+    ids = tf.cast(records["input_ids"], tf.int32)
+    starts = tf.cast(records["word_starts"], tf.int32)
+    batch = ids.nrows()
+
+    def col(value):
+      return tf.fill([batch, 1], tf.constant(value, tf.int32))
+
+    def ragged_const(value, like):
+      return tf.ones_like(like) * value
+
+    if self._mode == "single":
+      ids, starts = ids[:, :seq_length - 2], starts[:, :seq_length - 2]
+      word_ids = tf.concat([col(self._vocab.cls_id), ids,
+                            col(self._vocab.sep_id)], axis=1)
+      word_starts = tf.concat([col(1), starts, col(1)], axis=1)
+      maskable = tf.concat([col(0), ragged_const(1, ids), col(0)], axis=1)
+      type_ids = tf.zeros_like(word_ids)
+    else:
+      seg = tf.cast(records["segment_ids"], tf.int32)
+      a_ids = tf.ragged.boolean_mask(ids, seg == 0)[:, :seq_length - 4]
+      a_starts = tf.ragged.boolean_mask(starts, seg == 0)[:, :seq_length - 4]
+      room = seq_length - 3 - a_ids.row_lengths()
+      b_keep = tf.ragged.boolean_mask(ids, seg == 1)
+      keep = tf.ragged.range(b_keep.row_lengths()) < tf.expand_dims(room, 1)
+      b_ids = tf.ragged.boolean_mask(b_keep, keep)
+      b_starts = tf.ragged.boolean_mask(
+          tf.ragged.boolean_mask(starts, seg == 1), keep)
+      sep = col(self._vocab.sep_id)
+      word_ids = tf.concat([col(self._vocab.cls_id), a_ids, sep, b_ids, sep],
+                           axis=1)
+      word_starts = tf.concat([col(1), a_starts, col(1), b_starts, col(1)],
+                              axis=1)
+      maskable = tf.concat([col(0), ragged_const(1, a_ids), col(0),
+                            ragged_const(1, b_ids), col(0)], axis=1)
+      type_ids = tf.concat([col(0), ragged_const(0, a_ids), col(0),
+                            ragged_const(1, b_ids), col(1)], axis=1)
+
+    def dense(x, pad):
+      return x.to_tensor(default_value=pad, shape=[None, seq_length])
+
+    word_ids = dense(word_ids, self._vocab.pad_id)
+    features = {
+        "input_word_ids": word_ids,
+        "input_mask": dense(tf.ones_like(type_ids), 0),
+        "input_type_ids": dense(type_ids, 0),
+        "word_starts": dense(word_starts, 1),
+        "maskable": dense(maskable, 0),
+    }
+    if self._mode == "nsp":
+      features["next_sentence_labels"] = tf.cast(
+          tf.reshape(records["next_sentence_labels"], [-1]), tf.int32)
+    return features
+
+  def _parse_frame_mask(self, index: tf.Tensor, serialized: tf.Tensor,
+                        pipeline_id: int,
+                        diagnostics: bool = False) -> Dict[str, tf.Tensor]:
+    records = tf.io.parse_example(
+        serialized, pretraining_records.feature_spec(self._mode))
+    framed = self._frame(records)
+    seed = tf.stack([tf.constant(self._seed, tf.int64),
+                     tf.cast(index, tf.int64) * 1024 + pipeline_id])
+    masked = masking.mask_batch(
+        framed["input_word_ids"], framed["maskable"] > 0,
+        framed["word_starts"] > 0, seed, self._masking, self._random_ids,
+        diagnostics=diagnostics)
+    out = {k: v for k, v in framed.items()
+           if k not in ("word_starts", "maskable")}
+    out.update(masked)
+    if diagnostics:
+      out["original_word_ids"] = framed["input_word_ids"]
+      out["maskable"] = framed["maskable"]
+    return out
+
+  def transform_and_batch(self, dataset: tf.data.Dataset,
+                          input_context: Optional[tf.distribute.InputContext]
+                          = None, diagnostics: bool = False
+                          ) -> tf.data.Dataset:
+    """Batches serialized records, then parses, frames and masks each batch."""
+    batch_size = (input_context.get_per_replica_batch_size(
+        self._params.global_batch_size) if input_context
+                  else self._params.global_batch_size)
+    pipeline_id = input_context.input_pipeline_id if input_context else 0
+    dataset = dataset.batch(batch_size,
+                            drop_remainder=self._params.drop_remainder)
+    return dataset.enumerate().map(
+        lambda i, x: self._parse_frame_mask(i, x, pipeline_id, diagnostics),
+        num_parallel_calls=tf.data.AUTOTUNE)
+
+  def load(self, input_context: Optional[tf.distribute.InputContext] = None,
+           diagnostics: bool = False) -> tf.data.Dataset:
+    """Returns a tf.data.Dataset of masked batches.
+
+    Args:
+      input_context: distribution input context, if any.
+      diagnostics: add `span_length_histogram`, `unit_decisions`,
+        `original_word_ids` and `maskable` (for tests and analysis).
+    """
+    reader = input_reader.InputReader(
+        params=self._params,
+        dataset_fn=tf.data.TFRecordDataset,
+        transform_and_batch_fn=lambda ds, ctx: self.transform_and_batch(
+            ds, ctx, diagnostics))
+    return reader.read(input_context)
