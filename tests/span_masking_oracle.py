@@ -1,0 +1,97 @@
+"""Plain NumPy/Python SpanBERT masking, kept as an oracle for the graph code.
+
+A direct transcription of the reference implementation's span masking
+(facebookresearch/SpanBERT, pretraining/fairseq/data/masking.py:
+`PairWithSpanMaskingScheme.mask`, `span_masking`, `merge_intervals`), one
+block at a time. Differences: the budget is the exact ceil(rate * n) (the
+reference's float `math.ceil(n * 0.15)` gives 4 for n = 20), and the random
+source is a NumPy Generator.
+"""
+
+import math
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+
+def merge_intervals(intervals: List[List[int]]) -> List[List[int]]:
+  """Merges overlapping and adjacent inclusive [start, end] intervals."""
+  merged = []
+  for interval in sorted(intervals, key=lambda x: x[0]):
+    if not merged or merged[-1][1] + 1 < interval[0]:
+      merged.append(list(interval))
+    else:
+      merged[-1][1] = max(merged[-1][1], interval[1])
+  return merged
+
+
+def mask_block(tokens: Sequence[int], word_starts: Sequence[int],
+               rng: np.random.Generator, *, rate=0.15, p=0.2, lower=1,
+               upper=10, mask_prob=0.8, random_prob=0.1, max_targets=15,
+               mask_id=103, random_ids=(999,)) -> Dict[str, object]:
+  """Masks one block (no [CLS]/[SEP]) the SpanBERT way.
+
+  Returns:
+    dict with `masked` (the new tokens), `mask` (sorted positions),
+    `drawn_lengths` (lengths of accepted spans), `spans` (merged, inclusive),
+    `decisions` (0 mask / 1 random / 2 keep, per merged span) and
+    `pair_targets` ((s - 1, e + 1, [targets...]) per eligible span).
+  """
+  n = len(tokens)
+  lens = np.arange(lower, upper + 1)
+  probs = p * (1 - p) ** (lens - lower)
+  probs = probs / probs.sum()
+  mask_num = math.ceil(n * rate - 1e-9)
+  starts = np.flatnonzero(np.asarray(word_starts))
+
+  def word_start(i):
+    return int(starts[np.searchsorted(starts, i, side="right") - 1])
+
+  def word_end(i):  # exclusive
+    k = np.searchsorted(starts, i, side="right")
+    return int(starts[k]) if k < len(starts) else n
+
+  mask, spans, drawn = set(), [], []
+  while len(mask) < mask_num:
+    span_len = int(rng.choice(lens, p=probs))
+    anchor = int(rng.integers(n))
+    if anchor in mask:
+      continue
+    drawn.append(span_len)
+    left1, right1 = word_start(anchor), word_end(anchor)
+    spans.append([left1, left1])
+    for i in range(left1, right1):
+      if len(mask) >= mask_num:
+        break
+      mask.add(i)
+      spans[-1][-1] = i
+    num_words, right2 = 1, right1
+    while num_words < span_len and right2 < n and len(mask) < mask_num:
+      left2, right2 = right2, word_end(right2)
+      num_words += 1
+      for i in range(left2, right2):
+        if len(mask) >= mask_num:
+          break
+        mask.add(i)
+        spans[-1][-1] = i
+
+  spans = merge_intervals(spans)
+  masked = list(tokens)
+  decisions, pair_targets = [], []
+  for start, end in spans:
+    if start > 0 and end < n - 1:
+      pair_targets.append((start - 1, end + 1,
+                           [tokens[i] for i in range(start, end + 1)]
+                           [:max_targets]))
+    u = rng.random()
+    decision = 0 if u < mask_prob else (1 if u < mask_prob + random_prob
+                                        else 2)
+    decisions.append(decision)
+    for i in range(start, end + 1):
+      if decision == 0:
+        masked[i] = mask_id
+      elif decision == 1:
+        masked[i] = int(rng.choice(random_ids))
+  return {"masked": masked, "mask": sorted(mask), "drawn_lengths": drawn,
+          "spans": spans, "decisions": decisions,
+          "pair_targets": pair_targets}

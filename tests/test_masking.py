@@ -1,0 +1,316 @@
+"""Fidelity tests of graph-mode masking on real pretraining blocks.
+
+The blocks come from ../shared/data/corpus through the records tool; each is
+masked by the tf.data loader, and the same blocks by the NumPy oracle
+(span_masking_oracle.py, a transcription of the reference implementation).
+"""
+
+import glob
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.nlp.data import data_loader_factory
+from official_spanbert.data import masking
+from official_spanbert.data import pretrain_dataloader as pdl
+from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data import tokenization
+from conftest import data_path, first_lines
+import span_masking_oracle as oracle
+
+SEQ = 512
+P_K = np.array([.2 * .8 ** k for k in range(10)])
+P_K /= P_K.sum()
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory, cased_vocab):
+  """~1,300 real blocks of up to 510 wordpieces."""
+  d = tmp_path_factory.mktemp("blocks")
+  files = [first_lines(data_path("corpus", name), 700_000, str(d / name))
+           for name in ("linux-doc.txt", "austen.txt", "python-doc.txt")]
+  pr.create_pretraining_records(files, cased_vocab, str(d / "rec"),
+                                max_seq_length=SEQ, num_shards=2,
+                                progress=False)
+  return sorted(glob.glob(str(d / "rec") + "-*.tfrecord"))
+
+
+def _config(records, vocab, **kw):
+  kw.setdefault("global_batch_size", 256)
+  return pdl.SpanBertPretrainDataConfig(
+      input_path=",".join(records), vocab_file=vocab, seq_length=SEQ,
+      is_training=False, drop_remainder=False, seed=kw.pop("seed", 7), **kw)
+
+
+def _run(records, vocab, epochs=2, **kw):
+  """All batches of `epochs` passes, in file order, as one dict of arrays."""
+  loader = pdl.SpanBertPretrainDataLoader(_config(records, vocab, **kw))
+  ds = tf.data.TFRecordDataset(records).repeat(epochs)
+  batches = list(loader.transform_and_batch(ds, diagnostics=True)
+                 .as_numpy_iterator())
+  out = {}
+  for key in batches[0]:
+    if np.ndim(batches[0][key]) >= 1:
+      out[key] = np.concatenate([b[key] for b in batches])
+    else:
+      out[key] = np.array([b[key] for b in batches])
+  return out
+
+
+@pytest.fixture(scope="module")
+def span_out(records, cased_vocab):
+  return _run(records, cased_vocab)
+
+
+def _runs(masked_row):
+  """Maximal runs [s, e] (inclusive) of True."""
+  padded = np.concatenate([[False], masked_row, [False]]).astype(np.int8)
+  d = np.diff(padded)
+  return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1))
+
+
+def _masked_matrix(out):
+  m = np.zeros(out["input_word_ids"].shape, bool)
+  for b in range(m.shape[0]):
+    k = int(out["masked_lm_weights"][b].sum())
+    m[b, out["masked_lm_positions"][b, :k]] = True
+  return m
+
+
+def _word_starts(out, vocab):
+  tokens = np.array(vocab.tokens)
+  return np.array([[not t.startswith("##") for t in tokens[row]]
+                   for row in out["original_word_ids"]])
+
+
+def test_budget_is_exact_and_specials_are_never_masked(span_out):
+  n = span_out["maskable"].sum(1)
+  assert len(n) > 2000  # thousands of real blocks (two epochs)
+  counts = span_out["masked_lm_weights"].sum(1)
+  np.testing.assert_array_equal(counts, np.ceil(0.15 * n - 1e-9))
+  m = _masked_matrix(span_out)
+  assert not np.any(m & (span_out["maskable"] == 0))
+  # [CLS] at 0 and [SEP] after the block are untouched.
+  assert np.all(span_out["input_word_ids"][:, 0] == 101)
+  rows = np.arange(len(n))
+  assert np.all(span_out["input_word_ids"][rows, n + 1] == 102)
+
+
+def test_spans_start_at_word_starts(span_out, cased_vocab):
+  vocab = tokenization.load_vocab(cased_vocab)
+  starts = _word_starts(span_out, vocab)
+  m = _masked_matrix(span_out)
+  bad = sum(not starts[b, s] for b in range(len(m)) for s, _ in _runs(m[b]))
+  assert bad == 0
+
+
+def test_span_length_histogram_matches_truncated_geometric(span_out):
+  hist = span_out["span_length_histogram"].sum(0)[1:].astype(float)
+  assert hist.sum() > 15000
+  share = hist / hist.sum()
+  assert np.max(np.abs(share - P_K)) < 0.01, np.round(share, 3)
+  mean = (np.arange(1, 11) * hist).sum() / hist.sum()
+  assert abs(mean - 3.80) < 0.05
+  np.testing.assert_allclose(
+      masking.MaskingParams().span_length_probs(),
+      [.224, .179, .143, .115, .092, .073, .059, .047, .038, .030], atol=6e-4)
+
+
+def test_replacement_is_decided_per_span(span_out):
+  m = _masked_matrix(span_out)
+  kinds = np.zeros(3)
+  for b in range(len(m)):
+    orig, new = span_out["original_word_ids"][b], span_out["input_word_ids"][b]
+    for s, e in _runs(m[b]):
+      span_new, span_orig = new[s:e + 1], orig[s:e + 1]
+      if np.all(span_new == 103):
+        kinds[0] += 1
+      elif np.all(span_new == span_orig):
+        kinds[2] += 1
+      else:
+        kinds[1] += 1
+        # A random span has no [MASK] tokens: the decision is per span.
+        assert not np.any(span_new == 103)
+  share = kinds / kinds.sum()
+  assert kinds.sum() > 15000
+  np.testing.assert_allclose(share, [0.8, 0.1, 0.1], atol=0.015)
+  # The loader's own per-span decision counts agree.
+  d = span_out["unit_decisions"].sum(0)
+  np.testing.assert_allclose(d / d.sum(), share, atol=0.002)
+
+
+def test_sbo_targets_use_outer_boundaries(span_out):
+  m = _masked_matrix(span_out)
+  for b in range(0, len(m), 7):
+    k = int(span_out["masked_lm_weights"][b].sum())
+    pos = span_out["masked_lm_positions"][b, :k]
+    expect = {}
+    maskable = span_out["maskable"][b]
+    for s, e in _runs(m[b]):
+      ok = maskable[s - 1] and maskable[e + 1]
+      for i in range(s, e + 1):
+        expect[i] = (s - 1, e + 1, i - s, float(ok and i - s < 15))
+    for j, i in enumerate(pos):
+      left, right, rel, weight = expect[i]
+      assert span_out["sbo_weights"][b, j] == weight
+      if weight:
+        assert span_out["sbo_left_positions"][b, j] == left
+        assert span_out["sbo_right_positions"][b, j] == right
+        assert span_out["sbo_relative_positions"][b, j] == rel
+    # Spans touching [CLS]/[SEP] get MLM loss only.
+    assert np.all(span_out["sbo_weights"][b, k:] == 0)
+
+
+def test_same_seed_same_masks_new_epoch_new_masks(records, cased_vocab,
+                                                  span_out):
+  again = _run(records[:1], cased_vocab, epochs=1)
+  n = len(again["input_word_ids"])
+  np.testing.assert_array_equal(again["input_word_ids"],
+                                span_out["input_word_ids"][:n])
+  # Blocks of the second epoch are the same text with different masks.
+  half = len(span_out["input_word_ids"]) // 2
+  np.testing.assert_array_equal(span_out["original_word_ids"][:half],
+                                span_out["original_word_ids"][half:])
+  same = np.all(span_out["masked_lm_positions"][:half] ==
+                span_out["masked_lm_positions"][half:], axis=1)
+  assert same.mean() < 0.01
+  other = _run(records[:1], cased_vocab, epochs=1, seed=8)
+  assert not np.array_equal(other["masked_lm_positions"],
+                            again["masked_lm_positions"])
+
+
+def test_graph_agrees_with_numpy_oracle(span_out, cased_vocab):
+  vocab = tokenization.load_vocab(cased_vocab)
+  starts = _word_starts(span_out, vocab)
+  rng = np.random.default_rng(0)
+  half = len(span_out["maskable"]) // 2
+  o_lens, o_spans, o_len, o_sbo, o_dec = [], [], [], [], np.zeros(3)
+  for b in range(half):
+    n = int(span_out["maskable"][b].sum())
+    res = oracle.mask_block(span_out["original_word_ids"][b, 1:n + 1],
+                            starts[b, 1:n + 1], rng)
+    assert len(res["mask"]) == np.ceil(0.15 * n - 1e-9)
+    o_lens += res["drawn_lengths"]
+    o_spans.append(len(res["spans"]))
+    o_len += [e - s + 1 for s, e in res["spans"]]
+    o_sbo.append(sum(min(len(t[2]), 15) for t in res["pair_targets"]) /
+                 len(res["mask"]))
+    for d in res["decisions"]:
+      o_dec[d] += 1
+  m = _masked_matrix(span_out)[:half]
+  g_runs = [_runs(row) for row in m]
+  g_spans = [len(r) for r in g_runs]
+  g_len = [e - s + 1 for r in g_runs for s, e in r]
+  g_sbo = (span_out["sbo_weights"][:half].sum(1) /
+           span_out["masked_lm_weights"][:half].sum(1))
+  hist = span_out["span_length_histogram"][:half].sum(0)[1:]
+  g_mean_len = (np.arange(1, 11) * hist).sum() / hist.sum()
+  o_hist = np.bincount(o_lens, minlength=11)[1:] / len(o_lens)
+  assert np.max(np.abs(o_hist - hist / hist.sum())) < 0.015
+  assert abs(np.mean(o_lens) - g_mean_len) < 0.08
+  assert abs(np.mean(o_spans) / np.mean(g_spans) - 1) < 0.03
+  assert abs(np.mean(o_len) / np.mean(g_len) - 1) < 0.03
+  assert abs(np.mean(o_sbo) - np.mean(g_sbo)) < 0.01
+  np.testing.assert_allclose(o_dec / o_dec.sum(), [0.8, 0.1, 0.1], atol=0.02)
+
+
+def test_xla_and_plain_loops_agree_statistically(records, cased_vocab,
+                                                 span_out):
+  plain = _run(records, cased_vocab, epochs=1, use_xla_masking=False)
+  n = plain["maskable"].sum(1)
+  np.testing.assert_array_equal(plain["masked_lm_weights"].sum(1),
+                                np.ceil(0.15 * n - 1e-9))
+  h = plain["span_length_histogram"].sum(0)[1:]
+  assert np.max(np.abs(h / h.sum() - P_K)) < 0.015
+
+
+def test_token_masking_baseline(records, cased_vocab):
+  out = _run(records[:1], cased_vocab, epochs=1, masking_scheme="token")
+  n = out["maskable"].sum(1)
+  np.testing.assert_array_equal(out["masked_lm_weights"].sum(1),
+                                np.ceil(0.15 * n - 1e-9))
+  m = _masked_matrix(out)
+  new, orig = out["input_word_ids"][m], out["original_word_ids"][m]
+  mask_share = np.mean(new == 103)
+  keep_share = np.mean(new == orig)
+  assert abs(mask_share - 0.8) < 0.015 and abs(keep_share - 0.1) < 0.015
+  assert not np.any(m & (out["maskable"] == 0))
+  assert "span_length_histogram" not in out
+
+
+def test_whole_word_masking_baseline(records, cased_vocab):
+  vocab = tokenization.load_vocab(cased_vocab)
+  out = _run(records[:1], cased_vocab, epochs=1, masking_scheme="whole_word")
+  n = out["maskable"].sum(1)
+  counts = out["masked_lm_weights"].sum(1)
+  budget = np.ceil(0.15 * n - 1e-9)
+  assert np.all(counts <= budget) and np.mean(counts / budget) > 0.9
+  starts = _word_starts(out, vocab) | (out["maskable"] == 0)
+  m = _masked_matrix(out)
+  for b in range(len(m)):
+    word = np.cumsum(starts[b]) - 1
+    for w in np.unique(word[m[b]]):
+      assert np.all(m[b][word == w])  # whole words only
+  d = out["unit_decisions"].sum(0)
+  np.testing.assert_allclose(d / d.sum(), [0.8, 0.1, 0.1], atol=0.02)
+
+
+def test_random_span_bounds_variant(records, cased_vocab):
+  out = _run(records[:1], cased_vocab, epochs=1, span_lower=2, span_upper=4,
+             geometric_p=1.0)
+  hist = out["span_length_histogram"].sum(0)
+  assert hist[2] == hist.sum()  # p = 1: always the lower bound
+
+
+def test_nsp_records_feed_token_masking(cased_vocab, tmp_path):
+  part = first_lines(data_path("corpus", "austen.txt"), 60_000,
+                     str(tmp_path / "a.txt"))
+  pr.create_pretraining_records([part], cased_vocab, str(tmp_path / "n"),
+                                max_seq_length=128, mode="nsp",
+                                progress=False)
+  cfg = pdl.SpanBertPretrainDataConfig(
+      input_path=str(tmp_path / "n-*.tfrecord"), vocab_file=cased_vocab,
+      seq_length=128, max_predictions_per_seq=20, masking_scheme="token",
+      use_next_sentence_label=True, global_batch_size=8, seed=1)
+  batch = next(iter(data_loader_factory.get_data_loader(cfg).load()))
+  ids = batch["input_word_ids"].numpy()
+  types = batch["input_type_ids"].numpy()
+  assert set(batch["next_sentence_labels"].numpy()) <= {0, 1}
+  for b in range(len(ids)):
+    length = int(batch["input_mask"][b].numpy().sum())
+    seps = np.flatnonzero(ids[b, :length] == 102)
+    assert ids[b, 0] == 101 and len(seps) == 2 and seps[1] == length - 1
+    assert np.all(types[b, :seps[0] + 1] == 0)
+    assert np.all(types[b, seps[0] + 1:length] == 1)
+    k = int(batch["masked_lm_weights"][b].numpy().sum())
+    assert k == np.ceil(0.15 * (length - 3) - 1e-9)
+    pos = batch["masked_lm_positions"][b].numpy()[:k]
+    assert not set(pos) & {0, *seps}
+
+
+@pytest.mark.parametrize("override,match", [
+    (dict(masking_rate=0.0), "masking_rate must be in"),
+    (dict(masking_rate=1.0), "masking_rate must be in"),
+    (dict(geometric_p=0.0), "geometric_p must be in"),
+    (dict(geometric_p=1.5), "geometric_p must be in"),
+    (dict(max_predictions_per_seq=60), "max_predictions_per_seq=60 is smaller"
+     r" than the masking budget ceil\(0.15 \* 510\) = 77"),
+    (dict(masking_scheme="ngram"), "masking_scheme must be one of"),
+    (dict(span_lower=3, span_upper=2), "span_lower"),
+])
+def test_bad_configs_fail_at_construction(cased_vocab, override, match):
+  cfg = pdl.SpanBertPretrainDataConfig(input_path="unused",
+                                       vocab_file=cased_vocab, **override)
+  with pytest.raises(masking.MaskingConfigError, match=match):
+    pdl.SpanBertPretrainDataLoader(cfg)
+
+
+def test_vocab_without_mask_fails_at_construction(tmp_path):
+  vocab = tmp_path / "v.txt"
+  vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n")
+  cfg = pdl.SpanBertPretrainDataConfig(input_path="x", vocab_file=str(vocab))
+  with pytest.raises(tokenization.VocabError, match=r"\[MASK\]"):
+    pdl.SpanBertPretrainDataLoader(cfg)
+  with pytest.raises(masking.MaskingConfigError, match="vocab_file"):
+    pdl.SpanBertPretrainDataLoader(pdl.SpanBertPretrainDataConfig())
