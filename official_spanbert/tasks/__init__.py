@@ -1,1 +1,1 @@
-"""official_spanbert.tasks."""
+"""SpanBERT tasks."""

@@ -1,0 +1,136 @@
+"""SpanBERT pretraining model: encoder + MLM head + SBO head (+ NSP head)."""
+
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.nlp.modeling import layers
+from official_spanbert.modeling import span_boundary_head
+
+ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def _fresh(initializer):
+  """A separate initializer instance per head (unseeded ones repeat values)."""
+  return tf_keras.initializers.get(
+      tf_keras.initializers.serialize(tf_keras.initializers.get(initializer)))
+
+
+@tf_keras.utils.register_keras_serializable(package="SpanBert")
+class SpanBertPretrainer(tf_keras.Model):
+  """BertEncoderV2 + MaskedLM + SpanBoundaryHead (+ optional NSP head).
+
+  Inputs are the loader's features: input_word_ids, input_mask,
+  input_type_ids, masked_lm_positions and, with the SBO head,
+  sbo_left_positions, sbo_right_positions, sbo_relative_positions.
+
+  Outputs: sequence_output, pooled_output, mlm_logits, and sbo_logits and
+  next_sentence (logits) when those heads exist.
+
+  Args:
+    encoder_network: a dict-output encoder (e.g. networks.BertEncoderV2) with
+      get_embedding_table().
+    mlm_activation: activation of the MLM transform.
+    mlm_initializer: initializer of the MLM transform.
+    use_sbo: add the span boundary head.
+    sbo_max_targets: SBO relative positions (targets per span).
+    sbo_position_embedding_size: SBO relative-position embedding width.
+    sbo_activation: activation inside the SBO MLP.
+    sbo_initializer: initializer of the SBO head.
+    use_next_sentence: add BERT's NSP classification head (baseline).
+  """
+
+  def __init__(self, encoder_network: tf_keras.Model, mlm_activation="gelu",
+               mlm_initializer="glorot_uniform", use_sbo: bool = True,
+               sbo_max_targets: int = 15,
+               sbo_position_embedding_size: int = 200,
+               sbo_activation="gelu", sbo_initializer="glorot_uniform",
+               use_next_sentence: bool = False, **kwargs):
+    super().__init__(**kwargs)
+    self._config = dict(
+        encoder_network=encoder_network, mlm_activation=mlm_activation,
+        mlm_initializer=mlm_initializer, use_sbo=use_sbo,
+        sbo_max_targets=sbo_max_targets,
+        sbo_position_embedding_size=sbo_position_embedding_size,
+        sbo_activation=sbo_activation, sbo_initializer=sbo_initializer,
+        use_next_sentence=use_next_sentence)
+    self.encoder_network = encoder_network
+    # Subclassed encoders create their embedding table when first called.
+    _ = encoder_network(encoder_network.inputs)
+    table = encoder_network.get_embedding_table()
+    self.masked_lm = layers.MaskedLM(
+        embedding_table=table, activation=mlm_activation,
+        initializer=_fresh(mlm_initializer), name="cls/predictions")
+    self.span_boundary = None
+    if use_sbo:
+      self.span_boundary = span_boundary_head.SpanBoundaryHead(
+          embedding_table=table, max_targets=sbo_max_targets,
+          position_embedding_size=sbo_position_embedding_size,
+          activation=sbo_activation, initializer=_fresh(sbo_initializer),
+          name="cls/span_boundary")
+    self.next_sentence = None
+    if use_next_sentence:
+      hidden = table.shape[-1]
+      self.next_sentence = layers.ClassificationHead(
+          inner_dim=hidden, num_classes=2, dropout_rate=0.1,
+          initializer=_fresh(mlm_initializer), name="next_sentence")
+
+  def call(self, inputs: Dict[str, tf.Tensor], training=None):
+    encoder_outputs = self.encoder_network(
+        {k: inputs[k] for k in ENCODER_INPUTS}, training=training)
+    sequence_output = encoder_outputs["sequence_output"]
+    outputs = {
+        "sequence_output": sequence_output,
+        "pooled_output": encoder_outputs["pooled_output"],
+        "mlm_logits": self.masked_lm(
+            sequence_output,
+            masked_positions=tf.cast(inputs["masked_lm_positions"], tf.int32)),
+    }
+    if self.span_boundary is not None:
+      outputs["sbo_logits"] = self.span_boundary(
+          sequence_output, inputs["sbo_left_positions"],
+          inputs["sbo_right_positions"], inputs["sbo_relative_positions"])
+    if self.next_sentence is not None:
+      outputs["next_sentence"] = self.next_sentence(sequence_output,
+                                                    training=training)
+    return outputs
+
+  @property
+  def checkpoint_items(self) -> Dict[str, tf.Module]:
+    """Encoder and heads, for encoder-only export and fine-tuning init."""
+    items = dict(encoder=self.encoder_network, masked_lm=self.masked_lm)
+    if self.span_boundary is not None:
+      items["span_boundary"] = self.span_boundary
+    if self.next_sentence is not None:
+      items["next_sentence"] = self.next_sentence
+    return items
+
+  def get_config(self):
+    return dict(self._config)
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return cls(**config)
+
+
+def dummy_inputs(batch_size: int, seq_length: int, max_predictions: int,
+                 ) -> Dict[str, tf.Tensor]:
+  """All-zero inputs of the right shapes (to build a model)."""
+  ids = tf.zeros([batch_size, seq_length], tf.int32)
+  pred = tf.zeros([batch_size, max_predictions], tf.int32)
+  return dict(input_word_ids=ids, input_mask=tf.ones_like(ids),
+              input_type_ids=ids, masked_lm_positions=pred,
+              sbo_left_positions=pred, sbo_right_positions=pred,
+              sbo_relative_positions=pred)
+
+
+def build_pretrainer(encoder_network, seq_length: int = 8,
+                     max_predictions: int = 2, **kwargs
+                     ) -> SpanBertPretrainer:
+  """Creates a SpanBertPretrainer and builds its variables."""
+  model = SpanBertPretrainer(encoder_network, **kwargs)
+  model(dummy_inputs(1, seq_length, max_predictions))
+  return model
+

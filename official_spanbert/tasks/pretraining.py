@@ -1,0 +1,150 @@
+"""The SpanBERT pretraining task: MLM + span boundary objective (+ NSP)."""
+
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.core import base_task
+from official.core import task_factory
+from official.modeling import tf_utils
+from official.nlp.configs import encoders
+from official.nlp.data import data_loader_factory
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import span_bert_pretrainer
+
+
+def weighted_cross_entropy(labels, logits, weights):
+  """Mean sparse cross-entropy over positions with weight > 0 (float32)."""
+  losses = tf_keras.losses.sparse_categorical_crossentropy(
+      labels, tf.cast(logits, tf.float32), from_logits=True)
+  weights = tf.cast(weights, tf.float32)
+  return tf.math.divide_no_nan(tf.reduce_sum(losses * weights),
+                               tf.reduce_sum(weights))
+
+
+@task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
+class SpanBertPretrainTask(base_task.Task):
+  """Pretraining with span masking and the span boundary objective.
+
+  Loss = mean MLM cross-entropy over masked positions + sbo_weight * mean SBO
+  cross-entropy over SBO targets (+ NSP cross-entropy for the BERT baseline).
+  The train step follows base_task.Task: the loss is divided by the number of
+  replicas and, under mixed_float16, scaled by the LossScaleOptimizer and the
+  gradients unscaled (Model Garden's MaskedLMTask.train_step skips this).
+  """
+
+  def build_model(self, params=None) -> tf_keras.Model:
+    config = params or self.task_config.model
+    encoder = encoders.build_encoder(config.encoder)
+    init = tf_keras.initializers.TruncatedNormal(
+        stddev=config.mlm_initializer_range)
+    return span_bert_pretrainer.SpanBertPretrainer(
+        encoder_network=encoder,
+        mlm_activation=tf_utils.get_activation(config.mlm_activation),
+        mlm_initializer=init, use_sbo=config.use_sbo,
+        sbo_max_targets=config.sbo_max_targets,
+        sbo_position_embedding_size=config.sbo_position_embedding_size,
+        sbo_activation=tf_utils.get_activation("gelu"),
+        sbo_initializer=init, use_next_sentence=config.use_next_sentence)
+
+  def build_inputs(self, params, input_context=None) -> tf.data.Dataset:
+    return data_loader_factory.get_data_loader(params).load(input_context)
+
+  def compute_losses(self, labels, model_outputs) -> Dict[str, tf.Tensor]:
+    """All loss terms (float32 scalars), `total` among them."""
+    losses = {"mlm_loss": weighted_cross_entropy(
+        labels["masked_lm_ids"], model_outputs["mlm_logits"],
+        labels["masked_lm_weights"])}
+    total = losses["mlm_loss"]
+    if "sbo_logits" in model_outputs:
+      losses["sbo_loss"] = weighted_cross_entropy(
+          labels["masked_lm_ids"], model_outputs["sbo_logits"],
+          labels["sbo_weights"])
+      total += self.task_config.sbo_weight * losses["sbo_loss"]
+    if "next_sentence" in model_outputs:
+      losses["next_sentence_loss"] = tf.reduce_mean(
+          tf_keras.losses.sparse_categorical_crossentropy(
+              labels["next_sentence_labels"],
+              tf.cast(model_outputs["next_sentence"], tf.float32),
+              from_logits=True))
+      total += losses["next_sentence_loss"]
+    losses["total"] = total
+    return losses
+
+  def build_losses(self, labels, model_outputs, aux_losses=None) -> tf.Tensor:
+    total = self.compute_losses(labels, model_outputs)["total"]
+    if aux_losses:
+      total += tf.add_n(aux_losses)
+    return total
+
+  def build_metrics(self, training=None):
+    config = self.task_config.model
+    metrics = [
+        tf_keras.metrics.SparseCategoricalAccuracy(name="masked_lm_accuracy"),
+        tf_keras.metrics.Mean(name="mlm_loss"),
+    ]
+    if config.use_sbo:
+      metrics += [
+          tf_keras.metrics.SparseCategoricalAccuracy(name="sbo_accuracy"),
+          tf_keras.metrics.Mean(name="sbo_loss")]
+    if config.use_next_sentence:
+      metrics += [
+          tf_keras.metrics.SparseCategoricalAccuracy(
+              name="next_sentence_accuracy"),
+          tf_keras.metrics.Mean(name="next_sentence_loss")]
+    if training:
+      metrics.append(tf_keras.metrics.Mean(name="gradient_norm"))
+    return metrics
+
+  def _update_metrics(self, metrics, labels, outputs, losses, grad_norm=None):
+    by_name = {m.name: m for m in metrics or []}
+    for name, value in losses.items():
+      if name in by_name:
+        by_name[name].update_state(value)
+    by_name["masked_lm_accuracy"].update_state(
+        labels["masked_lm_ids"], outputs["mlm_logits"],
+        labels["masked_lm_weights"])
+    if "sbo_accuracy" in by_name:
+      by_name["sbo_accuracy"].update_state(
+          labels["masked_lm_ids"], outputs["sbo_logits"],
+          labels["sbo_weights"])
+    if "next_sentence_accuracy" in by_name:
+      by_name["next_sentence_accuracy"].update_state(
+          labels["next_sentence_labels"], outputs["next_sentence"])
+    if grad_norm is not None and "gradient_norm" in by_name:
+      by_name["gradient_norm"].update_state(grad_norm)
+
+  def process_metrics(self, metrics, labels, model_outputs, **kwargs):
+    self._update_metrics(metrics, labels, model_outputs,
+                         self.compute_losses(labels, model_outputs))
+
+  def train_step(self, inputs, model: tf_keras.Model,
+                 optimizer: tf_keras.optimizers.Optimizer, metrics=None):
+    """Forward, loss (scaled for replicas and fp16), backward, update."""
+    with tf.GradientTape() as tape:
+      outputs = model(inputs, training=True)
+      losses = self.compute_losses(inputs, outputs)
+      loss = losses["total"]
+      if model.losses:
+        loss += tf.add_n(model.losses)
+      num_replicas = tf.distribute.get_strategy().num_replicas_in_sync
+      scaled_loss = loss / num_replicas
+      if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+        scaled_loss = optimizer.get_scaled_loss(scaled_loss)
+    tvars = model.trainable_variables
+    grads = tape.gradient(scaled_loss, tvars)
+    if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+      grads = optimizer.get_unscaled_gradients(grads)
+    # Norm of this replica's gradient of the (unscaled) loss, before clipping.
+    grad_norm = tf.linalg.global_norm(grads) * num_replicas
+    optimizer.apply_gradients(list(zip(grads, tvars)))
+    self._update_metrics(metrics, inputs, outputs, losses, grad_norm)
+    return {self.loss: loss}
+
+  def validation_step(self, inputs, model: tf_keras.Model, metrics=None):
+    outputs = self.inference_step(inputs, model)
+    losses = self.compute_losses(inputs, outputs)
+    self._update_metrics(metrics, inputs, outputs, losses)
+    return {self.loss: losses["total"]}
