@@ -103,6 +103,12 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
       return tf.nn.log_softmax(logits)
     return logits
 
+  def build_from_config(self, config):
+    # Deserialized heads have no table yet; they build on first call after
+    # tie_embedding_table().
+    if self.embedding_table is not None:
+      super().build_from_config(config)
+
   def get_config(self):
     config = super().get_config()
     config.update({

@@ -2,6 +2,8 @@
 
 from typing import Dict
 
+from absl import logging
+
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
@@ -48,6 +50,33 @@ class SpanBertPretrainTask(base_task.Task):
         sbo_position_embedding_size=config.sbo_position_embedding_size,
         sbo_activation=tf_utils.get_activation("gelu"),
         sbo_initializer=init, use_next_sentence=config.use_next_sentence)
+
+  def initialize(self, model: tf_keras.Model):
+    """Loads `init_checkpoint` (used when model_dir has no checkpoint yet).
+
+    Restores every item of model.checkpoint_items that the checkpoint holds
+    (an encoder-only checkpoint, e.g. a converted BERT, restores the encoder;
+    a full pretraining checkpoint also restores the heads) and checks that
+    each restored item matched completely.
+
+    Raises:
+      ValueError: the checkpoint holds none of the model's items.
+    """
+    path = self.task_config.init_checkpoint
+    if not path:
+      return
+    if tf.io.gfile.isdir(path):
+      path = tf.train.latest_checkpoint(path) or path
+    names = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
+    items = {k: v for k, v in model.checkpoint_items.items() if k in names}
+    if not items:
+      raise ValueError(
+          f"init_checkpoint {path} holds none of {sorted(model.checkpoint_items)}"
+          f" (it has {sorted(names)}); expected a checkpoint written with "
+          "tf.train.Checkpoint(encoder=...) or by this task")
+    status = tf.train.Checkpoint(**items).read(path)
+    status.expect_partial().assert_existing_objects_matched()
+    logging.info("Initialized %s from %s", sorted(items), path)
 
   def build_inputs(self, params, input_context=None) -> tf.data.Dataset:
     return data_loader_factory.get_data_loader(params).load(input_context)

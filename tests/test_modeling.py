@@ -1,0 +1,126 @@
+"""Tests of the SBO head and the SpanBERT pretrainer."""
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from official.nlp.modeling import networks
+from official_spanbert.modeling import span_boundary_head
+from official_spanbert.modeling import span_bert_pretrainer
+
+
+def _gelu(x):  # exact (erf) GeLU, tf_keras' default
+  from scipy.special import erf  # pylint: disable=g-import-not-at-top
+  return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+
+
+def _layer_norm(x, gamma, beta, eps=1e-12):
+  mean = x.mean(-1, keepdims=True)
+  var = ((x - mean) ** 2).mean(-1, keepdims=True)
+  return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def _head_and_inputs(seed=0):
+  rng = np.random.default_rng(seed)
+  vocab, hidden, pos_dim, max_targets = 37, 16, 8, 5
+  table = tf.constant(rng.normal(size=(vocab, hidden)), tf.float32)
+  head = span_boundary_head.SpanBoundaryHead(
+      embedding_table=table, max_targets=max_targets,
+      position_embedding_size=pos_dim, activation="gelu")
+  seq = rng.normal(size=(2, 9, hidden)).astype(np.float32)
+  left = np.array([[0, 2, 2, 0], [3, 3, 1, 0]], np.int32)
+  right = np.array([[4, 6, 6, 0], [8, 8, 5, 0]], np.int32)
+  rel = np.array([[0, 0, 1, 0], [0, 3, 2, 0]], np.int32)
+  head(seq, left, right, rel)
+  # Non-trivial LayerNorm and bias weights.
+  for w in head.weights:
+    w.assign(rng.normal(size=w.shape).astype(np.float32) * 0.5)
+  return head, table.numpy(), seq, left, right, rel
+
+
+def test_sbo_head_equals_numpy_formula():
+  head, table, seq, left, right, rel = _head_and_inputs()
+  got = head(seq, left, right, rel).numpy()
+  w = {v.name.split("/", 1)[1] if "/" in v.name else v.name: v.numpy()
+       for v in head.weights}
+  pos = head.position_embeddings.numpy()
+  d1k, d1b = head.dense1.kernel.numpy(), head.dense1.bias.numpy()
+  d2k, d2b = head.dense2.kernel.numpy(), head.dense2.bias.numpy()
+  g1, b1 = head.layer_norm1.gamma.numpy(), head.layer_norm1.beta.numpy()
+  g2, b2 = head.layer_norm2.gamma.numpy(), head.layer_norm2.beta.numpy()
+  bias = head.bias.numpy()
+  del w
+  expect = np.zeros_like(got)
+  for b in range(seq.shape[0]):
+    for p in range(left.shape[1]):
+      x = np.concatenate([seq[b, left[b, p]], seq[b, right[b, p]],
+                          pos[rel[b, p]]])
+      h = _layer_norm(_gelu(x @ d1k + d1b), g1, b1)
+      h = _layer_norm(_gelu(h @ d2k + d2b), g2, b2)
+      expect[b, p] = table @ h + bias
+  np.testing.assert_allclose(got, expect, atol=1e-5, rtol=1e-5)
+
+
+def test_sbo_head_config_round_trip():
+  head, table, seq, left, right, rel = _head_and_inputs(1)
+  config = head.get_config()
+  assert config["max_targets"] == 5 and config["position_embedding_size"] == 8
+  clone = span_boundary_head.SpanBoundaryHead.from_config(config)
+  clone.tie_embedding_table(tf.constant(table))
+  clone(seq, left, right, rel)
+  clone.set_weights(head.get_weights())
+  np.testing.assert_allclose(clone(seq, left, right, rel).numpy(),
+                             head(seq, left, right, rel).numpy(), atol=1e-6)
+  restored = tf_keras.layers.deserialize(
+      tf_keras.layers.serialize(head),
+      custom_objects={"SpanBoundaryHead":
+                      span_boundary_head.SpanBoundaryHead})
+  assert restored.get_config() == config
+
+
+def test_sbo_head_without_table_fails_clearly():
+  head = span_boundary_head.SpanBoundaryHead()
+  x = np.zeros((1, 4, 8), np.float32)
+  idx = np.zeros((1, 2), np.int32)
+  try:
+    head(x, idx, idx, idx)
+  except ValueError as e:
+    assert "tie_embedding_table" in str(e)
+  else:
+    raise AssertionError("expected ValueError")
+
+
+def _encoder(vocab=50, hidden=16):
+  return networks.BertEncoderV2(vocab_size=vocab, hidden_size=hidden,
+                                num_layers=1, num_attention_heads=2,
+                                intermediate_size=32, max_sequence_length=16)
+
+
+def test_pretrainer_outputs_and_tied_embeddings():
+  model = span_bert_pretrainer.build_pretrainer(
+      _encoder(), seq_length=12, max_predictions=3, use_next_sentence=True)
+  out = model(span_bert_pretrainer.dummy_inputs(2, 12, 3))
+  assert out["mlm_logits"].shape == (2, 3, 50)
+  assert out["sbo_logits"].shape == (2, 3, 50)
+  assert out["next_sentence"].shape == (2, 2)
+  table = model.encoder_network.get_embedding_table()
+  assert model.span_boundary.embedding_table is table
+  assert model.masked_lm.embedding_table is table
+  names = {v.name for v in model.trainable_variables}
+  assert sum("word_embeddings" in n for n in names) == 1  # shared, not copied
+  assert set(model.checkpoint_items) == {"encoder", "masked_lm",
+                                         "span_boundary", "next_sentence"}
+  plain = span_bert_pretrainer.build_pretrainer(_encoder(), use_sbo=False)
+  assert "sbo_logits" not in plain(span_bert_pretrainer.dummy_inputs(1, 8, 2))
+  assert set(plain.checkpoint_items) == {"encoder", "masked_lm"}
+
+
+def test_encoder_only_checkpoint_initialises_a_new_pretrainer(tmp_path):
+  a = span_bert_pretrainer.build_pretrainer(_encoder())
+  path = tf.train.Checkpoint(encoder=a.encoder_network).save(
+      str(tmp_path / "enc"))
+  b = span_bert_pretrainer.build_pretrainer(_encoder())
+  status = tf.train.Checkpoint(encoder=b.encoder_network).read(path)
+  status.expect_partial().assert_existing_objects_matched()
+  for va, vb in zip(a.encoder_network.weights, b.encoder_network.weights):
+    np.testing.assert_array_equal(va.numpy(), vb.numpy())
