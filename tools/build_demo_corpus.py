@@ -1,0 +1,56 @@
+r"""Writes the built-in demo corpus: Python standard library docstrings.
+
+Needs no network and no data: it parses (never imports) the .py files of the
+running interpreter's standard library and writes their docstring prose in
+BERT corpus format, one module per document (see
+official_spanbert.data.demo_corpus).
+
+  spanbert-build-demo-corpus --output=demo_out/corpus.txt
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+from official_spanbert.data import demo_corpus
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("output", None, "Corpus file to write.")
+flags.DEFINE_integer("max_documents", None,
+                     "Stop after this many documents (default: all).")
+flags.DEFINE_integer("max_bytes", None,
+                     "Keep the file within this many bytes (default: no "
+                     "limit).")
+flags.DEFINE_string("stdlib_dir", None,
+                    "Standard library to read (default: this interpreter's).")
+
+flags.mark_flags_as_required(["output"])
+
+
+def main(argv):
+  if len(argv) > 1:
+    sys.stderr.write(f"build_demo_corpus: error: unexpected arguments "
+                     f"{' '.join(argv[1:])}\n")
+    return 2
+  try:
+    stats = demo_corpus.build_demo_corpus(
+        FLAGS.output, max_documents=FLAGS.max_documents,
+        max_bytes=FLAGS.max_bytes, stdlib_dir=FLAGS.stdlib_dir)
+  except (ValueError, OSError) as e:
+    sys.stderr.write(f"build_demo_corpus: error: {e}\n")
+    return 1
+  print(f"wrote {stats['documents']} documents, {stats['lines']} lines, "
+        f"{stats['bytes'] / 1e6:.2f} MB to {stats['output']} from "
+        f"{stats['files']} files of {stats['stdlib_dir']} in "
+        f"{stats['seconds']:.1f} s")
+  return 0
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()
