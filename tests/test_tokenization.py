@@ -96,3 +96,10 @@ def test_vocab_errors(tmp_path):
   dup.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\na\n")
   with pytest.raises(tokenization.VocabError, match=r"dup.txt:7: .*'a'"):
     tokenization.load_vocab(str(dup))
+
+
+def test_unicode_space_separators_split_words(cased_vocab):
+  tok = _tok(cased_vocab)
+  for space in ("\u00a0", "\u3000", "\u2009"):
+    pieces, starts = _pieces(tok, f"a{space}b")
+    assert pieces == ["a", "b"] and starts == [1, 1]

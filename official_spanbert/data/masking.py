@@ -250,6 +250,40 @@ def _whole_word_mask(maskable, word_idx, budget, seed):
   return maskable & tf.gather(take, word_idx, batch_dims=1)
 
 
+def rows_to_dense(values: tf.Tensor, rows: tf.Tensor, nrows, width: int
+                  ) -> tf.Tensor:
+  """Lays row-sorted values out as [nrows, width], zero-padded/truncated."""
+  return tf.RaggedTensor.from_value_rowids(values, rows, nrows=nrows).to_tensor(
+      default_value=tf.zeros([], values.dtype), shape=[None, width])
+
+
+def masked_runs(masked: tf.Tensor):
+  """Locates each masked token's maximal run of masked tokens.
+
+  Args:
+    masked: bool [batch, length].
+
+  Returns:
+    (where, first, last, run_start): `where` is [num_masked, 2] (row,
+    position) in row-major order; `first`/`last` are the first and last
+    positions of each masked token's run; run_start is [batch, length], True
+    where a run begins.
+  """
+  length = tf.shape(masked)[1]
+  prev = tf.pad(masked[:, :-1], [[0, 0], [1, 0]])
+  run_start = masked & tf.logical_not(prev)
+  where = tf.cast(tf.where(masked), tf.int32)
+  rows, cols = where[:, 0], where[:, 1]
+  run_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(run_start, tf.int32), [-1])),
+                     rows * length + cols) - 1
+  num_runs = tf.reduce_sum(tf.cast(run_start, tf.int32))
+  first = tf.gather(tf.math.unsorted_segment_min(cols, run_id, num_runs),
+                    run_id)
+  last = tf.gather(tf.math.unsorted_segment_max(cols, run_id, num_runs),
+                   run_id)
+  return where, first, last, run_start
+
+
 def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
                word_starts: tf.Tensor, seed: tf.Tensor, params: MaskingParams,
                random_ids: Sequence[int],
@@ -281,7 +315,6 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   word_starts = tf.cast(word_starts, tf.bool) | tf.logical_not(maskable)
   seed = tf.cast(seed, tf.int64)
   batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
-  pos = tf.range(length)[tf.newaxis, :]
   n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
   budget = _budget(n, params.masking_rate)
   word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
@@ -297,21 +330,15 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   else:
     raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
 
-  prev = tf.pad(masked[:, :-1], [[0, 0], [1, 0]])
-  run_start = masked & tf.logical_not(prev)
+  where, run_first, run_last, run_start = masked_runs(masked)
   if params.scheme == "span":
     unit_start = run_start
   elif params.scheme == "token":
     unit_start = masked
   else:
     unit_start = masked & word_starts
-
-  # Masked tokens in row-major order: (batch index, position).
-  where = tf.cast(tf.where(masked), tf.int32)
   rows, cols = where[:, 0], where[:, 1]
   flat = rows * length + cols
-  run_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(run_start, tf.int32),
-                                          [-1])), flat) - 1
   unit_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(unit_start, tf.int32),
                                            [-1])), flat) - 1
   num_units = tf.reduce_sum(tf.cast(unit_start, tf.int32))
@@ -333,11 +360,7 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   masked_ids = tf.tensor_scatter_nd_update(ids, where, replaced)
 
   # SBO: boundaries of the maximal run each masked token belongs to.
-  num_runs = tf.reduce_sum(tf.cast(run_start, tf.int32))
-  run_first = tf.math.unsorted_segment_min(cols, run_id, num_runs)
-  run_last = tf.math.unsorted_segment_max(cols, run_id, num_runs)
-  s = tf.gather(run_first, run_id)
-  e = tf.gather(run_last, run_id)
+  s, e = run_first, run_last
   left, right = s - 1, e + 1
   right_ok = right < length
   right_c = tf.minimum(right, length - 1)
@@ -349,9 +372,7 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   p = params.max_predictions_per_seq
 
   def dense(values, dtype):
-    return tf.RaggedTensor.from_value_rowids(
-        tf.cast(values, dtype), rows, nrows=batch).to_tensor(
-            default_value=tf.zeros([], dtype), shape=[None, p])
+    return rows_to_dense(tf.cast(values, dtype), rows, batch, p)
 
   ok = tf.cast(sbo_ok, tf.int32)
   out = {
@@ -373,5 +394,4 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
         tf.one_hot(decision, 3, dtype=tf.int32), unit_rows, batch)
     out["num_units"] = num_units
     out["budget"] = budget
-  del pos
   return out

@@ -139,6 +139,9 @@ class WordpieceTokenizer(tf.Module):
       word_starts is 1 where a wordpiece starts a word (is not a `##`
       continuation) and 0 elsewhere.
     """
+    # BERT treats every space separator (Unicode Zs, e.g. U+00A0) as
+    # whitespace; tf.text's cased basic tokenizer does not, so map them first.
+    strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
     pieces = self._bert.tokenize(strings)  # [batch, words, pieces]
     per_word = pieces.values  # [total words, (pieces)]
     word_starts = tf.cast(

@@ -2,7 +2,6 @@
 
 from typing import Dict
 
-from absl import logging
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
@@ -14,6 +13,7 @@ from official.modeling import tf_utils
 from official.nlp.configs import encoders
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import span_bert_pretrainer
 
 
@@ -54,29 +54,12 @@ class SpanBertPretrainTask(base_task.Task):
   def initialize(self, model: tf_keras.Model):
     """Loads `init_checkpoint` (used when model_dir has no checkpoint yet).
 
-    Restores every item of model.checkpoint_items that the checkpoint holds
-    (an encoder-only checkpoint, e.g. a converted BERT, restores the encoder;
-    a full pretraining checkpoint also restores the heads) and checks that
-    each restored item matched completely.
-
-    Raises:
-      ValueError: the checkpoint holds none of the model's items.
+    Restores every item of model.checkpoint_items that the checkpoint holds:
+    an encoder-only checkpoint (e.g. a converted BERT) restores the encoder, a
+    pretraining checkpoint also the heads (see modeling/checkpoints.py).
     """
-    path = self.task_config.init_checkpoint
-    if not path:
-      return
-    if tf.io.gfile.isdir(path):
-      path = tf.train.latest_checkpoint(path) or path
-    names = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
-    items = {k: v for k, v in model.checkpoint_items.items() if k in names}
-    if not items:
-      raise ValueError(
-          f"init_checkpoint {path} holds none of {sorted(model.checkpoint_items)}"
-          f" (it has {sorted(names)}); expected a checkpoint written with "
-          "tf.train.Checkpoint(encoder=...) or by this task")
-    status = tf.train.Checkpoint(**items).read(path)
-    status.expect_partial().assert_existing_objects_matched()
-    logging.info("Initialized %s from %s", sorted(items), path)
+    if self.task_config.init_checkpoint:
+      checkpoints.restore(model, self.task_config.init_checkpoint)
 
   def build_inputs(self, params, input_context=None) -> tf.data.Dataset:
     return data_loader_factory.get_data_loader(params).load(input_context)

@@ -1,0 +1,60 @@
+"""Restoring SpanBERT models from the checkpoints users have."""
+
+from typing import List
+
+from absl import logging
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+
+def resolve(path: str) -> str:
+  """A checkpoint prefix from a file prefix or a directory (latest in it).
+
+  Raises:
+    ValueError: nothing checkpoint-like at `path`.
+  """
+  if tf.io.gfile.isdir(path):
+    latest = tf.train.latest_checkpoint(path)
+    if not latest:
+      raise ValueError(f"no checkpoint in directory {path}")
+    return latest
+  if not tf.io.gfile.glob(path + ".index") and not tf.io.gfile.exists(path):
+    raise ValueError(f"checkpoint {path} does not exist")
+  return path
+
+
+def restore(model: tf.keras.Model, path: str) -> List[str]:
+  """Restores `model` from a training, pretraining or encoder checkpoint.
+
+  A checkpoint written by the trainer (with a `model` item) restores the whole
+  model; otherwise every item of model.checkpoint_items the checkpoint holds
+  (e.g. `encoder` alone, or `encoder` + `masked_lm` from a converted BERT) is
+  restored, and each must match completely.
+
+  Args:
+    model: a SpanBertPretrainer (or any model with checkpoint_items).
+    path: checkpoint prefix or directory.
+
+  Returns:
+    The names of the restored items.
+
+  Raises:
+    ValueError: the checkpoint holds nothing this model has.
+  """
+  path = resolve(path)
+  names = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
+  if "model" in names:
+    items = {"model": model}
+  else:
+    items = {k: v for k, v in getattr(model, "checkpoint_items", {}).items()
+             if k in names}
+  if not items:
+    raise ValueError(
+        f"checkpoint {path} holds none of "
+        f"{sorted(getattr(model, 'checkpoint_items', {}))} (it has "
+        f"{sorted(names)}); expected a checkpoint written by the trainer or "
+        "with tf.train.Checkpoint(encoder=...)")
+  status = tf.train.Checkpoint(**items).read(path)
+  status.expect_partial().assert_existing_objects_matched()
+  logging.info("Restored %s from %s", sorted(items), path)
+  return sorted(items)
