@@ -1,0 +1,158 @@
+"""SavedModel signatures for TF Serving: text in, encodings and span fills out.
+
+Unlike Model Garden's serving_modules.MaskedLM (which returns only the NSP
+output and feeds word ids as type ids), `fill_spans` returns the MLM and SBO
+predictions for every [MASK] and type ids come from the packer.
+"""
+
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official_spanbert.data import masking
+from official_spanbert.serving import text_preprocessor as tp
+
+_TEXT = tf.TensorSpec([None], tf.string, name="text")
+
+
+class SpanBertServingModule(tf.Module):
+  """Signatures of an exported SpanBERT.
+
+  * `serving_default(text)`: sequence_output, pooled_output, input_word_ids,
+    input_mask.
+  * `encode_pair(text, text_pair)`: the same for two-segment inputs.
+  * `encode_ids(input_word_ids, input_mask, input_type_ids)`: for clients that
+    tokenize themselves.
+  * `fill_spans(text)`: for each [MASK] (up to max_masks), the MLM head's top-k
+    tokens and log-probabilities, the SBO head's top-k from the span's
+    boundaries (when the model has one), and the text filled greedily.
+
+  Args:
+    model: a SpanBertPretrainer.
+    preprocessor: a TextPreprocessor.
+    top_k: candidates returned per masked position.
+    max_masks: most [MASK] tokens predicted per text.
+  """
+
+  def __init__(self, model, preprocessor: tp.TextPreprocessor, top_k: int = 5,
+               max_masks: int = 20):
+    super().__init__(name="spanbert_serving")
+    self.model = model
+    self.preprocessor = preprocessor
+    self.top_k = top_k
+    self.max_masks = max_masks
+    self.has_sbo = getattr(model, "span_boundary", None) is not None
+    self.sbo_max_targets = (model.span_boundary._max_targets  # pylint: disable=protected-access
+                            if self.has_sbo else 0)
+
+  def _encode(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    out = self.model.encoder_network(inputs, training=False)
+    return {"sequence_output": out["sequence_output"],
+            "pooled_output": out["pooled_output"]}
+
+  @tf.function(input_signature=[_TEXT])
+  def serve_text(self, text):
+    inputs = self.preprocessor(text)
+    out = self._encode(inputs)
+    out.update(input_word_ids=inputs["input_word_ids"],
+               input_mask=inputs["input_mask"])
+    return out
+
+  @tf.function(input_signature=[_TEXT, tf.TensorSpec([None], tf.string,
+                                                     name="text_pair")])
+  def serve_text_pair(self, text, text_pair):
+    inputs = self.preprocessor(text, text_pair)
+    out = self._encode(inputs)
+    out.update(input_word_ids=inputs["input_word_ids"],
+               input_mask=inputs["input_mask"],
+               input_type_ids=inputs["input_type_ids"])
+    return out
+
+  @tf.function(input_signature=[
+      tf.TensorSpec([None, None], tf.int32, name="input_word_ids"),
+      tf.TensorSpec([None, None], tf.int32, name="input_mask"),
+      tf.TensorSpec([None, None], tf.int32, name="input_type_ids")])
+  def serve_ids(self, input_word_ids, input_mask, input_type_ids):
+    return self._encode({"input_word_ids": input_word_ids,
+                         "input_mask": input_mask,
+                         "input_type_ids": input_type_ids})
+
+  def _top_k(self, logits, prefix):
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+    scores, ids = tf.math.top_k(log_probs, k=self.top_k)
+    return {f"{prefix}_top_k_ids": ids,
+            f"{prefix}_top_k_tokens": tf.gather(self.preprocessor.vocab_tokens,
+                                                ids),
+            f"{prefix}_top_k_scores": scores}
+
+  @tf.function(input_signature=[_TEXT])
+  def fill_spans(self, text):
+    inputs = self.preprocessor(text)
+    ids = inputs["input_word_ids"]
+    batch = tf.shape(ids)[0]
+    sequence_output = self.model.encoder_network(
+        inputs, training=False)["sequence_output"]
+    is_mask = tf.equal(ids, self.preprocessor.vocab.mask_id)
+    where, first, last, _ = masking.masked_runs(is_mask)
+    rows, cols = where[:, 0], where[:, 1]
+
+    def dense(values):
+      return masking.rows_to_dense(values, rows, batch, self.max_masks)
+
+    positions = dense(cols)
+    weights = dense(tf.ones_like(cols))
+    out = {"masked_positions": positions, "masked_weights": weights}
+    out.update(self._top_k(self.model.masked_lm(sequence_output, positions),
+                           "mlm"))
+    if self.has_sbo:
+      rel = tf.minimum(cols - first, self.sbo_max_targets - 1)
+      out.update(self._top_k(self.model.span_boundary(
+          sequence_output, dense(first - 1), dense(last + 1), dense(rel)),
+                             "sbo"))
+    # Greedy fill: every predicted [MASK] takes the MLM's top token.
+    row_starts = tf.math.cumsum(tf.math.bincount(rows, minlength=batch),
+                                exclusive=True)
+    index_in_row = tf.range(tf.shape(rows)[0]) - tf.gather(row_starts, rows)
+    predicted = index_in_row < self.max_masks
+    best = tf.gather_nd(out["mlm_top_k_ids"][:, :, 0], tf.stack(
+        [rows, tf.minimum(index_in_row, self.max_masks - 1)], axis=1))
+    filled = tf.tensor_scatter_nd_update(
+        ids, tf.boolean_mask(where, predicted),
+        tf.boolean_mask(best, predicted))
+    out["filled_text"] = self.preprocessor.detokenize(filled,
+                                                      inputs["input_mask"])
+    return out
+
+  def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
+    return {
+        "serving_default": self.serve_text.get_concrete_function(),
+        "encode_pair": self.serve_text_pair.get_concrete_function(),
+        "encode_ids": self.serve_ids.get_concrete_function(),
+        "fill_spans": self.fill_spans.get_concrete_function(),
+    }
+
+
+class PreprocessingModule(tf.Module):
+  """The text -> encoder inputs SavedModel (like TF Hub's BERT preprocess).
+
+  Signatures: `serving_default(text)` and `encode_pair(text, text_pair)`, each
+  returning input_word_ids, input_mask, input_type_ids.
+  """
+
+  def __init__(self, preprocessor: tp.TextPreprocessor):
+    super().__init__(name="spanbert_preprocessing")
+    self.preprocessor = preprocessor
+
+  @tf.function(input_signature=[_TEXT])
+  def serve_text(self, text):
+    return self.preprocessor(text)
+
+  @tf.function(input_signature=[_TEXT, tf.TensorSpec([None], tf.string,
+                                                     name="text_pair")])
+  def serve_text_pair(self, text, text_pair):
+    return self.preprocessor(text, text_pair)
+
+  def signatures(self):
+    return {"serving_default": self.serve_text.get_concrete_function(),
+            "encode_pair": self.serve_text_pair.get_concrete_function()}

@@ -1,0 +1,83 @@
+"""Text -> encoder inputs inside the graph (for SavedModels and TF Serving)."""
+
+from typing import Dict, Optional
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from official_spanbert.data import tokenization
+
+MASK_MARKER = "[MASK]"
+
+
+class TextPreprocessor(tf.Module):
+  """Tokenizes, truncates and packs text like BERT's preprocessing model.
+
+  Invalid UTF-8 bytes become U+FFFD, empty or whitespace-only text becomes
+  `[CLS] [SEP]`, and text longer than seq_length is truncated, never an
+  error. The literal marker `[MASK]` in the text becomes the [MASK] token.
+
+  Args:
+    vocab_file: WordPiece vocab.
+    lower_case: uncased tokenization.
+    seq_length: packed length, [CLS]/[SEP] included.
+  """
+
+  def __init__(self, vocab_file: str, lower_case: bool = False,
+               seq_length: int = 128):
+    super().__init__(name="text_preprocessor")
+    self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+    self.vocab = self.tokenizer.vocab
+    self.seq_length = seq_length
+    self.vocab_tokens = tf.constant(self.vocab.tokens)
+
+  def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
+    """[batch] strings -> [batch, (tokens)] int64 ids, [MASK] markers kept."""
+    text = tf.strings.unicode_transcode(
+        tf.reshape(text, [-1]), "UTF-8", "UTF-8", errors="replace",
+        replacement_char=0xFFFD)
+    pieces = tf.strings.split(text, sep=MASK_MARKER)  # [batch, (k + 1)]
+    ids, _ = self.tokenizer.tokenize(pieces.flat_values)  # [pieces, (toks)]
+    # Every piece but the last of its text is followed by one [MASK].
+    index_in_row = (tf.range(tf.size(pieces.flat_values, tf.int64)) -
+                    tf.gather(pieces.row_starts(), pieces.value_rowids()))
+    followed = index_in_row < tf.gather(pieces.row_lengths() - 1,
+                                        pieces.value_rowids())
+    masks = tf.RaggedTensor.from_row_lengths(
+        tf.fill([tf.reduce_sum(tf.cast(followed, tf.int64))],
+                tf.constant(self.vocab.mask_id, tf.int64)),
+        tf.cast(followed, tf.int64))
+    ids = tf.concat([ids, masks], axis=1)
+    return tf.RaggedTensor.from_row_splits(ids, pieces.row_splits).merge_dims(
+        1, 2)
+
+  def pack(self, first: tf.RaggedTensor,
+           second: Optional[tf.RaggedTensor] = None) -> Dict[str, tf.Tensor]:
+    """[CLS] A [SEP] (B [SEP]) padded to seq_length; int32 features."""
+    segments = [first] if second is None else [first, second]
+    budget = self.seq_length - 1 - len(segments)
+    segments = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
+    ids, type_ids = tf_text.combine_segments(
+        segments, start_of_sequence_id=self.vocab.cls_id,
+        end_of_segment_id=self.vocab.sep_id)
+    word_ids, mask = tf_text.pad_model_inputs(ids, self.seq_length,
+                                              pad_value=self.vocab.pad_id)
+    type_ids, _ = tf_text.pad_model_inputs(type_ids, self.seq_length)
+    return {"input_word_ids": tf.cast(word_ids, tf.int32),
+            "input_mask": tf.cast(mask, tf.int32),
+            "input_type_ids": tf.cast(type_ids, tf.int32)}
+
+  def __call__(self, text: tf.Tensor,
+               text_pair: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+    first = self.tokenize(text)
+    second = None if text_pair is None else self.tokenize(text_pair)
+    return self.pack(first, second)
+
+  def detokenize(self, ids: tf.Tensor, input_mask: tf.Tensor) -> tf.Tensor:
+    """Joins wordpieces back into text, dropping [CLS]/[SEP]/[PAD]."""
+    keep = ((tf.cast(input_mask, tf.bool)) &
+            (ids != self.vocab.cls_id) & (ids != self.vocab.sep_id))
+    tokens = tf.ragged.boolean_mask(tf.gather(self.vocab_tokens, ids), keep)
+    text = tf.strings.reduce_join(tokens, axis=1, separator=" ")
+    return tf.strings.regex_replace(text, " ##", "")

@@ -1,0 +1,90 @@
+r"""Exports a SpanBERT checkpoint as SavedModels for TF Serving.
+
+  spanbert-export-savedmodel --model_dir=/tmp/spanbert \
+    --export_base=/models/spanbert
+
+reads <model_dir>/params.yaml and its latest checkpoint (or give --experiment,
+--config_file, --params_override and --checkpoint_path, e.g. for a converted
+checkpoint) and writes <export_base>/<version>/ (signatures serving_default,
+encode_pair, encode_ids, fill_spans; warmup requests in assets.extra/) and the
+preprocessing model at <export_base>_preprocessing/<version>/.
+"""
+
+import os
+import sys
+
+from absl import app
+from absl import flags
+
+import official_spanbert  # noqa: F401
+from official.core import exp_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.serving import export as export_lib
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("model_dir", None,
+                    "Training dir (params.yaml + checkpoints).")
+flags.DEFINE_string("experiment", "spanbert/pretraining",
+                    "Experiment, when --model_dir has no params.yaml.")
+flags.DEFINE_multi_string("config_file", [], "YAML config overrides.")
+flags.DEFINE_string("params_override", "", "Params overrides.")
+flags.DEFINE_string("checkpoint_path", None,
+                    "Checkpoint (default: latest in --model_dir).")
+flags.DEFINE_string("export_base", None, "TF Serving model base path.")
+flags.DEFINE_string("preprocessing_export_base", None,
+                    "Base path of the preprocessing model.")
+flags.DEFINE_string("vocab_file", None,
+                    "Vocab (default: task.train_data.vocab_file).")
+flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
+flags.DEFINE_integer("seq_length", 128, "Serving sequence length.")
+flags.DEFINE_integer("top_k", 5, "Candidates per [MASK].")
+flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
+flags.DEFINE_integer("version", None, "Version (default: next free).")
+flags.mark_flag_as_required("export_base")
+
+
+def load_params():
+  """The experiment config: --experiment, then params.yaml, then overrides."""
+  params = exp_factory.get_exp_config(FLAGS.experiment)
+  yaml = FLAGS.model_dir and os.path.join(FLAGS.model_dir, "params.yaml")
+  if yaml and os.path.exists(yaml):
+    params = params_dict.override_params_dict(params, yaml, is_strict=False)
+  for f in FLAGS.config_file:
+    params = params_dict.override_params_dict(params, f, is_strict=True)
+  if FLAGS.params_override:
+    params = params_dict.override_params_dict(params, FLAGS.params_override,
+                                              is_strict=True)
+  return params
+
+
+def main(argv):
+  del argv
+  try:
+    params = load_params()
+    checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
+    if not checkpoint:
+      raise ValueError("give --model_dir or --checkpoint_path")
+    vocab = FLAGS.vocab_file or params.task.train_data.vocab_file
+    if not vocab:
+      raise ValueError("give --vocab_file (params have no vocab_file)")
+    model = export_lib.build_model(params, checkpoint)
+    paths = export_lib.export(
+        model, vocab, FLAGS.export_base, lower_case=FLAGS.do_lower_case,
+        seq_length=FLAGS.seq_length, top_k=FLAGS.top_k,
+        max_masks=FLAGS.max_masks, version=FLAGS.version,
+        preprocessing_export_base=FLAGS.preprocessing_export_base)
+  except (ValueError, OSError) as e:
+    sys.stderr.write(f"export_savedmodel: error: {e}\n")
+    return 1
+  print(f"exported model to {paths['model']} and preprocessing to "
+        f"{paths['preprocessing']}")
+  return 0
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()
