@@ -56,5 +56,18 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
         "with tf.train.Checkpoint(encoder=...)")
   status = tf.train.Checkpoint(**items).read(path)
   status.expect_partial().assert_existing_objects_matched()
+  if "model" in items:
+    saved = [name for name, _ in tf.train.list_variables(path)
+             if name.startswith("model/") and "OPTIMIZER_SLOT" not in name]
+    weights = {id(v) for v in model.weights}
+    if len(saved) < len(weights):
+      raise ValueError(
+          f"checkpoint {path} holds {len(saved)} of the model's "
+          f"{len(weights)} weights; it was written for a different model "
+          "config (check the encoder size and the heads)")
+  missing = sorted(set(getattr(model, "checkpoint_items", {})) - set(items))
+  if "model" not in items and missing:
+    logging.warning("Checkpoint %s has no %s: those keep their fresh "
+                    "initialisation.", path, missing)
   logging.info("Restored %s from %s", sorted(items), path)
   return sorted(items)

@@ -76,6 +76,9 @@ class SpanBertPretrainer(tf_keras.Model):
       self.next_sentence = layers.ClassificationHead(
           inner_dim=hidden, num_classes=2, dropout_rate=0.1,
           initializer=_fresh(mlm_initializer), name="next_sentence")
+    # Create every head's variables now, so that a checkpoint of the model
+    # always holds the heads (lazily built heads would be missing from it).
+    self(dummy_inputs(1, 2, 1), training=False)
 
   def call(self, inputs: Dict[str, tf.Tensor], training=None):
     encoder_outputs = self.encoder_network(

@@ -1,0 +1,40 @@
+"""Loads an exported SavedModel with only tensorflow + tensorflow_text.
+
+Used by test_export.py in a fresh subprocess:
+  python serving_client.py EXPORT_DIR REQUESTS.npz OUT.npz
+REQUESTS.npz holds arrays named `<signature>:<input>`; OUT.npz gets
+`<signature>:<output>`.
+"""
+
+import sys
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tf.text ops)
+
+
+def main(export_dir, requests_path, out_path):
+  assert "official_spanbert" not in sys.modules
+  loaded = tf.saved_model.load(export_dir)
+  requests = np.load(requests_path, allow_pickle=False)
+  by_signature = {}
+  for key in requests.files:
+    signature, name = key.split(":")
+    by_signature.setdefault(signature, {})[name] = requests[key]
+  out = {}
+  for signature, inputs in by_signature.items():
+    fn = loaded.signatures[signature]
+    result = fn(**{k: tf.constant(v) for k, v in inputs.items()})
+    for name, value in result.items():
+      value = value.numpy()
+      if value.dtype == object:  # strings: store as fixed-width bytes
+        value = value.astype(bytes)
+      out[f"{signature}:{name}"] = value
+  np.savez(out_path, **out)
+  leaked = [m for m in sys.modules if m.startswith("official")]
+  print("modules from official*:", leaked)
+  return 1 if leaked else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,231 @@
+"""Tests of the TF Serving export (tools/export_savedmodel.py)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import text_preprocessor as tp
+from conftest import REPO
+
+SEQ = 32
+TEXTS = [
+    "The cat sat on the [MASK] [MASK] near the door.",
+    "",
+    "   \t ",
+    "word " * 10_000,
+    b"bad \xff\xfe bytes and a [MASK] here",
+    "[MASK]",
+    "Ünïcödé naïve café [MASK] 日本",
+]
+TEXTS = [t if isinstance(t, bytes) else t.encode() for t in TEXTS]
+
+
+def _params():
+  params = exp_factory.get_exp_config("spanbert/pretraining")
+  params = params_dict.override_params_dict(
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
+  return params
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, cased_vocab):
+  d = tmp_path_factory.mktemp("export")
+  params = _params()
+  model = task_factory.get_task(params.task).build_model()
+  ckpt = tf.train.Checkpoint(model=model).save(str(d / "ckpt" / "ckpt"))
+  # Through the command-line tool, from a training-style checkpoint.
+  override = ("task.model.encoder.bert_v2.hidden_size=32,"
+              "task.model.encoder.bert_v2.intermediate_size=64,"
+              "task.model.encoder.bert_v2.num_layers=1")
+  proc = subprocess.run(
+      [sys.executable, os.path.join(REPO, "tools", "export_savedmodel.py"),
+       "--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
+       "--params_override=" + override, "--checkpoint_path=" + ckpt,
+       "--vocab_file=" + cased_vocab, "--export_base=" + str(d / "spanbert"),
+       f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3", "--version=7"],
+      capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return {"dir": str(d), "model": str(d / "spanbert" / "7"),
+          "pre": str(d / "spanbert_preprocessing" / "7"), "keras": model,
+          "vocab": cased_vocab}
+
+
+def _saved_ops(export_dir):
+  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  sm = saved_model_pb2.SavedModel()
+  with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+    sm.ParseFromString(f.read())
+  ops = set()
+  for mg in sm.meta_graphs:
+    ops |= {n.op for n in mg.graph_def.node}
+    for fn in mg.graph_def.library.function:
+      ops |= {n.op for n in fn.node_def}
+  return ops
+
+
+AUDIT = """
+import json, sys
+from tensorflow.python.framework import op_def_registry
+import tensorflow as tf
+ops = json.loads(sys.argv[1])
+core = [o for o in ops if op_def_registry.get(o) is not None]
+import tensorflow_text
+text = [o for o in ops if o not in core and op_def_registry.get(o) is not None]
+print(json.dumps({"core": core, "text": text,
+                  "unknown": [o for o in ops if o not in core + text]}))
+"""
+
+
+def test_op_audit_core_and_tf_text_only(exported):
+  import json  # pylint: disable=g-import-not-at-top
+  for export_dir in (exported["model"], exported["pre"]):
+    ops = sorted(_saved_ops(export_dir))
+    proc = subprocess.run([sys.executable, "-c", AUDIT, json.dumps(ops)],
+                          capture_output=True, text=True, timeout=300)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["unknown"] == []
+    assert not {"PyFunc", "EagerPyFunc", "PyFuncStateless"} & set(ops)
+    # Tokenization really happens in the graph, with tf.text ops.
+    assert any("Wordpiece" in o for o in result["text"]), result["text"]
+
+
+def _requests():
+  texts = np.array(TEXTS, dtype=object).astype(bytes)
+  pair = texts[::-1].copy()
+  return {"serving_default:text": texts, "fill_spans:text": texts,
+          "encode_pair:text": texts, "encode_pair:text_pair": pair}
+
+
+def test_fresh_process_outputs_match_keras(exported, tmp_path):
+  requests = _requests()
+  np.savez(tmp_path / "req.npz", **requests)
+  proc = subprocess.run(
+      [sys.executable, os.path.join(REPO, "tests", "serving_client.py"),
+       exported["model"], str(tmp_path / "req.npz"), str(tmp_path / "out.npz")],
+      capture_output=True, text=True, timeout=600,
+      env={**os.environ, "PYTHONPATH": ""})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  out = np.load(tmp_path / "out.npz")
+
+  model = exported["keras"]
+  pre = tp.TextPreprocessor(exported["vocab"], seq_length=SEQ)
+  inputs = pre(tf.constant(requests["serving_default:text"]))
+  enc = model.encoder_network(inputs, training=False)
+  np.testing.assert_allclose(out["serving_default:sequence_output"],
+                             enc["sequence_output"].numpy(), atol=1e-5)
+  np.testing.assert_allclose(out["serving_default:pooled_output"],
+                             enc["pooled_output"].numpy(), atol=1e-5)
+  np.testing.assert_array_equal(out["serving_default:input_word_ids"],
+                                inputs["input_word_ids"].numpy())
+  # Every request, even the odd ones, gives [CLS] ... [SEP] of fixed length.
+  ids = out["serving_default:input_word_ids"]
+  assert ids.shape == (len(TEXTS), SEQ) and np.all(ids[:, 0] == 101)
+  assert list(ids[1, :2]) == [101, 102] and list(ids[2, :2]) == [101, 102]
+  assert ids[3, SEQ - 1] == 102  # 10,000 words truncated, not an error
+
+  # fill_spans: MLM top-k equals the Keras MLM head on the same positions.
+  pos = out["fill_spans:masked_positions"]
+  np.testing.assert_array_equal(pos[0, :2], [6, 7])
+  assert list(out["fill_spans:masked_weights"][0]) == [1, 1, 0]
+  assert out["fill_spans:masked_weights"][1].sum() == 0  # no [MASK]
+  logits = model.masked_lm(enc["sequence_output"], tf.constant(pos))
+  log_probs = tf.nn.log_softmax(logits).numpy()
+  top = np.argsort(-log_probs, axis=-1)[..., :4]
+  np.testing.assert_array_equal(out["fill_spans:mlm_top_k_ids"], top)
+  np.testing.assert_allclose(out["fill_spans:mlm_top_k_scores"],
+                             np.take_along_axis(log_probs, top, -1), atol=1e-5)
+  # SBO: the span [6, 7] is predicted from boundaries 5 and 8.
+  sbo = model.span_boundary(enc["sequence_output"][:1], tf.constant([[5, 5, 0]]),
+                            tf.constant([[8, 8, 0]]),
+                            tf.constant([[0, 1, 0]]))
+  sbo_top = np.argsort(-tf.nn.log_softmax(sbo).numpy()[0, :2], axis=-1)
+  np.testing.assert_array_equal(out["fill_spans:sbo_top_k_ids"][0, :2],
+                                sbo_top[:, :4])
+  tokens = out["fill_spans:mlm_top_k_tokens"]
+  vocab = pre.vocab.tokens
+  assert tokens[0, 0, 0].decode() == vocab[top[0, 0, 0]]
+  filled = [t.decode() for t in out["fill_spans:filled_text"]]
+  assert "[MASK]" not in filled[0] and filled[0].startswith("The cat sat")
+  assert filled[1] == "" and filled[2] == ""
+
+  pair_types = out["encode_pair:input_type_ids"]
+  assert pair_types.shape == (len(TEXTS), SEQ)
+  np.testing.assert_allclose(
+      out["encode_pair:sequence_output"],
+      model.encoder_network(pre(tf.constant(requests["encode_pair:text"]),
+                                tf.constant(requests["encode_pair:text_pair"])),
+                            training=False)["sequence_output"].numpy(),
+      atol=1e-5)
+
+
+def test_saved_model_cli_lists_signatures(exported):
+  cli = shutil.which("saved_model_cli", path=os.path.dirname(sys.executable))
+  assert cli, "saved_model_cli is installed with tensorflow"
+  proc = subprocess.run([cli, "show", "--dir", exported["model"], "--all"],
+                        capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  for name in ("serving_default", "encode_pair", "encode_ids", "fill_spans"):
+    assert f"signature_def['{name}']" in proc.stdout
+  assert "tensorflow/serving/predict" in proc.stdout
+
+
+def test_predict_request_round_trip_and_warmup(exported):
+  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
+  from tensorflow_serving.apis import prediction_log_pb2  # pylint: disable=g-import-not-at-top
+  loaded = tf.saved_model.load(exported["model"])
+  request = predict_pb2.PredictRequest()
+  request.model_spec.name = "spanbert"
+  request.model_spec.signature_name = "fill_spans"
+  request.inputs["text"].CopyFrom(tf.make_tensor_proto(
+      [b"Paris is the [MASK] of France."]))
+  wire = predict_pb2.PredictRequest.FromString(request.SerializeToString())
+  fn = loaded.signatures[wire.model_spec.signature_name]
+  result = fn(**{k: tf.constant(tf.make_ndarray(v))
+                 for k, v in wire.inputs.items()})
+  response = predict_pb2.PredictResponse()
+  for k, v in result.items():
+    response.outputs[k].CopyFrom(tf.make_tensor_proto(v.numpy()))
+  back = predict_pb2.PredictResponse.FromString(response.SerializeToString())
+  assert tf.make_ndarray(back.outputs["mlm_top_k_ids"]).shape == (1, 3, 4)
+  assert tf.make_ndarray(back.outputs["masked_weights"]).tolist() == [[1, 0, 0]]
+
+  warmup = os.path.join(exported["model"], "assets.extra",
+                        "tf_serving_warmup_requests")
+  seen = set()
+  for raw in tf.data.TFRecordDataset(warmup).as_numpy_iterator():
+    log = prediction_log_pb2.PredictionLog.FromString(raw)
+    req = log.predict_log.request
+    fn = loaded.signatures[req.model_spec.signature_name]
+    fn(**{k: tf.constant(tf.make_ndarray(v)) for k, v in req.inputs.items()})
+    seen.add(req.model_spec.signature_name)
+  assert seen == {"serving_default", "encode_pair", "encode_ids",
+                  "fill_spans"}
+
+
+def test_preprocessing_model(exported):
+  loaded = tf.saved_model.load(exported["pre"])
+  out = loaded.signatures["serving_default"](
+      text=tf.constant([b"Hello world", b""]))
+  assert out["input_word_ids"].shape == (2, SEQ)
+  assert out["input_word_ids"].numpy()[1, :3].tolist() == [101, 102, 0]
+  assert os.path.exists(os.path.join(exported["pre"], "assets.extra",
+                                     "tf_serving_warmup_requests"))
+
+
+def test_existing_version_is_refused(exported):
+  with pytest.raises(ValueError, match="already exists"):
+    export_lib.export(exported["keras"], exported["vocab"],
+                      os.path.join(exported["dir"], "spanbert"), version=7,
+                      seq_length=SEQ)
