@@ -19,8 +19,10 @@ setuptools.setup(
         "tensorflow-text~=2.20.0",
         "tf-models-official==2.20.0",
         "tf-keras~=2.20.0",
+        "tensorflow-serving-api~=2.20.0",
         "absl-py",
         "numpy",
+        "scipy",
         "tqdm",
     ],
     extras_require={
@@ -33,6 +35,10 @@ setuptools.setup(
              "official_spanbert_tools.create_pretraining_data:run"),
             ("spanbert-build-demo-corpus="
              "official_spanbert_tools.build_demo_corpus:run"),
+            "spanbert-train=official_spanbert.train:console_main",
+            ("spanbert-export-savedmodel="
+             "official_spanbert_tools.export_savedmodel:run"),
+            "spanbert-demo=official_spanbert.demo:console_main",
         ],
     },
 )

@@ -40,7 +40,8 @@ class TrainingDivergedError(RuntimeError):
 
 
 def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
-        strategy: Optional[tf.distribute.Strategy] = None
+        strategy: Optional[tf.distribute.Strategy] = None,
+        run_post_eval: bool = False
         ) -> Tuple[tf_keras.Model, Mapping[str, Any]]:
   """Runs an experiment; returns the model and the last eval logs.
 
@@ -49,6 +50,7 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     model_dir: checkpoints, summaries and params.yaml go here.
     mode: train, eval, train_and_eval or continuous_eval.
     strategy: distribution strategy (default: from params.runtime).
+    run_post_eval: evaluate once after training and return those logs.
 
   Raises:
     TrainingDivergedError: the loss became NaN/Inf; the last good checkpoint
@@ -69,13 +71,13 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     task = task_factory.get_task(params.task, logging_dir=model_dir)
     trainer = train_utils.create_trainer(
         params, task, train="train" in mode,
-        evaluate=("eval" in mode), trainer_cls=trainer_lib.SpanBertTrainer,
+        evaluate=("eval" in mode) or run_post_eval, trainer_cls=trainer_lib.SpanBertTrainer,
         checkpoint_exporter=train_utils.maybe_create_best_ckpt_exporter(
             params, model_dir))
   try:
     return train_lib.run_experiment(
         distribution_strategy=strategy, task=task, mode=mode, params=params,
-        model_dir=model_dir, trainer=trainer)
+        model_dir=model_dir, trainer=trainer, run_post_eval=run_post_eval)
   except RuntimeError as e:
     if "loss value" not in str(e):
       raise
