@@ -1,0 +1,178 @@
+r"""Throughput of the pretraining-records tool (tokenize + pack + write).
+
+Runs `create_pretraining_records` (mode `single`, the SpanBERT layout) on one
+corpus file N times and reports the median MB/s (input bytes) and tokens/s
+(wordpieces written), as measured by the tool itself (`Stats.seconds` covers
+reading, tf.text WordPiece tokenization, greedy packing, serialization and
+writing; not building the tokenizer). Optionally also runs the whole corpus
+folder once and prints its stats, to show that it finishes at the chosen
+max_seq_length.
+
+Output goes to a temporary directory that is removed afterwards.
+
+  .venv/bin/python benchmarks/bench_pretraining_data.py            # defaults
+  .venv/bin/python benchmarks/bench_pretraining_data.py --runs 5 --full_corpus
+"""
+
+import argparse
+import glob
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import official_spanbert  # noqa: F401  (before tensorflow)
+import tensorflow as tf
+
+from official_spanbert.data import pretraining_records as pr
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+def machine() -> str:
+  model = platform.processor() or "?"
+  try:
+    out = subprocess.run(["lscpu"], capture_output=True, text=True,
+                         check=False).stdout
+    for line in out.splitlines():
+      if line.startswith("Model name:"):
+        model = line.split(":", 1)[1].strip()
+  except OSError:
+    pass
+  load = os.getloadavg()
+  return (f"{os.cpu_count()} cores ({model}), TF {tf.__version__}, "
+          f"Python {platform.python_version()}, load avg at start "
+          f"{load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
+
+
+_WAITED = [0.0]
+
+
+def wait_for_load(max_load: float, max_wait: float):
+  """Sleeps while the 1-minute load is above max_load, at most max_wait
+  seconds over the whole run (other jobs share the machine)."""
+  while os.getloadavg()[0] > max_load and _WAITED[0] < max_wait:
+    print(f"  load {os.getloadavg()[0]:.2f} > {max_load}; waiting",
+          flush=True)
+    time.sleep(15)
+    _WAITED[0] += 15
+
+
+def run_once(inputs, vocab, out_dir, seq, shards, tag):
+  prefix = os.path.join(out_dir, tag)
+  t0, c0 = time.perf_counter(), time.process_time()
+  stats = pr.create_pretraining_records(inputs, vocab, prefix,
+                                        max_seq_length=seq,
+                                        num_shards=shards, progress=False)
+  wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+  size = sum(os.path.getsize(p) for p in glob.glob(prefix + "-*.tfrecord"))
+  return stats, wall, size, cpu
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--input", default=os.path.join(DATA, "corpus",
+                                                  "linux-doc.txt"))
+  ap.add_argument("--vocab", default=os.path.join(
+      DATA, "vocab", "bert-base-cased-vocab.txt"))
+  ap.add_argument("--max_seq_length", type=int, default=512)
+  ap.add_argument("--num_shards", type=int, default=1)
+  ap.add_argument("--runs", type=int, default=3)
+  ap.add_argument("--full_corpus", action=argparse.BooleanOptionalAction,
+                  default=True,
+                  help="also run the whole corpus folder once")
+  ap.add_argument("--corpus_glob",
+                  default=os.path.join(DATA, "corpus", "*.txt"))
+  ap.add_argument("--max_load", type=float, default=1.5,
+                  help="wait before each run until the 1-min load is below")
+  ap.add_argument("--max_wait", type=float, default=300,
+                  help="total seconds the run may spend waiting for the load")
+  args = ap.parse_args(argv)
+  for path in (args.input, args.vocab):
+    if not os.path.exists(path):
+      sys.exit(f"missing {path} (set SPANBERT_DATA_DIR or place the shared "
+               "data at ../shared/data)")
+
+  print(f"machine: {machine()}")
+  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+  rows = []
+  with tempfile.TemporaryDirectory(prefix="bench_records_") as tmp:
+    for r in range(args.runs):
+      wait_for_load(args.max_load, args.max_wait)
+      stats, wall, size, cpu = run_once([args.input], args.vocab, tmp,
+                                        args.max_seq_length, args.num_shards,
+                                        f"run{r}")
+      rows.append((stats, wall, size, os.getloadavg()[0], cpu))
+      print(f"  run {r + 1}/{args.runs}: {stats.seconds:.2f} s, "
+            f"{stats.mb_per_second:.3f} MB/s, "
+            f"{stats.tokens_per_second:,.0f} tokens/s, CPU {cpu:.1f} s "
+            f"(load {rows[-1][3]:.2f})", flush=True)
+      for p in glob.glob(os.path.join(tmp, f"run{r}*")):
+        os.remove(p)
+
+    mbs = [s.mb_per_second for s, *_ in rows]
+    tps = [s.tokens_per_second for s, *_ in rows]
+    secs = [s.seconds for s, *_ in rows]
+    s0 = rows[0][0]
+    name = os.path.basename(args.input)
+    print()
+    print(f"### {name} at max_seq_length={args.max_seq_length} "
+          f"({s0.bytes / 1e6:.1f} MB, {args.runs} runs)")
+    print()
+    print("| metric | median | min | max |")
+    print("|---|---:|---:|---:|")
+    print(f"| seconds (tokenize+pack+write) | {statistics.median(secs):.2f} "
+          f"| {min(secs):.2f} | {max(secs):.2f} |")
+    print(f"| MB/s (input bytes) | {statistics.median(mbs):.3f} | "
+          f"{min(mbs):.3f} | {max(mbs):.3f} |")
+    print(f"| tokens/s (wordpieces written) | {statistics.median(tps):,.0f} "
+          f"| {min(tps):,.0f} | {max(tps):,.0f} |")
+    cpus = [r[4] for r in rows]
+    cmb = [s0.bytes / 1e6 / c for c in cpus]
+    print(f"| CPU seconds (process, all threads; incl. tokenizer setup) | "
+          f"{statistics.median(cpus):.2f} | {min(cpus):.2f} | "
+          f"{max(cpus):.2f} |")
+    print(f"| MB per CPU-second | {statistics.median(cmb):.3f} | "
+          f"{min(cmb):.3f} | {max(cmb):.3f} |")
+    print()
+    print(f"documents {s0.documents:,}, lines {s0.lines:,}, blocks "
+          f"{s0.blocks:,}, tokens {s0.tokens:,}, split_lines "
+          f"{s0.split_lines:,}, padding_ratio {s0.padding_ratio:.4f}, "
+          f"mean_block_tokens {s0.mean_block_tokens}, record bytes "
+          f"{rows[0][2] / 1e6:.1f} MB")
+
+    if args.full_corpus:
+      files = sorted(glob.glob(args.corpus_glob))
+      wait_for_load(args.max_load, args.max_wait)
+      print()
+      print(f"### whole corpus ({len(files)} files: "
+            f"{', '.join(os.path.basename(f) for f in files)}) at "
+            f"max_seq_length={args.max_seq_length}, 1 run")
+      stats, wall, size, cpu = run_once(files, args.vocab, tmp,
+                                   args.max_seq_length, args.num_shards,
+                                   "full")
+      print()
+      print("| files | MB | documents | empty docs | lines | split_lines | "
+            "blocks | tokens | mean block | padding_ratio | seconds | MB/s "
+            "| tokens/s |")
+      print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+            "|---:|")
+      print(f"| {stats.files} | {stats.bytes / 1e6:.1f} | "
+            f"{stats.documents:,} | {stats.empty_documents:,} | "
+            f"{stats.lines:,} | {stats.split_lines:,} | {stats.blocks:,} | "
+            f"{stats.tokens:,} | {stats.mean_block_tokens} | "
+            f"{stats.padding_ratio:.4f} | {stats.seconds:.1f} | "
+            f"{stats.mb_per_second:.3f} | {stats.tokens_per_second:,.0f} |")
+      print(f"(wall incl. tokenizer setup {wall:.1f} s, CPU {cpu:.1f} s; "
+            f"records "
+            f"{size / 1e6:.1f} MB; load at end {os.getloadavg()[0]:.2f})")
+  print(f"\nwaited {_WAITED[0]:.0f} s in all for the load to drop")
+
+
+if __name__ == "__main__":
+  main()
