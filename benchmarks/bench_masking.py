@@ -1,0 +1,617 @@
+r"""Masking throughput of the SpanBERT pretraining loader, with a breakdown.
+
+Builds real records first (the first --corpus_mb MB of linux-doc.txt through
+create_pretraining_records at seq 512, into a temporary directory), then
+measures, at each batch size:
+
+1. loader: `TFRecordDataset(files).repeat()` -> `loader.transform_and_batch`
+   (batch, parse, frame, mask; map with AUTOTUNE) -> `.prefetch(2)`, for the
+   schemes `span`, `token`, `whole_word` and `span` with use_xla_masking=False.
+   Each trial builds a fresh pipeline, warms it up (the first batch compiles
+   the XLA span loop), then times --sequences sequences. Trials are
+   interleaved across schemes so that load changes hit all of them alike.
+2. parse+frame only: the same pipeline with the masking step left out
+   (`tf.io.parse_example` + the loader's `_frame`), to see what the masking
+   step adds.
+3. core: on pre-framed batches held in memory, a tf.function of
+   `masking.mask_batch` (full masking incl. post-processing: 80/10/10,
+   SBO targets, dense outputs) and of the sampling step alone
+   (`_span_mask` / `_token_mask` / `_whole_word_mask`), called one batch at a
+   time (no tf.data parallelism across batches).
+4. oracle: the NumPy/Python transcription of the reference implementation
+   (tests/span_masking_oracle.py, `mask_block`) over the same blocks, one
+   block at a time, single core.
+
+tokens/s is (sequences x seq_length) / s: positions of masked, framed
+sequences produced per second (padding included). "real tokens/s" counts only
+non-pad positions ([CLS]/[SEP] included); "predictions/s" counts the masked
+(predicted) positions.
+
+  .venv/bin/python benchmarks/bench_masking.py
+  .venv/bin/python benchmarks/bench_masking.py --batch_sizes 256 --trials 5
+"""
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import official_spanbert  # noqa: F401  (before tensorflow)
+import tensorflow as tf
+
+from official_spanbert.data import masking
+from official_spanbert.data import pretrain_dataloader as pdl
+from official_spanbert.data import pretraining_records as pr
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+# pylint: disable-next=g-import-not-at-top
+import span_masking_oracle as oracle  # noqa: E402
+
+# (label, masking_scheme, use_xla_masking)
+VARIANTS = (("span", "span", True), ("token", "token", True),
+            ("whole_word", "whole_word", True),
+            ("span (no XLA)", "span", False))
+
+
+def machine() -> str:
+  model = "?"
+  try:
+    out = subprocess.run(["lscpu"], capture_output=True, text=True,
+                         check=False).stdout
+    for line in out.splitlines():
+      if line.startswith("Model name:"):
+        model = line.split(":", 1)[1].strip()
+  except OSError:
+    pass
+  return (f"{os.cpu_count()} cores ({model}), TF {tf.__version__}, "
+          f"Python {platform.python_version()}")
+
+
+def load_str() -> str:
+  return "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg())
+
+
+_WAITED = [0.0]
+
+
+def wait_for_load(max_load: float, max_wait: float):
+  """Sleeps while the 1-minute load is above max_load, at most max_wait
+  seconds over the whole run (other jobs share the machine)."""
+  while os.getloadavg()[0] > max_load and _WAITED[0] < max_wait:
+    print(f"  load {load_str()} > {max_load}; waiting", flush=True)
+    time.sleep(15)
+    _WAITED[0] += 15
+
+
+def head_of_corpus(path: str, max_bytes: int, out_path: str) -> str:
+  """Whole documents from the start of a corpus file, about max_bytes."""
+  with open(path, "rb") as f, open(out_path, "wb") as out:
+    size = 0
+    for line in f:
+      out.write(line)
+      size += len(line)
+      if size >= max_bytes and not line.strip():
+        break
+  return out_path
+
+
+def stat_cells(values, fmt="{:,.0f}"):
+  return (fmt.format(statistics.median(values)),
+          f"{fmt.format(min(values))}-{fmt.format(max(values))}")
+
+
+class _CountingRng:
+  """A numpy Generator that counts its `integers` calls."""
+
+  def __init__(self, rng):
+    self._rng = rng
+    self.integers_calls = 0
+
+  def integers(self, *a, **k):
+    self.integers_calls += 1
+    return self._rng.integers(*a, **k)
+
+  def __getattr__(self, name):
+    return getattr(self._rng, name)
+
+
+class Bench:
+  """Holds the records and the config shared by all measurements."""
+
+  def __init__(self, args, files):
+    self.args = args
+    self.files = files
+    self.seq = args.seq_length
+
+  def config(self, scheme, use_xla, batch):
+    return pdl.SpanBertPretrainDataConfig(
+        input_path=",".join(self.files), vocab_file=self.args.vocab,
+        seq_length=self.seq, global_batch_size=batch,
+        masking_scheme=scheme, use_xla_masking=use_xla, is_training=False,
+        drop_remainder=True, seed=17)
+
+  def _time_pipeline(self, ds, batch):
+    """(seconds, real tokens, predictions) over the timed batches."""
+    n_batches = max(1, self.args.sequences // batch)
+    it = iter(ds)
+    for _ in range(self.args.warmup):
+      next(it)
+    real = preds = 0
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    for _ in range(n_batches):
+      b = next(it)
+      real += int(np.sum(b["input_mask"].numpy()))
+      if "masked_lm_weights" in b:
+        preds += int(np.sum(b["masked_lm_weights"].numpy()))
+    dt = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    del it
+    gc.collect()
+    return dt, n_batches * batch, real, preds, cpu
+
+  def loader_pipeline(self, scheme, use_xla, batch):
+    loader = pdl.SpanBertPretrainDataLoader(self.config(scheme, use_xla,
+                                                        batch))
+    ds = tf.data.TFRecordDataset(self.files).repeat()
+    return loader.transform_and_batch(ds).prefetch(2)
+
+  def frame_pipeline(self, batch):
+    loader = pdl.SpanBertPretrainDataLoader(self.config("token", True, batch))
+    spec = pr.feature_spec("single")
+    ds = tf.data.TFRecordDataset(self.files).repeat().batch(
+        batch, drop_remainder=True)
+    # pylint: disable=protected-access
+    ds = ds.map(lambda x: loader._frame(tf.io.parse_example(x, spec)),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(2)
+
+  def framed_batches(self, batch, count):
+    """`count` distinct framed batches, as tensors in memory."""
+    loader = pdl.SpanBertPretrainDataLoader(self.config("token", True, batch))
+    spec = pr.feature_spec("single")
+    ds = tf.data.TFRecordDataset(self.files).repeat().batch(
+        batch, drop_remainder=True).take(count)
+    # pylint: disable=protected-access
+    ds = ds.map(lambda x: loader._frame(tf.io.parse_example(x, spec)))
+    return list(ds), loader
+
+  def run_loader(self):
+    """Interleaved trials of the loader pipelines and parse+frame."""
+    results = {}
+    for batch in self.args.batch_sizes:
+      for trial in range(self.args.trials):
+        wait_for_load(self.args.max_load, self.args.max_wait)
+        for label, scheme, use_xla in VARIANTS:
+          if label == "span (no XLA)" and not self.args.no_xla:
+            continue
+          ds = self.loader_pipeline(scheme, use_xla, batch)
+          r = self._time_pipeline(ds, batch)
+          results.setdefault((batch, label), []).append(r)
+          self._print_trial(batch, label, trial, r)
+        r = self._time_pipeline(self.frame_pipeline(batch), batch)
+        results.setdefault((batch, "parse+frame only"), []).append(r)
+        self._print_trial(batch, "parse+frame only", trial, r)
+    return results
+
+  def _print_trial(self, batch, label, trial, r):
+    dt, seqs, _, _, cpu = r
+    print(f"  B={batch} {label:17s} trial {trial + 1}: {seqs} seqs in "
+          f"{dt:.2f} s = {seqs * self.seq / dt / 1e6:.3f} M tokens/s, "
+          f"{seqs * self.seq / cpu / 1e6:.3f} M tokens/CPU-s "
+          f"(load {load_str()})", flush=True)
+
+  def run_core(self):
+    """tf.function timings of mask_batch, of the sampling step alone and of
+    the post-processing alone (mask_batch given a precomputed mask)."""
+    # pylint: disable=protected-access
+    results = {}
+    for batch in self.args.batch_sizes:
+      framed, loader = self.framed_batches(batch, self.args.core_batches)
+      random_ids = loader._random_ids
+      fns = {}
+      pre_masks = {}
+      for label, scheme, use_xla in VARIANTS:
+        params = pdl.masking_params(self.config(scheme, use_xla, batch),
+                                    loader._vocab)
+        fns[("mask_batch", label)] = self._mask_batch_fn(params, random_ids)
+        fns[("sampling only", label)] = self._sampling_fn(params)
+        if use_xla:
+          fns[("post only", label)] = self._post_fn(params, random_ids)
+          pre_masks[label] = [
+              fns[("sampling only", label)](
+                  f["input_word_ids"], f["maskable"], f["word_starts"],
+                  tf.constant([9, i], tf.int64), None)
+              for i, f in enumerate(framed)]
+      n_calls = max(1, self.args.sequences // batch)
+
+      def call(fn, label, i, seed):
+        f = framed[i % len(framed)]
+        pre = pre_masks.get(label.replace(" (no XLA)", ""))[i % len(framed)]
+        return fn(f["input_word_ids"], f["maskable"], f["word_starts"],
+                  tf.constant(seed, tf.int64), pre)
+
+      for trial in range(self.args.trials):
+        wait_for_load(self.args.max_load, self.args.max_wait)
+        for (what, label), fn in fns.items():
+          for i in range(2):  # warm-up (tracing, XLA compile)
+            call(fn, label, i, [1, i])
+          t0 = time.perf_counter()
+          for i in range(n_calls):
+            call(fn, label, i, [trial + 2, i]).numpy()
+          dt = time.perf_counter() - t0
+          results.setdefault((batch, what, label), []).append(
+              (dt, n_calls * batch))
+          print(f"  core B={batch} {what:13s} {label:17s} trial {trial + 1}: "
+                f"{n_calls * batch * self.seq / dt / 1e6:.3f} M tokens/s "
+                f"(load {load_str()})", flush=True)
+    return results
+
+  @staticmethod
+  def _mask_batch_fn(params, random_ids):
+    @tf.function
+    def fn(ids, maskable, word_starts, seed, pre_mask):
+      del pre_mask
+      out = masking.mask_batch(ids, maskable > 0, word_starts > 0, seed,
+                               params, random_ids)
+      return out["masked_lm_positions"]
+    return fn
+
+  @staticmethod
+  def _post_fn(params, random_ids):
+    """mask_batch with its sampling step replaced by a given mask."""
+    # pylint: disable=protected-access
+    @tf.function
+    def fn(ids, maskable, word_starts, seed, pre_mask):
+      saved = (masking._span_mask, masking._token_mask,
+               masking._whole_word_mask)
+      masking._span_mask = lambda *a, **k: (pre_mask, None)
+      masking._token_mask = lambda *a, **k: pre_mask
+      masking._whole_word_mask = lambda *a, **k: pre_mask
+      try:  # only while tracing
+        out = masking.mask_batch(ids, maskable > 0, word_starts > 0, seed,
+                                 params, random_ids)
+      finally:
+        (masking._span_mask, masking._token_mask,
+         masking._whole_word_mask) = saved
+      return out["masked_lm_positions"]
+    return fn
+
+  @staticmethod
+  def _sampling_fn(params):
+    # pylint: disable=protected-access
+    @tf.function
+    def fn(ids, maskable, word_starts, seed, pre_mask):
+      del ids, pre_mask
+      maskable = maskable > 0
+      word_starts = (word_starts > 0) | tf.logical_not(maskable)
+      seed = tf.cast(seed, tf.int64)
+      n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
+      budget = masking._budget(n, params.masking_rate)
+      word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
+      if params.scheme == "span":
+        masked, _ = masking._span_mask(maskable, word_starts, word_idx, n,
+                                       budget, params, seed)
+      elif params.scheme == "token":
+        masked = masking._token_mask(maskable, budget, seed)
+      else:
+        masked = masking._whole_word_mask(maskable, word_idx, budget, seed)
+      return masked
+    return fn
+
+  def run_span_breakdown(self):
+    """Span sampling split into table building and the sampling loop.
+
+    Also counts the loop's iterations per batch (exactly, by a counter in the
+    per-iteration seed fold, traced into a separate non-XLA copy of the loop).
+    """
+    # pylint: disable=protected-access
+    results = {}
+    for batch in self.args.batch_sizes:
+      framed, loader = self.framed_batches(batch, self.args.core_batches)
+      params = pdl.masking_params(self.config("span", True, batch),
+                                  loader._vocab)
+
+      @tf.function
+      def prep(maskable, word_starts, seed, params=params):
+        maskable = maskable > 0
+        word_starts = (word_starts > 0) | tf.logical_not(maskable)
+        n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
+        budget = masking._budget(n, params.masking_rate)
+        word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
+        b, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
+        not_maskable = tf.logical_not(maskable)
+        cum_maskable = tf.cumsum(tf.cast(maskable, tf.int32), axis=1)
+        cum_not = tf.cumsum(tf.cast(not_maskable, tf.int32), axis=1)
+        maskable_pos = masking._positions_table(maskable, cum_maskable - 1, b,
+                                                length)
+        word_start_pos = masking._positions_table(word_starts, word_idx, b,
+                                                  length)
+        not_maskable_pos = masking._positions_table(not_maskable, cum_not - 1,
+                                                    b, length)
+        segment_end = tf.gather(not_maskable_pos, cum_not, batch_dims=1)
+        return (maskable_pos, word_start_pos, segment_end, word_idx, n,
+                budget, tf.cast(seed, tf.int64))
+
+      loop_plain = tf.function(masking._span_loop, autograph=False)
+      counter = tf.Variable(0, dtype=tf.int64)
+      real_fold = masking._fold
+
+      def counting_fold(seed, salt):
+        with tf.control_dependencies([counter.assign_add(1)]):
+          return real_fold(seed, salt)
+
+      @tf.function(autograph=False)
+      def loop_counted(*tables, params=params):
+        masking._fold = counting_fold  # only while tracing this function
+        try:
+          return masking._span_loop(*tables, params=params)
+        finally:
+          masking._fold = real_fold
+
+      tables = [prep(f["maskable"], f["word_starts"],
+                     tf.constant([5, i], tf.int64))
+                for i, f in enumerate(framed)]
+      iters = []
+      for t in tables:
+        counter.assign(0)
+        loop_counted(*t)
+        iters.append(int(counter.numpy()))
+      results[(batch, "iterations")] = iters
+      n_calls = max(1, self.args.sequences // batch)
+      fns = {"tables (3 position tables, outside XLA)":
+                 lambda i: prep(framed[i]["maskable"],
+                                framed[i]["word_starts"],
+                                tf.constant([5, i], tf.int64))[0],
+             "sampling loop, XLA": lambda i: masking._span_loop_xla(
+                 *tables[i], params=params)[0],
+             "sampling loop, no XLA": lambda i: loop_plain(
+                 *tables[i], params=params)[0]}
+      for trial in range(self.args.trials):
+        wait_for_load(self.args.max_load, self.args.max_wait)
+        for what, fn in fns.items():
+          fn(0).numpy()
+          fn(1 % len(tables)).numpy()
+          t0 = time.perf_counter()
+          for i in range(n_calls):
+            fn(i % len(tables)).numpy()
+          dt = time.perf_counter() - t0
+          results.setdefault((batch, what), []).append(dt / n_calls * 1e3)
+          print(f"  span parts B={batch} {what}: {dt / n_calls * 1e3:.1f} "
+                f"ms/batch (load {load_str()})", flush=True)
+    return results
+
+  def run_oracle(self):
+    """oracle.mask_block over real blocks, one at a time."""
+    spec = pr.feature_spec("single")
+    blocks = []
+    for rec in tf.data.TFRecordDataset(self.files).take(
+        self.args.oracle_blocks):
+      ex = tf.io.parse_single_example(rec, spec)
+      blocks.append((ex["input_ids"].numpy().tolist(),
+                     ex["word_starts"].numpy().tolist()))
+    loader = pdl.SpanBertPretrainDataLoader(self.config("span", True, 64))
+    # pylint: disable-next=protected-access
+    random_ids = np.asarray(loader._random_ids)
+    results = []
+    for trial in range(self.args.trials):
+      wait_for_load(self.args.max_load, self.args.max_wait)
+      rng = np.random.default_rng(trial)
+      t0 = time.perf_counter()
+      for ids, starts in blocks:
+        oracle.mask_block(ids, starts, rng, random_ids=random_ids)
+      dt = time.perf_counter() - t0
+      results.append((dt, len(blocks)))
+      print(f"  oracle trial {trial + 1}: {len(blocks)} blocks in {dt:.2f} s "
+            f"= {len(blocks) * self.seq / dt / 1e6:.4f} M tokens/s "
+            f"(load {load_str()})", flush=True)
+    real = sum(len(ids) + 2 for ids, _ in blocks)
+    # Draws (loop iterations) per block: one rng.integers call per draw.
+    counting = _CountingRng(np.random.default_rng(99))
+    draws = []
+    for ids, starts in blocks:
+      before = counting.integers_calls
+      oracle.mask_block(ids, starts, counting, random_ids=random_ids)
+      draws.append(counting.integers_calls - before)
+    return results, real / len(blocks), draws
+
+
+def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
+           draws):
+  seq = bench.seq
+  print()
+  print("### Loader pipeline (parse + frame + mask in tf.data, prefetch 2)")
+  print()
+  print("| batch | scheme | M tokens/s (seq x 512), median | range | "
+        "M real tokens/s | K predictions/s | time vs token | "
+        "M tokens per CPU-s | CPU time vs token |")
+  print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+  for batch in bench.args.batch_sizes:
+    token_t = token_c = None
+    if (batch, "token") in loader_res:
+      token_t = statistics.median(
+          dt / s for dt, s, *_ in loader_res[(batch, "token")])
+      token_c = statistics.median(
+          c / s for _, s, _, _, c in loader_res[(batch, "token")])
+    for label in [v[0] for v in VARIANTS] + ["parse+frame only"]:
+      rs = loader_res.get((batch, label))
+      if not rs:
+        continue
+      tps = [s * seq / dt / 1e6 for dt, s, *_ in rs]
+      real = [r / dt / 1e6 for dt, _, r, *_ in rs]
+      preds = [p / dt / 1e3 for dt, _, _, p, _ in rs]
+      med, rng = stat_cells(tps, "{:.3f}")
+      cpu_tps = [s * seq / c / 1e6 for _, s, _, _, c in rs]
+      ratio = cpu_ratio = "-"
+      if token_t:
+        per_seq = statistics.median(dt / s for dt, s, *_ in rs)
+        ratio = f"{per_seq / token_t:.2f}x"
+        cpu_per_seq = statistics.median(c / s for _, s, _, _, c in rs)
+        cpu_ratio = f"{cpu_per_seq / token_c:.2f}x"
+      pr_cell = (f"{statistics.median(preds):,.0f}" if label !=
+                 "parse+frame only" else "-")
+      print(f"| {batch} | {label} | {med} | {rng} | "
+            f"{statistics.median(real):.3f} | {pr_cell} | {ratio} | "
+            f"{statistics.median(cpu_tps):.3f} | {cpu_ratio} |")
+
+  print()
+  print("### Core masking on pre-framed batches (tf.function, one batch per "
+        "call)")
+  print()
+  print("| batch | scheme | mask_batch M tokens/s (range) | ms/batch | "
+        "sampling-only M tokens/s | sampling ms/batch | post-processing "
+        "ms/batch (measured) |")
+  print("|---:|---|---:|---:|---:|---:|---:|")
+  for batch in bench.args.batch_sizes:
+    for label in [v[0] for v in VARIANTS]:
+      full = core_res.get((batch, "mask_batch", label))
+      samp = core_res.get((batch, "sampling only", label))
+      if not full:
+        continue
+      ft = [s * seq / dt / 1e6 for dt, s in full]
+      st = [s * seq / dt / 1e6 for dt, s in samp]
+      fms = statistics.median(dt / s * batch * 1e3 for dt, s in full)
+      sms = statistics.median(dt / s * batch * 1e3 for dt, s in samp)
+      post = core_res.get((batch, "post only",
+                           label.replace(" (no XLA)", "")))
+      pms = statistics.median(dt / s * batch * 1e3 for dt, s in post)
+      med, rng = stat_cells(ft, "{:.3f}")
+      print(f"| {batch} | {label} | {med} ({rng}) | {fms:.1f} | "
+            f"{statistics.median(st):.3f} | {sms:.1f} | {pms:.1f} |")
+
+  if parts_res:
+    print()
+    print("### Span sampling breakdown (tf.function, one batch per call)")
+    print()
+    print("| batch | part | ms/batch median | range |")
+    print("|---:|---|---:|---:|")
+    for batch in bench.args.batch_sizes:
+      for (b, what), v in parts_res.items():
+        if b != batch or what == "iterations":
+          continue
+        print(f"| {batch} | {what} | {statistics.median(v):.1f} | "
+              f"{min(v):.1f}-{max(v):.1f} |")
+      iters = parts_res[(batch, "iterations")]
+      loop_ms = statistics.median(parts_res[(batch, "sampling loop, XLA")])
+      print(f"| {batch} | loop iterations per batch (exact, "
+            f"{len(iters)} batches) | {statistics.median(iters):.0f} | "
+            f"{min(iters)}-{max(iters)} |")
+      print(f"| {batch} | XLA loop cost per iteration (ms) | "
+            f"{loop_ms / statistics.median(iters):.2f} | |")
+    print()
+    print(f"Draws per sequence (oracle, same algorithm, {len(draws)} blocks): "
+          f"mean {np.mean(draws):.1f}, median {np.median(draws):.0f}, "
+          f"p99 {np.percentile(draws, 99):.0f}, max {max(draws)}; the batched "
+          "loop runs until the slowest row of the batch is done.")
+
+  print()
+  print("### NumPy oracle (tests/span_masking_oracle.py, mask_block, "
+        "single core)")
+  print()
+  tps = [b * seq / dt / 1e6 for dt, b in oracle_res]
+  ms = [dt / b * 1e3 for dt, b in oracle_res]
+  med, rng = stat_cells(tps, "{:.4f}")
+  print("| blocks | M tokens/s (seq x 512) | range | M real tokens/s | "
+        "ms/block |")
+  print("|---:|---:|---:|---:|---:|")
+  print(f"| {oracle_res[0][1]} | {med} | {rng} | "
+        f"{statistics.median(tps) * mean_real / seq:.4f} | "
+        f"{statistics.median(ms):.2f} |")
+
+  print()
+  print("### Targets (span masking >= 2M tokens/s; <= 1.5x token-masking "
+        "time), loader pipeline")
+  for batch in bench.args.batch_sizes:
+    span = loader_res.get((batch, "span"))
+    tok = loader_res.get((batch, "token"))
+    if not span or not tok:
+      continue
+    span_tps = statistics.median(s * seq / dt for dt, s, *_ in span)
+    ratio = (statistics.median(dt / s for dt, s, *_ in span) /
+             statistics.median(dt / s for dt, s, *_ in tok))
+    ok1 = "MET" if span_tps >= 2e6 else "MISSED"
+    ok2 = "MET" if ratio <= 1.5 else "MISSED"
+    cpu2 = 2 * statistics.median(s * seq / c for _, s, _, _, c in span)
+    cratio = (statistics.median(c / s for _, s, _, _, c in span) /
+              statistics.median(c / s for _, s, _, _, c in tok))
+    print(f"- B={batch}: span {span_tps / 1e6:.3f} M tokens/s -> {ok1}; "
+          f"span/token time {ratio:.2f}x -> {ok2} (CPU-time view: "
+          f"{cpu2 / 1e6:.3f} M tokens/s if both cores were fully ours, "
+          f"span/token CPU {cratio:.2f}x)")
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--corpus", default=os.path.join(DATA, "corpus",
+                                                   "linux-doc.txt"))
+  ap.add_argument("--vocab", default=os.path.join(
+      DATA, "vocab", "bert-base-cased-vocab.txt"))
+  ap.add_argument("--corpus_mb", type=float, default=3.0,
+                  help="MB of the corpus head turned into records")
+  ap.add_argument("--seq_length", type=int, default=512)
+  ap.add_argument("--batch_sizes", default="256,64",
+                  type=lambda s: [int(x) for x in s.split(",")])
+  ap.add_argument("--sequences", type=int, default=10240,
+                  help="sequences timed per trial (batches = this / batch)")
+  ap.add_argument("--warmup", type=int, default=3,
+                  help="untimed batches per pipeline (the first compiles)")
+  ap.add_argument("--trials", type=int, default=3)
+  ap.add_argument("--core_batches", type=int, default=4,
+                  help="distinct pre-framed batches for the core timings")
+  ap.add_argument("--oracle_blocks", type=int, default=300)
+  ap.add_argument("--no_xla", action=argparse.BooleanOptionalAction,
+                  default=True,
+                  help="also time span with use_xla_masking=False")
+  ap.add_argument("--max_load", type=float, default=1.5,
+                  help="wait before each trial until the 1-min load is below")
+  ap.add_argument("--max_wait", type=float, default=300,
+                  help="total seconds the run may spend waiting for the load "
+                       "to drop (then it measures anyway; loads are printed)")
+  ap.add_argument("--skip", default="",
+                  help="comma list of parts to skip: loader,core,parts,oracle")
+  args = ap.parse_args(argv)
+  for path in (args.corpus, args.vocab):
+    if not os.path.exists(path):
+      sys.exit(f"missing {path} (set SPANBERT_DATA_DIR or place the shared "
+               "data at ../shared/data)")
+  skip = set(filter(None, args.skip.split(",")))
+
+  print(f"machine: {machine()}")
+  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load {load_str()}")
+  threading = tf.config.threading
+  print(f"TF threads: inter-op {threading.get_inter_op_parallelism_threads()}, "
+        f"intra-op {threading.get_intra_op_parallelism_threads()} "
+        "(0 = all cores)")
+  with tempfile.TemporaryDirectory(prefix="bench_masking_") as tmp:
+    head = head_of_corpus(args.corpus, int(args.corpus_mb * 1e6),
+                          os.path.join(tmp, "head.txt"))
+    stats = pr.create_pretraining_records([head], args.vocab,
+                                          os.path.join(tmp, "rec"),
+                                          max_seq_length=args.seq_length,
+                                          num_shards=2, progress=False)
+    files = pr.shard_paths(os.path.join(tmp, "rec"), 2)
+    print(f"records: {stats.blocks} blocks, {stats.tokens:,} tokens from "
+          f"{stats.bytes / 1e6:.1f} MB of {os.path.basename(args.corpus)}, "
+          f"padding_ratio {stats.padding_ratio:.3f}")
+    bench = Bench(args, files)
+    loader_res = {} if "loader" in skip else bench.run_loader()
+    core_res = {} if "core" in skip else bench.run_core()
+    parts_res = {} if "parts" in skip else bench.run_span_breakdown()
+    oracle_res, mean_real, draws = (([(1.0, 0)], 0, [0]) if "oracle" in skip
+                                    else bench.run_oracle())
+    print(f"\nend: load {load_str()}, waited {_WAITED[0]:.0f} s for load")
+    report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
+           draws)
+
+
+if __name__ == "__main__":
+  main()
