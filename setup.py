@@ -24,6 +24,10 @@ setuptools.setup(
         "numpy",
         "scipy",
         "tqdm",
+        # tensorflow_hub 0.16 (imported by Model Garden's nlp.tasks, which the
+        # fine-tuning tasks reuse) needs pkg_resources, which setuptools >= 81
+        # no longer ships.
+        "setuptools<81",
     ],
     extras_require={
         "test": ["pytest", "pytest-xdist"],
