@@ -42,6 +42,8 @@ setuptools.setup(
             "spanbert-build-vocab=official_spanbert_tools.build_vocab:run",
             ("spanbert-create-pretraining-data="
              "official_spanbert_tools.create_pretraining_data:run"),
+            ("spanbert-create-finetuning-data="
+             "official_spanbert_tools.create_finetuning_data:run"),
             ("spanbert-build-demo-corpus="
              "official_spanbert_tools.build_demo_corpus:run"),
             ("spanbert-convert-checkpoint="

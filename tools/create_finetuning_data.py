@@ -1,0 +1,83 @@
+r"""Creates fine-tuning TFRecords (GLUE classification, TACRED) from raw data.
+
+Writes `train.tf_record` / `eval.tf_record` (Model Garden's sentence
+prediction layout) and `meta_data.json` (labels, num_labels, sizes) to
+--output_dir. Input is validated first: a bad line or record stops with one
+error naming the file and line (or record id) and nothing is written.
+
+  spanbert-create-finetuning-data --task=rte \
+    --train_file=glue/RTE/train.tsv --eval_file=glue/RTE/dev.tsv \
+    --vocab_file=vocab.txt --output_dir=/tmp/rte --max_seq_length=128
+
+Tasks: cola (raw CoLA tsv), rte, sst2 (GLUE tsv), tacred (TACRED JSON, entity
+masking with [unusedN] markers).
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+import official_spanbert  # noqa: F401
+from official_spanbert.data import classification
+from official_spanbert.data import tokenization
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_enum("task", None, list(classification.TASKS),
+                  "Which data to read and how to encode it.")
+flags.DEFINE_string("train_file", None, "Training input file.")
+flags.DEFINE_string("eval_file", None, "Evaluation input file.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab file.")
+flags.DEFINE_string("output_dir", None, "Where the records and meta go.")
+flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
+flags.DEFINE_integer("max_seq_length", 128,
+                     "Sequence length incl. [CLS]/[SEP].")
+flags.DEFINE_integer("max_train_examples", None,
+                     "Keep only the first N training examples.")
+flags.DEFINE_integer("max_eval_examples", None,
+                     "Keep only the first N evaluation examples.")
+
+flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
+
+
+def create_classification_data() -> str:
+  """GLUE / TACRED records; returns a summary line."""
+  meta = classification.create_finetuning_data(
+      FLAGS.task, FLAGS.vocab_file, FLAGS.output_dir,
+      train_file=FLAGS.train_file, eval_file=FLAGS.eval_file,
+      lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+      max_train_examples=FLAGS.max_train_examples,
+      max_eval_examples=FLAGS.max_eval_examples)
+  sizes = ", ".join(f"{meta[f'{s}_data_size']} {s} "
+                    f"({meta[f'{s}_truncated']} truncated)"
+                    for s in ("train", "eval") if f"{s}_data_size" in meta)
+  return (f"wrote {sizes} examples of {FLAGS.task} to {FLAGS.output_dir}; "
+          f"num_labels {meta['num_labels']}, metric {meta['metric_type']}")
+
+
+# --task value -> the function that handles it.
+TASK_FUNCTIONS = {task: create_classification_data
+                  for task in classification.TASKS}
+
+
+def main(argv):
+  if len(argv) > 1:
+    sys.stderr.write(f"create_finetuning_data: error: unexpected arguments "
+                     f"{' '.join(argv[1:])}\n")
+    return 2
+  try:
+    summary = TASK_FUNCTIONS[FLAGS.task]()
+  except (classification.DataError, tokenization.VocabError) as e:
+    sys.stderr.write(f"create_finetuning_data: error: {e}\n")
+    return 1
+  print(summary)
+  return 0
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == "__main__":
+  run()
