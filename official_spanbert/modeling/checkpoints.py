@@ -71,3 +71,50 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
                     "initialisation.", path, missing)
   logging.info("Restored %s from %s", sorted(items), path)
   return sorted(items)
+
+
+def restore_encoder(encoder: tf.Module, path: str) -> str:
+  """Restores only the encoder from any checkpoint that holds one.
+
+  Fine-tuning starts from the encoder of a pretraining run. Accepted are a
+  trainer checkpoint of SpanBertPretrainer (`model/encoder_network`), a
+  checkpoint with a top-level `encoder` item (a converted Hugging Face
+  checkpoint, an encoder-only export) and a fine-tuning checkpoint of Model
+  Garden's span labeler / classifier (`model/network`, `model/encoder`).
+
+  Args:
+    encoder: the encoder network to fill (e.g. networks.BertEncoderV2).
+    path: checkpoint prefix or directory (latest in it).
+
+  Returns:
+    The resolved checkpoint prefix.
+
+  Raises:
+    ValueError: the checkpoint has no encoder, or its encoder does not match
+      (e.g. other sizes); the message names the checkpoint.
+  """
+  path = resolve(path)
+  names = {name for name, _ in tf.train.list_variables(path)}
+  top = {name.split("/", 1)[0] for name in names}
+  candidates = [("encoder",), ("model", "encoder_network"),
+                ("model", "network"), ("model", "encoder")]
+  for keys in candidates:
+    prefix = "/".join(keys) + "/"
+    if keys[0] in top and any(n.startswith(prefix) for n in names):
+      item = encoder
+      for key in reversed(keys[1:]):
+        item = tf.train.Checkpoint(**{key: item})
+      status = tf.train.Checkpoint(**{keys[0]: item}).read(path)
+      try:
+        status.expect_partial().assert_existing_objects_matched()
+      except AssertionError as e:
+        raise ValueError(
+            f"checkpoint {path}: its encoder ({prefix[:-1]}) does not match "
+            f"the configured encoder (check the model size in the params): "
+            f"{str(e)[:300]}") from None
+      logging.info("Restored the encoder from %s (%s)", path, prefix[:-1])
+      return path
+  raise ValueError(
+      f"checkpoint {path} holds no encoder (top-level items {sorted(top)}); "
+      "expected a pretraining checkpoint or one with "
+      "tf.train.Checkpoint(encoder=...)")

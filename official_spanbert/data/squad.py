@@ -1,0 +1,503 @@
+"""SQuAD v1.1 / v2.0 JSON -> question-answering features, tokenized with tf.text.
+
+Examples are read with validation (one clear message per problem, naming the
+file and the question id); the contexts are split on whitespace into words as
+in BERT's run_squad, the words and questions are WordPiece-tokenized with our
+tf.text tokenizer, and every example becomes one or more features
+
+  [CLS] question [SEP] passage window [SEP]
+
+of max_seq_length tokens, sliding over the passage with doc_stride. Features
+are written as TFRecords in the layout Model Garden's question-answering data
+loader reads (input_ids, input_mask, segment_ids and, for training,
+start_positions / end_positions / is_impossible, or unique_ids for
+evaluation); evaluation features are also kept in memory for
+`squad_predictions.postprocess`.
+
+Problems in the data never stop a run:
+  * answer_start that does not point at the answer text: the nearest
+    occurrence of the text is used (warning); if the text is nowhere in the
+    context, a training question is skipped (warning), an evaluation question
+    is kept (its gold answers are only used by the metric);
+  * an empty context: a warning; the question is skipped for training and
+    gets the empty prediction in evaluation;
+  * a question longer than max_query_length: truncated (warning).
+A file that is not SQuAD JSON at all raises SquadFormatError with the file
+(and line, for invalid JSON, or the question id / position of a bad record).
+"""
+
+import collections
+import dataclasses
+import json
+import os
+import re
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from absl import logging
+import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
+import numpy as np
+import tensorflow as tf
+
+from official_spanbert.data import tokenization
+
+# Warnings of one kind beyond this many are counted, not logged one by one.
+_MAX_WARNINGS_PER_KIND = 20
+_WHITESPACE = re.compile(r"[\s\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+
+
+class SquadFormatError(ValueError):
+  """A SQuAD file that cannot be read at all."""
+
+
+@dataclasses.dataclass
+class SquadExample:
+  """One question with its passage split into whitespace words.
+
+  Attributes:
+    qas_id: the question id.
+    question: the question text.
+    words: the passage split on whitespace.
+    gold_answers: all gold answer texts (evaluation; may be empty).
+    start_word: first word of the training answer (-1: none).
+    end_word: last word of the training answer (-1: none).
+    answer_text: the training answer text.
+    is_impossible: SQuAD 2.0 unanswerable question.
+  """
+  qas_id: str
+  question: str
+  words: List[str]
+  gold_answers: List[str] = dataclasses.field(default_factory=list)
+  start_word: int = -1
+  end_word: int = -1
+  answer_text: str = ""
+  is_impossible: bool = False
+
+
+@dataclasses.dataclass
+class SquadFeature:
+  """One window of one example, as fed to the model.
+
+  Attributes:
+    unique_id: id of the feature (the model's `unique_ids`).
+    example_index: index of its example.
+    tokens: the wordpiece strings of the window ([CLS] ... [SEP]).
+    token_to_word: position -> passage word index (passage tokens only).
+    token_is_max_context: position -> whether this window gives the token its
+      most context (passage tokens only).
+    input_ids, input_mask, segment_ids: the model inputs.
+    start_position, end_position: answer token positions (0: no answer here).
+    is_impossible: the window holds no answer (training).
+  """
+  unique_id: int
+  example_index: int
+  tokens: List[str]
+  token_to_word: Dict[int, int]
+  token_is_max_context: Dict[int, bool]
+  input_ids: List[int]
+  input_mask: List[int]
+  segment_ids: List[int]
+  start_position: int = 0
+  end_position: int = 0
+  is_impossible: bool = False
+
+
+class _Warnings:
+  """Logs the first few warnings of each kind and counts all of them."""
+
+  def __init__(self, source: str):
+    self.source = source
+    self.counts = collections.Counter()
+
+  def warn(self, kind: str, message: str):
+    self.counts[kind] += 1
+    if self.counts[kind] <= _MAX_WARNINGS_PER_KIND:
+      logging.warning("%s: %s", self.source, message)
+
+  def summary(self):
+    for kind, n in sorted(self.counts.items()):
+      if n > _MAX_WARNINGS_PER_KIND:
+        logging.warning("%s: %d questions with %s in all (first %d logged)",
+                        self.source, n, kind, _MAX_WARNINGS_PER_KIND)
+
+
+def _load_json(path: str) -> list:
+  if not tf.io.gfile.exists(path):
+    raise SquadFormatError(f"SQuAD file {path} does not exist")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    raw = f.read()
+  try:
+    data = json.loads(raw.decode("utf-8"))
+  except UnicodeDecodeError as e:
+    line = raw[:e.start].count(b"\n") + 1
+    raise SquadFormatError(f"{path}:{line}: not valid UTF-8") from None
+  except json.JSONDecodeError as e:
+    raise SquadFormatError(
+        f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+  if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+    raise SquadFormatError(
+        f"{path}: expected SQuAD JSON, an object with a list 'data' of "
+        "articles with 'paragraphs' of {'context', 'qas'}")
+  return data["data"]
+
+
+def _split_words(context: str) -> Tuple[List[str], List[int]]:
+  """Whitespace words and, per character, the index of its word."""
+  words, char_to_word = [], []
+  prev_space = True
+  for c in context:
+    if _WHITESPACE.fullmatch(c):
+      prev_space = True
+    else:
+      if prev_space:
+        words.append(c)
+      else:
+        words[-1] += c
+      prev_space = False
+    char_to_word.append(len(words) - 1)
+  return words, char_to_word
+
+
+def _locate(context: str, text: str, start: int) -> int:
+  """answer_start if it points at `text`, else the nearest occurrence, or -1."""
+  if 0 <= start and context[start:start + len(text)] == text:
+    return start
+  hits = [m.start() for m in re.finditer(re.escape(text), context)]
+  if not hits:
+    return -1
+  return min(hits, key=lambda h: abs(h - start))
+
+
+def read_examples(path: str, is_training: bool,
+                  version_2_with_negative: bool = False
+                  ) -> List[SquadExample]:
+  """Reads and validates a SQuAD JSON file.
+
+  Args:
+    path: the SQuAD v1.1 / v2.0 JSON file.
+    is_training: training keeps only answerable-and-located questions (and,
+      with version_2_with_negative, unanswerable ones); evaluation keeps all.
+    version_2_with_negative: SQuAD 2.0 (questions may be is_impossible).
+
+  Returns:
+    The examples, in file order.
+
+  Raises:
+    SquadFormatError: the file is missing, not JSON or not SQuAD-shaped.
+  """
+  warnings = _Warnings(path)
+  examples = []
+  seen_ids = set()
+  for a, article in enumerate(_load_json(path)):
+    paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
+    if not isinstance(paragraphs, list):
+      raise SquadFormatError(f"{path}: article {a} has no list 'paragraphs'")
+    for p, paragraph in enumerate(paragraphs):
+      where = f"article {a}, paragraph {p}"
+      if (not isinstance(paragraph, dict) or
+          not isinstance(paragraph.get("context"), str) or
+          not isinstance(paragraph.get("qas"), list)):
+        raise SquadFormatError(
+            f"{path}: {where} needs a string 'context' and a list 'qas'")
+      context = paragraph["context"]
+      words, char_to_word = _split_words(context)
+      for qa in paragraph["qas"]:
+        if (not isinstance(qa, dict) or "id" not in qa or
+            not isinstance(qa.get("question"), str)):
+          raise SquadFormatError(
+              f"{path}: {where} has a question without 'id' or 'question'")
+        qid = str(qa["id"])
+        if qid in seen_ids:
+          raise SquadFormatError(f"{path}: question id {qid} appears twice")
+        seen_ids.add(qid)
+        answers = qa.get("answers", [])
+        if not isinstance(answers, list) or not all(
+            isinstance(x, dict) and isinstance(x.get("text"), str)
+            for x in answers):
+          raise SquadFormatError(
+              f"{path}: question {qid}: 'answers' must be a list of "
+              "{'text', 'answer_start'}")
+        impossible = bool(qa.get("is_impossible", False))
+        if impossible and not version_2_with_negative:
+          raise SquadFormatError(
+              f"{path}: question {qid} is_impossible, but the task is SQuAD "
+              "v1.1; set version_2_with_negative for SQuAD 2.0 data")
+        example = SquadExample(
+            qas_id=qid, question=qa["question"], words=words,
+            gold_answers=[x["text"] for x in answers],
+            is_impossible=impossible)
+        if not words:
+          warnings.warn("an empty context",
+                        f"question {qid}: empty context ({where}); "
+                        + ("skipped for training" if is_training else
+                           "it gets the empty prediction"))
+          if is_training:
+            continue
+        if is_training and not impossible:
+          if not answers:
+            warnings.warn("no answer", f"question {qid}: no answer and not "
+                          "is_impossible; skipped for training")
+            continue
+          text = answers[0]["text"]
+          given = answers[0].get("answer_start", -1)
+          start = _locate(context, text, given if isinstance(given, int)
+                          else -1)
+          if start < 0 or not text.strip():
+            warnings.warn(
+                "an answer not in the context",
+                f"question {qid}: answer {text!r} is not in its context; "
+                "skipped for training")
+            continue
+          if start != given:
+            warnings.warn(
+                "a wrong answer_start",
+                f"question {qid}: answer_start {given} does not point at "
+                f"{text!r}; using its nearest occurrence at {start}")
+          first = start + len(text) - len(text.lstrip())
+          last = start + len(text.rstrip()) - 1
+          example.start_word = char_to_word[first]
+          example.end_word = char_to_word[last]
+          example.answer_text = text
+        elif not is_training and words:
+          for x in answers:
+            s = x.get("answer_start", -1)
+            if isinstance(s, int) and _locate(context, x["text"], s) != s:
+              warnings.warn(
+                  "a wrong answer_start",
+                  f"question {qid}: answer_start {s} does not point at "
+                  f"{x['text']!r} (the metric compares text only)")
+              break
+        examples.append(example)
+  warnings.summary()
+  if not examples:
+    raise SquadFormatError(f"{path}: no usable questions")
+  return examples
+
+
+class _PieceCache:
+  """WordPiece ids of words and questions, tokenized in large batches."""
+
+  def __init__(self, tokenizer: tokenization.WordpieceTokenizer):
+    self._tokenizer = tokenizer
+    self._cache: Dict[str, List[int]] = {}
+
+  def add(self, texts: Iterable[str], batch_size: int = 8192):
+    todo = sorted({t for t in texts if t not in self._cache})
+    for i in range(0, len(todo), batch_size):
+      chunk = todo[i:i + batch_size]
+      ids, _ = self._tokenizer.tokenize(tf.constant(chunk))
+      for text, row in zip(chunk, ids.to_list()):
+        self._cache[text] = row
+
+  def __getitem__(self, text: str) -> List[int]:
+    return self._cache[text]
+
+
+def _improve_answer_span(doc_ids, start, end, answer_ids):
+  """The tightest token span inside [start, end] that equals the answer."""
+  n = len(answer_ids)
+  for new_start in range(start, end + 1):
+    for new_end in range(end, new_start - 1, -1):
+      if new_end - new_start + 1 == n and (
+          doc_ids[new_start:new_end + 1] == answer_ids):
+        return new_start, new_end
+  return start, end
+
+
+def _is_max_context(spans, index, position):
+  best, best_index = None, None
+  for i, (start, length) in enumerate(spans):
+    end = start + length - 1
+    if start <= position <= end:
+      score = min(position - start, end - position) + 0.01 * length
+      if best is None or score > best:
+        best, best_index = score, i
+  return best_index == index
+
+
+def convert_examples(examples: Sequence[SquadExample],
+                     tokenizer: tokenization.WordpieceTokenizer,
+                     max_seq_length: int = 384, doc_stride: int = 128,
+                     max_query_length: int = 64, is_training: bool = False,
+                     source: str = "SQuAD") -> List[SquadFeature]:
+  """Tokenizes examples and cuts them into [CLS] q [SEP] window [SEP] features.
+
+  Args:
+    examples: from read_examples.
+    tokenizer: the tf.text WordPiece tokenizer (its lower_case must match the
+      vocab of the checkpoint being fine-tuned).
+    max_seq_length: feature length.
+    doc_stride: offset between consecutive passage windows.
+    max_query_length: question tokens kept (longer ones are truncated).
+    is_training: set answer positions (examples must come from
+      read_examples(is_training=True)).
+    source: name used in warnings (the file).
+
+  Returns:
+    The features; unique ids count from 1,000,000,000 as in BERT.
+  """
+  if max_seq_length < max_query_length + 3 + 1:
+    raise ValueError(
+        f"max_seq_length {max_seq_length} leaves no room for the passage "
+        f"after a question of up to max_query_length {max_query_length} "
+        "tokens; raise max_seq_length or lower max_query_length")
+  if doc_stride < 1:
+    raise ValueError(f"doc_stride must be positive, got {doc_stride}")
+  warnings = _Warnings(source)
+  vocab = tokenizer.vocab
+  pieces = _PieceCache(tokenizer)
+  pieces.add(t for e in examples for t in e.words)
+  pieces.add(e.question for e in examples)
+  if is_training:
+    pieces.add(e.answer_text for e in examples if e.answer_text)
+  features = []
+  unique_id = 1_000_000_000
+  for index, example in enumerate(examples):
+    query = pieces[example.question]
+    if not query:
+      warnings.warn("an empty question",
+                    f"question {example.qas_id}: the question has no tokens")
+    if len(query) > max_query_length:
+      warnings.warn(
+          "a question over max_query_length",
+          f"question {example.qas_id}: {len(query)} question tokens, "
+          f"truncated to max_query_length {max_query_length}")
+      query = query[:max_query_length]
+    doc_ids, tok_to_word, word_to_tok = [], [], []
+    for w, word in enumerate(example.words):
+      word_to_tok.append(len(doc_ids))
+      for piece in pieces[word]:
+        tok_to_word.append(w)
+        doc_ids.append(piece)
+    if not doc_ids:
+      continue
+    tok_start = tok_end = -1
+    if is_training and not example.is_impossible:
+      tok_start = word_to_tok[example.start_word]
+      tok_end = (word_to_tok[example.end_word + 1] - 1
+                 if example.end_word + 1 < len(example.words)
+                 else len(doc_ids) - 1)
+      tok_start, tok_end = _improve_answer_span(
+          doc_ids, tok_start, tok_end, pieces[example.answer_text])
+    max_doc = max_seq_length - len(query) - 3
+    spans = []
+    start = 0
+    while True:
+      length = min(len(doc_ids) - start, max_doc)
+      spans.append((start, length))
+      if start + length >= len(doc_ids):
+        break
+      start += min(length, doc_stride)
+    for s, (start, length) in enumerate(spans):
+      ids = [vocab.cls_id] + query + [vocab.sep_id]
+      segment = [0] * len(ids)
+      token_to_word, max_context = {}, {}
+      for i in range(length):
+        token_to_word[len(ids)] = tok_to_word[start + i]
+        max_context[len(ids)] = _is_max_context(spans, s, start + i)
+        ids.append(doc_ids[start + i])
+        segment.append(1)
+      ids.append(vocab.sep_id)
+      segment.append(1)
+      mask = [1] * len(ids)
+      pad = max_seq_length - len(ids)
+      feature = SquadFeature(
+          unique_id=unique_id, example_index=index,
+          tokens=[vocab.tokens[i] for i in ids],
+          token_to_word=token_to_word, token_is_max_context=max_context,
+          input_ids=ids + [vocab.pad_id] * pad, input_mask=mask + [0] * pad,
+          segment_ids=segment + [0] * pad,
+          is_impossible=example.is_impossible)
+      if is_training and not example.is_impossible:
+        if start <= tok_start and tok_end < start + length:
+          offset = len(query) + 2 - start
+          feature.start_position = tok_start + offset
+          feature.end_position = tok_end + offset
+        else:
+          feature.is_impossible = True
+      features.append(feature)
+      unique_id += 1
+  warnings.summary()
+  return features
+
+
+def _int_feature(values):
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+
+
+def write_features(features: Sequence[SquadFeature], path: str,
+                   is_training: bool, pad_to_multiple: int = 1) -> int:
+  """Writes features as TFRecords for Model Garden's QA data loader.
+
+  Args:
+    features: from convert_examples.
+    path: output file (written to path.incomplete, then renamed).
+    is_training: write answer positions (else unique_ids).
+    pad_to_multiple: evaluation only: append padding features (unique_id -1,
+      ignored by postprocessing) so that the count is a multiple of the batch
+      size and no batch is dropped.
+
+  Returns:
+    The number of records written (padding included).
+  """
+  tmp = path + ".incomplete"
+  tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+  count = 0
+  with tf.io.TFRecordWriter(tmp) as writer:
+    for f in features:
+      record = {"input_ids": _int_feature(f.input_ids),
+                "input_mask": _int_feature(f.input_mask),
+                "segment_ids": _int_feature(f.segment_ids)}
+      if is_training:
+        record["start_positions"] = _int_feature([f.start_position])
+        record["end_positions"] = _int_feature([f.end_position])
+        record["is_impossible"] = _int_feature([int(f.is_impossible)])
+      else:
+        record["unique_ids"] = _int_feature([f.unique_id])
+      writer.write(tf.train.Example(
+          features=tf.train.Features(feature=record)).SerializeToString())
+      count += 1
+    if not is_training and features:
+      length = len(features[0].input_ids)
+      while count % max(pad_to_multiple, 1):
+        zeros = _int_feature([0] * length)
+        writer.write(tf.train.Example(features=tf.train.Features(feature={
+            "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
+            "unique_ids": _int_feature([-1])})).SerializeToString())
+        count += 1
+  tf.io.gfile.rename(tmp, path, overwrite=True)
+  return count
+
+
+def feature_stats(examples: Sequence[SquadExample],
+                  features: Sequence[SquadFeature]) -> Dict[str, float]:
+  """Counts for logs and the data tool's stats file."""
+  per_example = np.bincount([f.example_index for f in features],
+                            minlength=len(examples)) if features else []
+  return {
+      "examples": len(examples),
+      "features": len(features),
+      "examples_without_features": int(np.sum(np.asarray(per_example) == 0)),
+      "impossible_features": sum(f.is_impossible for f in features),
+  }
+
+
+def prepare(path: str, tokenizer: tokenization.WordpieceTokenizer,
+            output: str, is_training: bool,
+            version_2_with_negative: bool = False, max_seq_length: int = 384,
+            doc_stride: int = 128, max_query_length: int = 64,
+            pad_to_multiple: int = 1, max_examples: Optional[int] = None
+            ) -> Tuple[List[SquadExample], List[SquadFeature]]:
+  """read_examples + convert_examples + write_features in one call."""
+  examples = read_examples(path, is_training, version_2_with_negative)
+  if max_examples:
+    examples = examples[:max_examples]
+  features = convert_examples(
+      examples, tokenizer, max_seq_length=max_seq_length,
+      doc_stride=doc_stride, max_query_length=max_query_length,
+      is_training=is_training, source=path)
+  if not features:
+    raise SquadFormatError(f"{path}: no features (all contexts empty?)")
+  count = write_features(features, output, is_training, pad_to_multiple)
+  logging.info("%s: %s -> %s (%d records)", path,
+               feature_stats(examples, features), output, count)
+  return examples, features

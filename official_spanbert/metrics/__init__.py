@@ -1,0 +1,1 @@
+"""official_spanbert.metrics: official evaluation metrics."""

@@ -1,0 +1,167 @@
+"""The official SQuAD v1.1 and v2.0 evaluation (EM / F1), as functions.
+
+Transcribed from the official scripts (evaluate-v1.1.py and
+evaluate-v2.0.py of the SQuAD explorer) so that the numbers are the ones
+papers report, as percentages:
+
+  v1.1: every question of the dataset counts; an unanswered one scores 0;
+        {'exact_match', 'f1'}.
+  v2.0: questions without a prediction are skipped (as the script does);
+        gold answers that normalise to "" are dropped and a question with no
+        gold answer has the gold "" ; with na_probs (our null_odds) the
+        score uses na_prob_thresh 1.0 and the best thresholds are searched:
+        {'exact', 'f1', 'total', 'HasAns_*', 'NoAns_*', 'best_exact',
+        'best_exact_thresh', 'best_f1', 'best_f1_thresh'}.
+"""
+
+import collections
+import re
+import string
+from typing import Dict, List, Mapping, Optional
+
+from absl import logging
+
+_PUNCTUATION = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+
+def normalize_answer(s: str) -> str:
+  """Lower case, drop punctuation, articles and extra whitespace."""
+  s = s.lower()
+  s = "".join(ch for ch in s if ch not in _PUNCTUATION)
+  s = _ARTICLES.sub(" ", s)
+  return " ".join(s.split())
+
+
+def _tokens(s: str) -> List[str]:
+  return normalize_answer(s).split() if s else []
+
+
+def exact_match(prediction: str, gold: str) -> float:
+  return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def _overlap_f1(pred: List[str], ref: List[str]) -> float:
+  common = collections.Counter(pred) & collections.Counter(ref)
+  same = sum(common.values())
+  if same == 0:
+    return 0.0
+  precision, recall = same / len(pred), same / len(ref)
+  return 2 * precision * recall / (precision + recall)
+
+
+def f1_v1(prediction: str, gold: str) -> float:
+  """v1.1 token F1 (0 when nothing overlaps, also for empty strings)."""
+  return _overlap_f1(normalize_answer(prediction).split(),
+                     normalize_answer(gold).split())
+
+
+def f1_v2(prediction: str, gold: str) -> float:
+  """v2.0 token F1: an empty prediction or gold scores 1 only if both are."""
+  pred, ref = _tokens(prediction), _tokens(gold)
+  if not pred or not ref:
+    return float(pred == ref)
+  return _overlap_f1(pred, ref)
+
+
+def _questions(dataset: List[dict]):
+  for article in dataset:
+    for paragraph in article["paragraphs"]:
+      for qa in paragraph["qas"]:
+        yield qa
+
+
+def evaluate_v1(dataset: List[dict], predictions: Mapping[str, str]
+                ) -> Dict[str, float]:
+  """Official SQuAD v1.1 EM and F1 (percent).
+
+  Args:
+    dataset: the JSON file's "data" list.
+    predictions: question id -> answer text.
+  """
+  em = f1 = total = 0.0
+  missing = 0
+  for qa in _questions(dataset):
+    total += 1
+    if qa["id"] not in predictions:
+      missing += 1
+      continue
+    golds = [a["text"] for a in qa["answers"]] or [""]
+    pred = predictions[qa["id"]]
+    em += max(exact_match(pred, g) for g in golds)
+    f1 += max(f1_v1(pred, g) for g in golds)
+  if missing:
+    logging.warning("%d questions have no prediction and score 0", missing)
+  return {"exact_match": 100.0 * em / total, "f1": 100.0 * f1 / total}
+
+
+def _best_threshold(predictions, scores, na_probs, has_answer):
+  num_no_answer = sum(1 for q in scores if not has_answer[q])
+  current = best = float(num_no_answer)
+  best_thresh = 0.0
+  for qid in sorted(na_probs, key=lambda k: na_probs[k]):
+    if qid not in scores:
+      continue
+    if has_answer[qid]:
+      diff = scores[qid]
+    else:
+      diff = -1.0 if predictions[qid] else 0.0
+    current += diff
+    if current > best:
+      best, best_thresh = current, na_probs[qid]
+  return 100.0 * best / len(scores), best_thresh
+
+
+def evaluate_v2(dataset: List[dict], predictions: Mapping[str, str],
+                na_probs: Optional[Mapping[str, float]] = None,
+                na_prob_thresh: float = 1.0) -> Dict[str, float]:
+  """Official SQuAD v2.0 metrics (percent).
+
+  Args:
+    dataset: the JSON file's "data" list.
+    predictions: question id -> answer text ("" = no answer).
+    na_probs: question id -> no-answer score (our null_odds); None: all 0,
+      and no best-threshold search.
+    na_prob_thresh: a question counts as answered "" when its na_prob is
+      above this.
+  """
+  has_answer = {qa["id"]: bool(qa["answers"]) for qa in _questions(dataset)}
+  exact_raw, f1_raw = {}, {}
+  for qa in _questions(dataset):
+    qid = qa["id"]
+    golds = [a["text"] for a in qa["answers"] if normalize_answer(a["text"])]
+    golds = golds or [""]
+    if qid not in predictions:
+      continue
+    pred = predictions[qid]
+    exact_raw[qid] = max(exact_match(pred, g) for g in golds)
+    f1_raw[qid] = max(f1_v2(pred, g) for g in golds)
+  if not exact_raw:
+    raise ValueError("no prediction matches a question id of the dataset")
+  probs = na_probs if na_probs is not None else {k: 0.0 for k in predictions}
+
+  def thresholded(scores):
+    return {q: (float(not has_answer[q]) if probs[q] > na_prob_thresh else s)
+            for q, s in scores.items()}
+
+  exact, f1 = thresholded(exact_raw), thresholded(f1_raw)
+
+  def summary(qids, prefix=""):
+    n = len(qids)
+    return {prefix + "exact": 100.0 * sum(exact[q] for q in qids) / n,
+            prefix + "f1": 100.0 * sum(f1[q] for q in qids) / n,
+            prefix + "total": n}
+
+  out = summary(list(exact))
+  has = [q for q in exact if has_answer[q]]
+  no = [q for q in exact if not has_answer[q]]
+  if has:
+    out.update(summary(has, "HasAns_"))
+  if no:
+    out.update(summary(no, "NoAns_"))
+  if na_probs is not None:
+    out["best_exact"], out["best_exact_thresh"] = _best_threshold(
+        predictions, exact_raw, na_probs, has_answer)
+    out["best_f1"], out["best_f1_thresh"] = _best_threshold(
+        predictions, f1_raw, na_probs, has_answer)
+  return out

@@ -1,0 +1,221 @@
+"""SQuAD v1.1 / v2.0 fine-tuning: Model Garden's QA task with our data path.
+
+`SpanBertQuestionAnsweringTask` reuses Model Garden's QuestionAnsweringTask
+(BertSpanLabeler over the encoder, start/end cross-entropy, base_task's train
+step with fp16 loss scaling) and replaces what is tied to Model Garden's
+Python tokenizer:
+
+  * SQuAD JSON -> features with the tf.text tokenizer (data/squad.py), for
+    evaluation (validation_data.input_path is the JSON) and, when
+    train_data.input_path ends in .json, for training too (converted once
+    into the model dir); TFRecords from tools/create_finetuning_data.py are
+    read as they are;
+  * post-processing (data/squad_predictions.py) and the official metrics
+    (metrics/squad_evaluate.py): every evaluation writes, under
+    <model_dir>/predictions/, predictions.json and nbest_predictions.json,
+    and for SQuAD 2.0 null_odds.json, null_threshold.json (the best-F1 and
+    best-EM null-score thresholds found on these predictions) and
+    predictions_best_f1_thresh.json (answers with that threshold);
+  * init_checkpoint: the encoder of a pretraining, converted or fine-tuning
+    checkpoint (modeling/checkpoints.restore_encoder).
+"""
+
+import dataclasses
+import hashlib
+import os
+from typing import Any, Dict, List, Optional
+
+from absl import logging
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.core import base_task
+from official.core import config_definitions as cfg
+from official.core import task_factory
+from official.modeling.hyperparams import base_config
+from official.nlp.configs import encoders
+from official.nlp.data import data_loader_factory
+from official.nlp.data import question_answering_dataloader
+from official.nlp.tasks import question_answering as mg_question_answering
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data import squad
+from official_spanbert.data import squad_predictions
+from official_spanbert.data import tokenization
+from official_spanbert.metrics import squad_evaluate
+from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
+
+QADataConfig = question_answering_dataloader.QADataConfig
+PREDICTIONS_DIR = "predictions"
+
+
+@dataclasses.dataclass
+class QAModelConfig(base_config.Config):
+  """Span labeler over a BERT encoder.
+
+  Attributes:
+    encoder: the encoder (BertEncoderV2 by default, base size).
+    mlm_activation: not used by fine-tuning; present so that the params.yaml
+      of a converted checkpoint (which also sets it, for pretraining) applies
+      unchanged.
+  """
+  encoder: encoders.EncoderConfig = dataclasses.field(
+      default_factory=spanbert_configs.bert_encoder)
+  mlm_activation: str = "gelu"
+
+
+@dataclasses.dataclass
+class SpanBertQAConfig(mg_question_answering.QuestionAnsweringConfig):
+  """SQuAD fine-tuning.
+
+  The tokenizer is given by the data configs' vocab_file and do_lower_case
+  (they must match the checkpoint's vocab). predictions_dir defaults to
+  <model_dir>/predictions.
+  """
+  model: QAModelConfig = dataclasses.field(default_factory=QAModelConfig)
+  train_data: cfg.DataConfig = dataclasses.field(default_factory=QADataConfig)
+  validation_data: cfg.DataConfig = dataclasses.field(
+      default_factory=lambda: QADataConfig(is_training=False))
+  predictions_dir: str = ""
+
+
+def _tokenizer(params: QADataConfig) -> tokenization.WordpieceTokenizer:
+  if not params.vocab_file:
+    raise ValueError(
+        "set the data config's vocab_file (and do_lower_case) to the vocab of "
+        "the checkpoint being fine-tuned")
+  return tokenization.WordpieceTokenizer(params.vocab_file,
+                                         lower_case=params.do_lower_case)
+
+
+@task_factory.register_task_cls(SpanBertQAConfig)
+class SpanBertQuestionAnsweringTask(
+    mg_question_answering.QuestionAnsweringTask):
+  """SQuAD fine-tuning with tf.text features and the official metrics.
+
+  Args:
+    params: a SpanBertQAConfig.
+    logging_dir: the model dir (converted data and predictions go here).
+    name: task name.
+  """
+
+  def __init__(self, params: SpanBertQAConfig, logging_dir: Optional[str] = None,
+               name: Optional[str] = None):
+    # Model Garden's __init__ prepares evaluation data with its own Python
+    # tokenizer; ours does it with tf.text.
+    base_task.Task.__init__(self, params, logging_dir, name=name)  # pylint: disable=non-parent-init-called
+    self._eval_examples: List[squad.SquadExample] = []
+    self._eval_features: List[squad.SquadFeature] = []
+    self._eval_dataset = None
+    self._tf_record_input_path = ""
+    val = params.validation_data
+    if val is not None and val.input_path and val.input_path != "dummy":
+      self._tf_record_input_path, self._eval_examples, self._eval_features = (
+          self._preprocess_eval_data(val))
+
+  def _work_dir(self, params: QADataConfig) -> str:
+    path = params.input_preprocessed_data_path or self.logging_dir
+    if not path:
+      raise ValueError(
+          "SQuAD JSON is converted to TFRecords first: set the model dir "
+          "(logging_dir) or the data config's input_preprocessed_data_path")
+    return path
+
+  def _preprocess_eval_data(self, params: QADataConfig):
+    """SQuAD JSON -> evaluation TFRecord + examples + features."""
+    output = os.path.join(self._work_dir(params), "eval.tf_record")
+    examples, features = squad.prepare(
+        params.input_path, _tokenizer(params), output, is_training=False,
+        version_2_with_negative=params.version_2_with_negative,
+        max_seq_length=params.seq_length, doc_stride=params.doc_stride,
+        max_query_length=params.query_length,
+        pad_to_multiple=params.global_batch_size)
+    self._eval_dataset = squad._load_json(params.input_path)  # pylint: disable=protected-access
+    return output, examples, features
+
+  def _training_records(self, params: QADataConfig) -> str:
+    """Converts a training JSON once (keyed by file and settings)."""
+    key = hashlib.sha1(repr((
+        os.path.abspath(params.input_path),
+        tf.io.gfile.stat(params.input_path).mtime_nsec,
+        params.vocab_file, params.do_lower_case, params.seq_length,
+        params.doc_stride, params.query_length,
+        params.version_2_with_negative)).encode()).hexdigest()[:12]
+    output = os.path.join(self._work_dir(params), f"train-{key}.tf_record")
+    if not tf.io.gfile.exists(output):
+      squad.prepare(params.input_path, _tokenizer(params), output,
+                    is_training=True,
+                    version_2_with_negative=params.version_2_with_negative,
+                    max_seq_length=params.seq_length,
+                    doc_stride=params.doc_stride,
+                    max_query_length=params.query_length)
+    return output
+
+  def initialize(self, model: tf_keras.Model):
+    """Loads the encoder from task_config.init_checkpoint, if set."""
+    if self.task_config.init_checkpoint:
+      checkpoints.restore_encoder(model.checkpoint_items["encoder"],
+                                  self.task_config.init_checkpoint)
+
+  def build_inputs(self, params: QADataConfig,
+                   input_context: Optional[tf.distribute.InputContext] = None):
+    """Training or evaluation batches (SQuAD JSON converted on first use)."""
+    if params.input_path == "dummy":
+      return super().build_inputs(params, input_context)
+    if params.is_training:
+      if params.input_path.endswith(".json"):
+        params = params.replace(input_path=self._training_records(params))
+    else:
+      if not self._tf_record_input_path:
+        self._tf_record_input_path, self._eval_examples, self._eval_features = (
+            self._preprocess_eval_data(params))
+      params = params.replace(input_path=self._tf_record_input_path)
+    return data_loader_factory.get_data_loader(params).load(input_context)
+
+  def predictions_dir(self) -> str:
+    return self.task_config.predictions_dir or os.path.join(
+        self.logging_dir or ".", PREDICTIONS_DIR)
+
+  def postprocess(self, aggregated_logs
+                  ) -> squad_predictions.Predictions:
+    """Validation-step outputs -> predictions (padding features dropped)."""
+    logits = {int(r.unique_id): (r.start_logits, r.end_logits)
+              for r in aggregated_logs or [] if int(r.unique_id) >= 0}
+    missing = len(self._eval_features) - sum(
+        f.unique_id in logits for f in self._eval_features)
+    if missing:
+      logging.warning("%d evaluation features have no logits", missing)
+    val = self.task_config.validation_data
+    return squad_predictions.postprocess(
+        self._eval_examples, self._eval_features, logits,
+        n_best_size=self.task_config.n_best_size,
+        max_answer_length=self.task_config.max_answer_length,
+        lower_case=val.do_lower_case,
+        version_2_with_negative=val.version_2_with_negative,
+        null_score_diff_threshold=self.task_config.null_score_diff_threshold)
+
+  def reduce_aggregated_logs(self, aggregated_logs, global_step=None
+                             ) -> Dict[str, Any]:
+    """Writes the official prediction files and returns EM/F1 (percent)."""
+    predictions = self.postprocess(aggregated_logs)
+    out = self.predictions_dir()
+    write = squad_predictions.write_json
+    write(predictions.answers, os.path.join(out, "predictions.json"))
+    write(predictions.nbest, os.path.join(out, "nbest_predictions.json"))
+    if not self.task_config.validation_data.version_2_with_negative:
+      metrics = squad_evaluate.evaluate_v1(self._eval_dataset,
+                                           predictions.answers)
+    else:
+      write(predictions.null_odds, os.path.join(out, "null_odds.json"))
+      metrics = squad_evaluate.evaluate_v2(
+          self._eval_dataset, predictions.answers, predictions.null_odds)
+      write({"best_f1_thresh": metrics["best_f1_thresh"],
+             "best_exact_thresh": metrics["best_exact_thresh"],
+             "step": None if global_step is None else int(global_step)},
+            os.path.join(out, "null_threshold.json"))
+      write(squad_predictions.apply_threshold(predictions,
+                                              metrics["best_f1_thresh"]),
+            os.path.join(out, "predictions_best_f1_thresh.json"))
+    logging.info("SQuAD metrics: %s (predictions in %s)", metrics, out)
+    return {k: float(v) for k, v in metrics.items()}

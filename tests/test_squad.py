@@ -1,0 +1,360 @@
+"""SQuAD: official metrics, tf.text features, post-processing, bad input, e2e."""
+
+import json
+import logging as py_logging
+import os
+
+import official_spanbert  # noqa: F401
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.modeling.hyperparams import params_dict
+from official.nlp.tools import squad_evaluate_v1_1 as mg_v1
+from official.nlp.tools import squad_evaluate_v2_0 as mg_v2
+from official_spanbert import train
+from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert.data import squad
+from official_spanbert.data import squad_predictions
+from official_spanbert.data import tokenization
+from official_spanbert.metrics import squad_evaluate
+from tests.conftest import REPO, data_path
+
+
+def _dataset(*qas, context="ctx"):
+  return [{"paragraphs": [{"context": context, "qas": list(qas)}]}]
+
+
+def _qa(qid, *answers, question="q?"):
+  return {"id": qid, "question": question,
+          "answers": [{"text": a, "answer_start": 0} for a in answers]}
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def test_v1_metrics_match_hand_computed_values():
+  data = _dataset(
+      _qa("articles", "the Eiffel Tower"),       # pred "Eiffel tower": EM 1
+      _qa("punct", "Denver Broncos"),            # pred "Denver Broncos!" EM 1
+      _qa("multi", "Santa Clara", "Levi's Stadium"),  # pred "Levi's": F1 2/3
+      _qa("partial", "in the early 1990s"),      # pred "1990s": F1 2/3
+      _qa("wrong", "blue"),                      # pred "red": 0
+      _qa("missing", "x"))                       # no prediction: 0
+  preds = {"articles": "Eiffel tower", "punct": "Denver Broncos!",
+           "multi": "Levi's", "partial": "1990s", "wrong": "red"}
+  got = squad_evaluate.evaluate_v1(data, preds)
+  # EM: 2 of 6. F1: 1 + 1 + 2/3 ("levis" vs "levis stadium": P 1, R 1/2)
+  # + 2/3 ("1990s" vs "in early 1990s": P 1, R 1/3 -> 0.5) ...
+  f1_partial = 2 * 1 * (1 / 3) / (1 + 1 / 3)
+  expected_f1 = (1 + 1 + 2 / 3 + f1_partial + 0 + 0) / 6 * 100
+  assert got["exact_match"] == pytest.approx(200 / 6)
+  assert got["f1"] == pytest.approx(expected_f1)
+  # Model Garden's transcription gives the same (as fractions).
+  mg = mg_v1.evaluate(data, preds)
+  assert got["exact_match"] == pytest.approx(100 * mg["exact_match"])
+  assert got["f1"] == pytest.approx(100 * mg["final_f1"])
+
+
+def test_normalisation_follows_the_official_script():
+  norm = squad_evaluate.normalize_answer
+  assert norm("The  Cat, a dog, AN owl!") == "cat dog owl"
+  assert norm("theater") == "theater"      # articles only as whole words
+  assert norm("  ") == ""
+
+
+def test_v2_metrics_no_answer_cases_and_best_threshold():
+  data = _dataset(
+      _qa("has1", "Paris"), _qa("has2", "the red fox"),
+      {"id": "no1", "question": "q", "answers": []},
+      {"id": "no2", "question": "q", "answers": []},
+      _qa("dot", "."))  # gold normalises to "": counts as no-answer gold ""
+  preds = {"has1": "Paris", "has2": "", "no1": "", "no2": "something",
+           "dot": ""}
+  got = squad_evaluate.evaluate_v2(data, preds)
+  # exact: has1 1, has2 0, no1 1, no2 0, dot 1 ("" vs gold "") -> 3/5.
+  assert got["exact"] == pytest.approx(60.0)
+  assert got["f1"] == pytest.approx(60.0)
+  assert got["total"] == 5
+  assert got["HasAns_total"] == 3 and got["NoAns_total"] == 2
+  assert got["HasAns_exact"] == pytest.approx(200 / 3)
+  assert got["NoAns_exact"] == pytest.approx(50.0)
+  # With na_probs the best threshold search: answering "" whenever
+  # na_prob > t. no2 has the highest odds: predicting null there fixes it.
+  odds = {"has1": -5.0, "has2": 3.0, "no1": 4.0, "no2": 2.5, "dot": 0.0}
+  got = squad_evaluate.evaluate_v2(data, preds, odds)
+  # Sorted by odds: has1(-5) +1, dot(0) +1 (pred "" and gold "" has answer
+  # flag True -> diff = score 1), no2(2.5) -1, has2(3) +0, no1(4) +0.
+  # Start = 2 no-answer questions; running: 3, 4, 3, 3, 3 -> best 4 at 0.0.
+  assert got["best_exact"] == pytest.approx(80.0)
+  assert got["best_exact_thresh"] == 0.0
+  mg = mg_v2.evaluate(data, preds, odds)
+  # (Model Garden names the best-threshold scores final_*.)
+  for ours, theirs in [("exact", "exact"), ("f1", "f1"),
+                       ("HasAns_exact", "HasAns_exact"),
+                       ("NoAns_exact", "NoAns_exact"),
+                       ("best_exact", "final_exact"), ("best_f1", "final_f1"),
+                       ("best_f1_thresh", "final_f1_thresh")]:
+    assert got[ours] == pytest.approx(mg[theirs]), ours
+
+
+# ---------------------------------------------------------------- features
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+  return tokenization.WordpieceTokenizer(
+      data_path("vocab", "bert-base-cased-vocab.txt"))
+
+
+def _slice_json(src, dst, questions):
+  """The first paragraphs of a SQuAD file holding about `questions`."""
+  with open(src, encoding="utf-8") as f:
+    data = json.load(f)
+  out, n = [], 0
+  for article in data["data"]:
+    paragraphs = []
+    for p in article["paragraphs"]:
+      paragraphs.append(p)
+      n += len(p["qas"])
+      if n >= questions:
+        break
+    out.append({"title": article.get("title", ""), "paragraphs": paragraphs})
+    if n >= questions:
+      break
+  with open(dst, "w", encoding="utf-8") as f:
+    json.dump({"version": data.get("version", ""), "data": out}, f)
+  return dst
+
+
+def test_training_features_hold_the_answers(tokenizer, tmp_path):
+  path = _slice_json(data_path("squad", "new_wiki_v1.0.json"),
+                     str(tmp_path / "train.json"), 400)
+  examples = squad.read_examples(path, is_training=True)
+  features = squad.convert_examples(examples, tokenizer, max_seq_length=128,
+                                    doc_stride=48, is_training=True)
+  assert len(features) > len(examples)  # long passages give several windows
+  answered = exact = 0
+  for f in features:
+    assert len(f.input_ids) == 128 and f.tokens[0] == "[CLS]"
+    if f.is_impossible:
+      assert f.start_position == f.end_position == 0
+      continue
+    answered += 1
+    e = examples[f.example_index]
+    text = " ".join(f.tokens[f.start_position:f.end_position + 1])
+    exact += text.replace(" ##", "").replace(" ", "") == (
+        e.answer_text.replace(" ", ""))
+    assert f.segment_ids[f.start_position] == 1
+  assert answered >= len(examples) * 0.9
+  assert exact >= answered * 0.98
+
+
+def test_each_passage_token_has_one_max_context_window(tokenizer):
+  path = data_path("squad", "dev-v1.1.json")
+  examples = squad.read_examples(path, is_training=False)[:60]
+  features = squad.convert_examples(examples, tokenizer, max_seq_length=96,
+                                    doc_stride=32)
+  # Every example's words all appear in some window.
+  for i, e in enumerate(examples):
+    words = {f.token_to_word[p] for f in features if f.example_index == i
+             for p in f.token_to_word}
+    assert words == set(range(len(e.words)))
+  per_example = {}
+  for f in features:
+    per_example.setdefault(f.example_index, 0)
+    per_example[f.example_index] += sum(f.token_is_max_context.values())
+  for i, e in enumerate(examples):
+    ids, _ = tokenizer.tokenize(tf.constant([" ".join(e.words)]))
+    assert per_example[i] == int(ids.row_lengths()[0])
+
+
+def test_records_round_trip_through_model_gardens_loader(tokenizer, tmp_path):
+  from official.nlp.data import question_answering_dataloader as qa_loader
+  path = _slice_json(data_path("squad", "dev-v1.1.json"),
+                     str(tmp_path / "dev.json"), 30)
+  out = str(tmp_path / "eval.tf_record")
+  _, features = squad.prepare(path, tokenizer, out, is_training=False,
+                              max_seq_length=128, pad_to_multiple=8)
+  cfg = qa_loader.QADataConfig(input_path=out, is_training=False,
+                               seq_length=128, global_batch_size=8)
+  ids = []
+  for x, _ in qa_loader.QuestionAnsweringDataLoader(cfg).load():
+    ids += x["unique_ids"].numpy().tolist()
+  assert len(ids) % 8 == 0 and len(ids) - len(features) < 8
+  assert ids[:len(features)] == [f.unique_id for f in features]
+  assert set(ids[len(features):]) <= {-1}
+
+
+# ---------------------------------------------------------------- predictions
+
+
+def test_postprocess_picks_the_best_valid_span_and_projects_text(tokenizer):
+  examples = [squad.SquadExample(
+      qas_id="q1", question="Who?", words="He met Steve Smith's dog.".split())]
+  features = squad.convert_examples(examples, tokenizer, max_seq_length=32,
+                                    max_query_length=8)
+  f = features[0]
+  pos = {t: i for i, t in reversed(list(enumerate(f.tokens)))}
+  start = np.full(32, -5.0)
+  end = np.full(32, -5.0)
+  start[pos["Steve"]] = 4.0
+  end[pos["Smith"]] = 4.0
+  start[1] = 9.0  # a question token: never an answer
+  end[pos["dog"]] = 3.0
+  preds = squad_predictions.postprocess(examples, features,
+                                        {f.unique_id: (start, end)})
+  # "Steve Smith" (not "Steve Smith's"): projected onto the original words.
+  assert preds.answers == {"q1": "Steve Smith"}
+  assert preds.nbest["q1"][0]["probability"] > preds.nbest["q1"][1][
+      "probability"]
+  # SQuAD 2.0: a strong [CLS] makes it unanswerable.
+  start[0] = end[0] = 6.0
+  preds = squad_predictions.postprocess(examples, features,
+                                        {f.unique_id: (start, end)},
+                                        version_2_with_negative=True)
+  assert preds.answers == {"q1": ""}
+  assert preds.null_odds["q1"] == pytest.approx(12.0 - 8.0)
+  assert squad_predictions.apply_threshold(preds, 5.0) == {"q1": "Steve Smith"}
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def _write(tmp_path, obj, name="bad.json"):
+  path = str(tmp_path / name)
+  with open(path, "w", encoding="utf-8") as f:
+    if isinstance(obj, str):
+      f.write(obj)
+    else:
+      json.dump(obj, f)
+  return path
+
+
+def test_bad_squad_input_warns_with_the_question_id(tokenizer, tmp_path,
+                                                    caplog):
+  context = "Denver won the game. The Broncos were happy."
+  data = {"data": [{"paragraphs": [
+      {"context": context, "qas": [
+          {"id": "shifted", "question": "Who was happy?",
+           "answers": [{"text": "The Broncos", "answer_start": 3}]},
+          {"id": "absent", "question": "Who lost?",
+           "answers": [{"text": "Carolina", "answer_start": 0}]},
+          {"id": "longq", "question": "why " * 100,
+           "answers": [{"text": "Denver", "answer_start": 0}]}]},
+      {"context": "   ", "qas": [
+          {"id": "empty", "question": "What?",
+           "answers": [{"text": "x", "answer_start": 0}]}]}]}]}
+  path = _write(tmp_path, data)
+  with caplog.at_level(py_logging.WARNING):
+    train_ex = squad.read_examples(path, is_training=True)
+    features = squad.convert_examples(train_ex, tokenizer, max_seq_length=64,
+                                      max_query_length=16, is_training=True)
+  text = caplog.text
+  assert "shifted" in text and "nearest occurrence at 21" in text
+  assert "absent" in text and "skipped for training" in text
+  assert "empty" in text and "empty context" in text
+  assert "longq" in text and "truncated to max_query_length 16" in text
+  assert [e.qas_id for e in train_ex] == ["shifted", "longq"]
+  shifted = [f for f in features if f.example_index == 0][0]
+  assert shifted.tokens[shifted.start_position:shifted.end_position + 1] == [
+      "The", "Broncos"]
+  # Evaluation keeps every question; the empty context gets "".
+  eval_ex = squad.read_examples(path, is_training=False)
+  eval_f = squad.convert_examples(eval_ex, tokenizer, max_seq_length=64,
+                                  max_query_length=16)
+  logits = {f.unique_id: (np.zeros(64), np.zeros(64)) for f in eval_f}
+  preds = squad_predictions.postprocess(eval_ex, eval_f, logits)
+  assert set(preds.answers) == {"shifted", "absent", "longq", "empty"}
+  assert preds.answers["empty"] == ""
+  metrics = squad_evaluate.evaluate_v1(data["data"], preds.answers)
+  assert 0 <= metrics["f1"] <= 100
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"data": [\n{"paragraphs": [}\n]}', "bad.json:2:"),
+    ({"version": "1.1"}, "expected SQuAD JSON"),
+    ({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "a", "question": "q", "answers": []},
+        {"id": "a", "question": "q", "answers": []}]}]}]}, "id a appears twice"),
+    ({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "imp", "question": "q", "answers": [],
+         "is_impossible": True}]}]}]}, "version_2_with_negative"),
+])
+def test_unreadable_squad_files_fail_with_one_clear_error(tmp_path, content,
+                                                           message):
+  path = _write(tmp_path, content)
+  with pytest.raises(squad.SquadFormatError, match=message):
+    squad.read_examples(path, is_training=False)
+  with pytest.raises(squad.SquadFormatError, match="does not exist"):
+    squad.read_examples(str(tmp_path / "nope.json"), is_training=False)
+
+
+# ---------------------------------------------------------------- end to end
+
+
+def _tiny_params(tmp_path, experiment, train_json, eval_json, steps=30):
+  params = exp_factory.get_exp_config(experiment)
+  params = params_dict.override_params_dict(
+      params, os.path.join(REPO, "configs", "models", "tiny.yaml"),
+      is_strict=True)
+  vocab = data_path("vocab", "bert-base-cased-vocab.txt")
+  data = dict(seq_length=128, doc_stride=64, query_length=32,
+              global_batch_size=16, vocab_file=vocab, do_lower_case=False)
+  params.override({
+      "runtime": {"distribution_strategy": "one_device", "num_gpus": 0},
+      "task": {"train_data": dict(data, input_path=train_json),
+               "validation_data": dict(data, input_path=eval_json)},
+      "trainer": {"train_steps": steps, "steps_per_loop": 10,
+                  "summary_interval": 10, "checkpoint_interval": steps,
+                  "validation_interval": steps, "validation_steps": -1,
+                  "optimizer_config": {
+                      "learning_rate": {"polynomial": {
+                          "initial_learning_rate": 1e-4,
+                          "decay_steps": steps}},
+                      "warmup": {"polynomial": {"warmup_steps": 3}}}},
+  }, is_strict=True)
+  return params
+
+
+@pytest.mark.parametrize("experiment, dev, version_2", [
+    ("spanbert/squad_v1", "dev-v1.1.json", False),
+    ("spanbert/squad_v2", "dev-v2.0.json", True),
+])
+def test_tiny_squad_run_trains_predicts_and_scores(tmp_path, experiment, dev,
+                                                   version_2):
+  train_json = _slice_json(data_path("squad", "new_wiki_v1.0.json"),
+                           str(tmp_path / "train.json"), 300)
+  eval_json = _slice_json(data_path("squad", dev), str(tmp_path / "dev.json"),
+                          60)
+  params = _tiny_params(tmp_path, experiment, train_json, eval_json)
+  model_dir = str(tmp_path / "model")
+  _, logs = train.run(params, model_dir, mode="train_and_eval",
+                      run_post_eval=True)
+  out = os.path.join(model_dir, "predictions")
+  with open(os.path.join(out, "predictions.json"), encoding="utf-8") as f:
+    predictions = json.load(f)
+  with open(eval_json, encoding="utf-8") as f:
+    data = json.load(f)["data"]
+  qids = {qa["id"] for a in data for p in a["paragraphs"] for qa in p["qas"]}
+  assert set(predictions) == qids
+  assert all(isinstance(v, str) for v in predictions.values())
+  if not version_2:
+    expected = squad_evaluate.evaluate_v1(data, predictions)
+    assert logs["f1"] == pytest.approx(expected["f1"])
+    assert logs["exact_match"] == pytest.approx(expected["exact_match"])
+    # A barely trained tiny model still returns passage text.
+    assert sum(bool(v) for v in predictions.values()) == len(qids)
+  else:
+    with open(os.path.join(out, "null_odds.json"), encoding="utf-8") as f:
+      odds = json.load(f)
+    with open(os.path.join(out, "null_threshold.json"), encoding="utf-8") as f:
+      thresh = json.load(f)
+    expected = squad_evaluate.evaluate_v2(data, predictions, odds)
+    assert logs["best_f1"] == pytest.approx(expected["best_f1"])
+    assert thresh["best_f1_thresh"] == pytest.approx(
+        expected["best_f1_thresh"])
+    assert os.path.exists(os.path.join(out, "predictions_best_f1_thresh.json"))
+  # The run left a checkpoint at the last step.
+  assert tf.train.latest_checkpoint(model_dir).endswith("-30")
