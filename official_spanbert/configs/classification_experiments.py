@@ -1,0 +1,63 @@
+"""Registered fine-tuning experiments for classification.
+
+`spanbert/glue`    sentence (pair) classification (CoLA, RTE, SST-2, ...):
+                   accuracy; set task.metric_type=matthews_corrcoef for CoLA.
+`spanbert/tacred`  relation extraction with entity masking (42 relations,
+                   `no_relation` = id 0): micro F1 without no_relation.
+
+Records come from tools/create_finetuning_data.py; set task.model.num_classes
+to its meta_data.json's num_labels. Optimiser: AdamW (weight decay 0.01, not
+on LayerNorm/bias), peak lr 2e-5, linear warmup over 10% of the steps, linear
+decay to 0, clip-norm 1.0. When changing trainer.train_steps, also set
+trainer.optimizer_config.learning_rate.polynomial.decay_steps to it and
+.warmup.polynomial.warmup_steps to a tenth of it.
+"""
+
+from official.core import config_definitions as cfg
+from official.core import exp_factory
+from official.nlp.data import sentence_prediction_dataloader as loader_lib
+from official_spanbert.configs.experiments import optimization_config
+from official_spanbert.tasks import sentence_prediction
+
+TACRED_NUM_RELATIONS = 42
+
+
+def _experiment(metric_type: str, num_classes: int, train_steps: int,
+                batch_size: int = 32, seq_length: int = 128
+                ) -> cfg.ExperimentConfig:
+  """Fine-tuning with evaluation over the whole dev set."""
+  def data(is_training):
+    return loader_lib.SentencePredictionDataConfig(
+        is_training=is_training, drop_remainder=is_training,
+        seq_length=seq_length, global_batch_size=batch_size)
+  return cfg.ExperimentConfig(
+      runtime=cfg.RuntimeConfig(distribution_strategy="mirrored"),
+      task=sentence_prediction.SpanBertSentencePredictionConfig(
+          metric_type=metric_type,
+          model=sentence_prediction.SpanBertClassifierConfig(
+              num_classes=num_classes),
+          train_data=data(True), validation_data=data(False)),
+      trainer=cfg.TrainerConfig(
+          train_steps=train_steps, steps_per_loop=100, summary_interval=100,
+          checkpoint_interval=train_steps, validation_interval=train_steps,
+          validation_steps=-1, max_to_keep=1,
+          optimizer_config=optimization_config(
+              train_steps=train_steps, warmup_steps=train_steps // 10,
+              learning_rate=2e-5)),
+      restrictions=[
+          "task.train_data.is_training != None",
+          "task.validation_data.is_training != None",
+      ])
+
+
+@exp_factory.register_config_factory("spanbert/glue")
+def spanbert_glue() -> cfg.ExperimentConfig:
+  """GLUE-style classification; 3 epochs of RTE train (2,490) at batch 32."""
+  return _experiment("accuracy", num_classes=2, train_steps=231)
+
+
+@exp_factory.register_config_factory("spanbert/tacred")
+def spanbert_tacred() -> cfg.ExperimentConfig:
+  """TACRED relation extraction; 10 epochs of TACRED train (68,124) at batch 32."""
+  return _experiment("tacred_f1", num_classes=TACRED_NUM_RELATIONS,
+                     train_steps=21_280)

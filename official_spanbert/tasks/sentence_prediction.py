@@ -1,0 +1,140 @@
+"""Sentence(-pair) classification and relation extraction from SpanBERT.
+
+Model Garden's SentencePredictionTask (BertClassifier: a dense + tanh head on
+the [CLS] vector, cross-entropy) with three changes: `initialize` restores the
+encoder from any checkpoint modeling/checkpoints.restore_encoder accepts (our
+pretraining runs, converted Hugging Face checkpoints); the metric
+`tacred_f1` (micro P/R/F1 over the relations other than the negative label,
+as TACRED's official scorer); and a model config that takes the
+`mlm_activation` field of a converted checkpoint's params.yaml (ignored).
+"""
+
+import dataclasses
+from typing import Dict, Sequence
+
+import numpy as np
+import official_spanbert  # noqa: F401
+
+from official.core import base_task
+from official.core import config_definitions as cfg
+from official.core import task_factory
+from official.nlp.configs import encoders
+from official.nlp.data import sentence_prediction_dataloader as loader_lib
+from official.nlp.tasks import sentence_prediction
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
+
+METRIC_TYPES = frozenset(["accuracy", "matthews_corrcoef", "tacred_f1"])
+
+
+@dataclasses.dataclass
+class SpanBertClassifierConfig(sentence_prediction.ModelConfig):
+  """BertClassifier config; `mlm_activation` is accepted and ignored.
+
+  Attributes:
+    mlm_activation: unused here; lets a converted checkpoint's params.yaml
+      (task.model.encoder + task.model.mlm_activation) apply unchanged.
+  """
+  num_classes: int = 2
+  encoder: encoders.EncoderConfig = dataclasses.field(
+      default_factory=spanbert_configs.bert_encoder)
+  mlm_activation: str = "gelu"
+
+
+@dataclasses.dataclass
+class SpanBertSentencePredictionConfig(
+    sentence_prediction.SentencePredictionConfig):
+  """The classification task.
+
+  Attributes:
+    metric_type: accuracy, matthews_corrcoef or tacred_f1.
+    negative_label_id: for tacred_f1, the label id left out of P/R/F1
+      (`no_relation`, id 0 in data/classification.py's records).
+  """
+  model: SpanBertClassifierConfig = dataclasses.field(
+      default_factory=SpanBertClassifierConfig)
+  negative_label_id: int = 0
+  train_data: cfg.DataConfig = dataclasses.field(
+      default_factory=loader_lib.SentencePredictionDataConfig)
+  validation_data: cfg.DataConfig = dataclasses.field(
+      default_factory=lambda: loader_lib.SentencePredictionDataConfig(
+          is_training=False, drop_remainder=False))
+
+
+def tacred_scores(predictions: Sequence[int], labels: Sequence[int],
+                  negative_label_id: int = 0) -> Dict[str, float]:
+  """Micro precision, recall and F1 ignoring the negative label (TACRED).
+
+  As TACRED's scorer: a prediction counts as guessed unless negative, as
+  correct if it also equals a non-negative gold label; precision is 1 when
+  nothing is guessed.
+
+  Args:
+    predictions: predicted label ids.
+    labels: gold label ids.
+    negative_label_id: the `no_relation` id.
+
+  Returns:
+    {"precision", "recall", "f1"}.
+  """
+  predictions, labels = np.asarray(predictions), np.asarray(labels)
+  guessed = predictions != negative_label_id
+  gold = labels != negative_label_id
+  correct = int(np.sum(guessed & (predictions == labels)))
+  precision = correct / guessed.sum() if guessed.any() else 1.0
+  recall = correct / gold.sum() if gold.any() else 0.0
+  f1 = (2 * precision * recall / (precision + recall)
+        if precision + recall > 0 else 0.0)
+  return {"precision": float(precision), "recall": float(recall),
+          "f1": float(f1)}
+
+
+@task_factory.register_task_cls(SpanBertSentencePredictionConfig)
+class SpanBertSentencePredictionTask(
+    sentence_prediction.SentencePredictionTask):
+  """Fine-tunes a SpanBERT encoder for classification (GLUE, TACRED)."""
+
+  def __init__(self, params: SpanBertSentencePredictionConfig,
+               logging_dir=None, name=None):
+    if params.metric_type not in METRIC_TYPES:
+      raise ValueError(f"metric_type {params.metric_type!r} is not one of "
+                       f"{sorted(METRIC_TYPES)}")
+    if params.init_cls_pooler:
+      raise ValueError("init_cls_pooler is not supported: SpanBERT has no "
+                       "pretrained NSP pooler; the head starts fresh")
+    if (params.metric_type == "tacred_f1" and
+        not 0 <= params.negative_label_id < params.model.num_classes):
+      raise ValueError(f"negative_label_id {params.negative_label_id} is not "
+                       f"a label id (num_classes {params.model.num_classes})")
+    # SentencePredictionTask.__init__ would reject tacred_f1.
+    base_task.Task.__init__(self, params, logging_dir, name=name)
+    self.metric_type = params.metric_type
+    self.label_field = getattr(params.train_data, "label_field", "label_ids")
+
+  def initialize(self, model):
+    """Restores the encoder from `init_checkpoint`; the head starts fresh."""
+    path = self.task_config.init_checkpoint
+    if not path:
+      return
+    try:
+      checkpoints.restore_encoder(model.checkpoint_items["encoder"], path)
+    except ValueError as e:
+      if path in str(e):
+        raise
+      # A shape mismatch surfaces as TF's ValueError naming only a variable.
+      raise ValueError(f"checkpoint {path}: its encoder does not match "
+                       f"task.model.encoder (check the model size): {e}"
+                       ) from None
+
+  def reduce_aggregated_logs(self, aggregated_logs, global_step=None):
+    """Dev-set metrics; tacred_f1 adds tacred_precision / tacred_recall."""
+    if self.metric_type != "tacred_f1":
+      return super().reduce_aggregated_logs(aggregated_logs, global_step)
+    logits = np.concatenate(aggregated_logs["sentence_prediction"], axis=0)
+    labels = np.concatenate(aggregated_logs["labels"], axis=0).reshape(-1)
+    scores = tacred_scores(np.argmax(logits, axis=-1), labels,
+                           self.task_config.negative_label_id)
+    return {"tacred_f1": scores["f1"],
+            "tacred_precision": scores["precision"],
+            "tacred_recall": scores["recall"]}
