@@ -31,6 +31,7 @@ from official.core import train_utils
 from official.modeling import performance
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
+from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert import trainer as trainer_lib
 
 FLAGS = flags.FLAGS

@@ -358,3 +358,33 @@ def test_tiny_squad_run_trains_predicts_and_scores(tmp_path, experiment, dev,
     assert os.path.exists(os.path.join(out, "predictions_best_f1_thresh.json"))
   # The run left a checkpoint at the last step.
   assert tf.train.latest_checkpoint(model_dir).endswith("-30")
+
+
+def test_data_tool_writes_squad_training_records_or_one_error(tmp_path):
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  vocab = data_path("vocab", "bert-base-cased-vocab.txt")
+  train_json = _slice_json(data_path("squad", "new_wiki_v1.0.json"),
+                           str(tmp_path / "train.json"), 40)
+  tool = os.path.join(REPO, "tools", "create_finetuning_data.py")
+
+  def run(src, out):
+    return subprocess.run(
+        [sys.executable, tool, "--task=squad_v1", f"--train_file={src}",
+         f"--vocab_file={vocab}", f"--output_dir={out}",
+         "--max_seq_length=128"], capture_output=True, text=True, check=False)
+
+  result = run(train_json, tmp_path / "out")
+  assert result.returncode == 0, result.stderr[-2000:]
+  with open(tmp_path / "out" / "meta_data.json", encoding="utf-8") as f:
+    meta = json.load(f)
+  records = list(tf.data.TFRecordDataset(str(tmp_path / "out" /
+                                             "train.tf_record")))
+  assert meta["examples"] >= 40 and meta["features"] == len(records)
+  bad = _write(tmp_path, '{"data": [\n  {"paragraphs": 3\n]}')
+  result = run(bad, tmp_path / "bad_out")
+  errors = [l for l in result.stderr.splitlines()
+            if l.startswith("create_finetuning_data: error:")]
+  assert result.returncode == 1
+  assert len(errors) == 1 and "bad.json:3:" in errors[0]
+  assert not os.path.exists(tmp_path / "bad_out" / "train.tf_record")

@@ -10,9 +10,13 @@ error naming the file and line (or record id) and nothing is written.
     --vocab_file=vocab.txt --output_dir=/tmp/rte --max_seq_length=128
 
 Tasks: cola (raw CoLA tsv), rte, sst2 (GLUE tsv), tacred (TACRED JSON, entity
-masking with [unusedN] markers).
+masking with [unusedN] markers), squad_v1 / squad_v2 (SQuAD JSON: training
+records with answer positions for Model Garden's QA loader, from
+--train_file only; evaluation reads the JSON itself).
 """
 
+import json
+import os
 import sys
 
 from absl import app
@@ -20,11 +24,14 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.data import classification
+from official_spanbert.data import squad
 from official_spanbert.data import tokenization
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_enum("task", None, list(classification.TASKS),
+SQUAD_TASKS = ("squad_v1", "squad_v2")
+
+flags.DEFINE_enum("task", None, list(classification.TASKS) + list(SQUAD_TASKS),
                   "Which data to read and how to encode it.")
 flags.DEFINE_string("train_file", None, "Training input file.")
 flags.DEFINE_string("eval_file", None, "Evaluation input file.")
@@ -37,6 +44,10 @@ flags.DEFINE_integer("max_train_examples", None,
                      "Keep only the first N training examples.")
 flags.DEFINE_integer("max_eval_examples", None,
                      "Keep only the first N evaluation examples.")
+
+flags.DEFINE_integer("doc_stride", 128, "SQuAD: passage window offset.")
+flags.DEFINE_integer("max_query_length", 64,
+                     "SQuAD: question tokens kept (longer ones truncated).")
 
 flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
 
@@ -56,9 +67,38 @@ def create_classification_data() -> str:
           f"num_labels {meta['num_labels']}, metric {meta['metric_type']}")
 
 
+def create_squad_data() -> str:
+  """SQuAD training records; returns a summary line."""
+  if not FLAGS.train_file:
+    raise classification.DataError(
+        "--train_file is required for SQuAD (evaluation reads the JSON "
+        "directly: task.validation_data.input_path)")
+  tokenizer = tokenization.WordpieceTokenizer(FLAGS.vocab_file,
+                                              lower_case=FLAGS.do_lower_case)
+  output = os.path.join(FLAGS.output_dir, "train.tf_record")
+  examples, features = squad.prepare(
+      FLAGS.train_file, tokenizer, output, is_training=True,
+      version_2_with_negative=FLAGS.task == "squad_v2",
+      max_seq_length=FLAGS.max_seq_length, doc_stride=FLAGS.doc_stride,
+      max_query_length=FLAGS.max_query_length,
+      max_examples=FLAGS.max_train_examples)
+  stats = squad.feature_stats(examples, features)
+  stats.update(task=FLAGS.task, train_file=FLAGS.train_file,
+               max_seq_length=FLAGS.max_seq_length,
+               doc_stride=FLAGS.doc_stride,
+               max_query_length=FLAGS.max_query_length,
+               do_lower_case=FLAGS.do_lower_case)
+  with open(os.path.join(FLAGS.output_dir, "meta_data.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(stats, f, indent=2)
+  return (f"wrote {stats['features']} training features of "
+          f"{stats['examples']} questions to {output}")
+
+
 # --task value -> the function that handles it.
 TASK_FUNCTIONS = {task: create_classification_data
                   for task in classification.TASKS}
+TASK_FUNCTIONS.update({task: create_squad_data for task in SQUAD_TASKS})
 
 
 def main(argv):
@@ -68,7 +108,8 @@ def main(argv):
     return 2
   try:
     summary = TASK_FUNCTIONS[FLAGS.task]()
-  except (classification.DataError, tokenization.VocabError) as e:
+  except (classification.DataError, squad.SquadFormatError,
+          tokenization.VocabError) as e:
     sys.stderr.write(f"create_finetuning_data: error: {e}\n")
     return 1
   print(summary)
