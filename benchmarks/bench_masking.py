@@ -8,7 +8,7 @@ measures, at each batch size:
    (batch, parse, frame, mask; map with AUTOTUNE) -> `.prefetch(2)`, for the
    schemes `span`, `token`, `whole_word` and `span` with use_xla_masking=False.
    Each trial builds a fresh pipeline, warms it up (the first batch compiles
-   the XLA span loop), then times --sequences sequences. Trials are
+   the XLA span sampling), then times --sequences sequences. Trials are
    interleaved across schemes so that load changes hit all of them alike.
 2. parse+frame only: the same pipeline with the masking step left out
    (`tf.io.parse_example` + the loader's `_frame`), to see what the masking
@@ -311,8 +311,8 @@ class Bench:
   def run_span_breakdown(self):
     """Span sampling split into table building and the sampling loop.
 
-    Also counts the loop's iterations per batch (exactly, by a counter in the
-    per-iteration seed fold, traced into a separate non-XLA copy of the loop).
+    Also records the loop's iterations per batch (exact: `_span_loop`
+    returns its iteration count).
     """
     # pylint: disable=protected-access
     results = {}
@@ -322,72 +322,50 @@ class Bench:
                                   loader._vocab)
 
       @tf.function
-      def prep(maskable, word_starts, seed, params=params):
+      def prep(maskable, word_starts, params=params):
         maskable = maskable > 0
         word_starts = (word_starts > 0) | tf.logical_not(maskable)
         n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
         budget = masking._budget(n, params.masking_rate)
         word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
-        b, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
-        not_maskable = tf.logical_not(maskable)
-        cum_maskable = tf.cumsum(tf.cast(maskable, tf.int32), axis=1)
-        cum_not = tf.cumsum(tf.cast(not_maskable, tf.int32), axis=1)
-        maskable_pos = masking._positions_table(maskable, cum_maskable - 1, b,
-                                                length)
-        word_start_pos = masking._positions_table(word_starts, word_idx, b,
-                                                  length)
-        not_maskable_pos = masking._positions_table(not_maskable, cum_not - 1,
-                                                    b, length)
-        segment_end = tf.gather(not_maskable_pos, cum_not, batch_dims=1)
-        return (maskable_pos, word_start_pos, segment_end, word_idx, n,
-                budget, tf.cast(seed, tf.int64))
+        return maskable, word_starts, word_idx, n, budget
 
+      tables_xla = tf.function(masking._span_tables, jit_compile=True,
+                               autograph=False)
+      loop_xla = tf.function(masking._span_loop, jit_compile=True,
+                             autograph=False)
       loop_plain = tf.function(masking._span_loop, autograph=False)
-      counter = tf.Variable(0, dtype=tf.int64)
-      real_fold = masking._fold
-
-      def counting_fold(seed, salt):
-        with tf.control_dependencies([counter.assign_add(1)]):
-          return real_fold(seed, salt)
-
-      @tf.function(autograph=False)
-      def loop_counted(*tables, params=params):
-        masking._fold = counting_fold  # only while tracing this function
-        try:
-          return masking._span_loop(*tables, params=params)
-        finally:
-          masking._fold = real_fold
-
-      tables = [prep(f["maskable"], f["word_starts"],
-                     tf.constant([5, i], tf.int64))
-                for i, f in enumerate(framed)]
-      iters = []
-      for t in tables:
-        counter.assign(0)
-        loop_counted(*t)
-        iters.append(int(counter.numpy()))
-      results[(batch, "iterations")] = iters
+      inputs = [prep(f["maskable"], f["word_starts"]) for f in framed]
+      tables = [tables_xla(m, w, wi) for m, w, wi, _, _ in inputs]
+      loop_args = [(*t, wi, n, budget, tf.constant([5, i], tf.int64))
+                   for i, (t, (_, _, wi, n, budget)) in enumerate(
+                       zip(tables, inputs))]
+      results[(batch, "iterations")] = [
+          int(loop_xla(*a, params=params)[2].numpy()) for a in loop_args]
       n_calls = max(1, self.args.sequences // batch)
-      fns = {"tables (3 position tables, outside XLA)":
-                 lambda i: prep(framed[i]["maskable"],
-                                framed[i]["word_starts"],
-                                tf.constant([5, i], tf.int64))[0],
-             "sampling loop, XLA": lambda i: masking._span_loop_xla(
-                 *tables[i], params=params)[0],
+      fns = {"3 position tables (`_span_tables`, XLA)":
+                 lambda i: tables_xla(*inputs[i][:3])[0],
+             "sampling loop, XLA": lambda i: loop_xla(
+                 *loop_args[i], params=params)[0],
              "sampling loop, no XLA": lambda i: loop_plain(
-                 *tables[i], params=params)[0]}
+                 *loop_args[i], params=params)[0]}
       for trial in range(self.args.trials):
         wait_for_load(self.args.max_load, self.args.max_wait)
         for what, fn in fns.items():
           fn(0).numpy()
-          fn(1 % len(tables)).numpy()
+          fn(1 % len(inputs)).numpy()
+          c0 = time.process_time()
           t0 = time.perf_counter()
           for i in range(n_calls):
-            fn(i % len(tables)).numpy()
+            fn(i % len(inputs)).numpy()
           dt = time.perf_counter() - t0
+          cpu = time.process_time() - c0
           results.setdefault((batch, what), []).append(dt / n_calls * 1e3)
+          results.setdefault((batch, what + " [CPU]"), []).append(
+              cpu / n_calls * 1e3)
           print(f"  span parts B={batch} {what}: {dt / n_calls * 1e3:.1f} "
-                f"ms/batch (load {load_str()})", flush=True)
+                f"ms/batch, {cpu / n_calls * 1e3:.1f} CPU-ms/batch "
+                f"(load {load_str()})", flush=True)
     return results
 
   def run_oracle(self):
@@ -492,14 +470,15 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
     print()
     print("### Span sampling breakdown (tf.function, one batch per call)")
     print()
-    print("| batch | part | ms/batch median | range |")
-    print("|---:|---|---:|---:|")
+    print("| batch | part | ms/batch median | range | CPU-ms/batch |")
+    print("|---:|---|---:|---:|---:|")
     for batch in bench.args.batch_sizes:
       for (b, what), v in parts_res.items():
-        if b != batch or what == "iterations":
+        if b != batch or what == "iterations" or what.endswith("[CPU]"):
           continue
+        cpu = statistics.median(parts_res[(b, what + " [CPU]")])
         print(f"| {batch} | {what} | {statistics.median(v):.1f} | "
-              f"{min(v):.1f}-{max(v):.1f} |")
+              f"{min(v):.1f}-{max(v):.1f} | {cpu:.1f} |")
       iters = parts_res[(batch, "iterations")]
       loop_ms = statistics.median(parts_res[(batch, "sampling loop, XLA")])
       print(f"| {batch} | loop iterations per batch (exact, "
@@ -507,12 +486,20 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
             f"{min(iters)}-{max(iters)} |")
       print(f"| {batch} | XLA loop cost per iteration (ms) | "
             f"{loop_ms / statistics.median(iters):.2f} | |")
-    print()
-    print(f"Draws per sequence (oracle, same algorithm, {len(draws)} blocks): "
-          f"mean {np.mean(draws):.1f}, median {np.median(draws):.0f}, "
-          f"p99 {np.percentile(draws, 99):.0f}, max {max(draws)}; the batched "
-          "loop runs until the slowest row of the batch is done.")
+    if mean_real:  # the oracle ran
+      print()
+      print(f"Draws per sequence (oracle, same algorithm, {len(draws)} "
+            f"blocks): mean {np.mean(draws):.1f}, "
+            f"median {np.median(draws):.0f}, "
+            f"p99 {np.percentile(draws, 99):.0f}, max {max(draws)}; the "
+            "batched loop runs until the slowest row of the batch is done.")
 
+  if oracle_res and oracle_res[0][1]:  # skipped: [(1.0, 0)]
+    _print_oracle(seq, oracle_res, mean_real)
+  _print_targets(bench, loader_res)
+
+
+def _print_oracle(seq, oracle_res, mean_real):
   print()
   print("### NumPy oracle (tests/span_masking_oracle.py, mask_block, "
         "single core)")
@@ -527,6 +514,9 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
         f"{statistics.median(tps) * mean_real / seq:.4f} | "
         f"{statistics.median(ms):.2f} |")
 
+
+def _print_targets(bench, loader_res):
+  seq = bench.seq
   print()
   print("### Targets (span masking >= 2M tokens/s; <= 1.5x token-masking "
         "time), loader pipeline")

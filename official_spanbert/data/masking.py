@@ -133,96 +133,189 @@ def _positions_table(flags, index, batch, length):
   """[batch, length + 1] table: entry k is the position where `index` == k.
 
   `index` numbers the True positions of `flags` 0, 1, ...; entries past the
-  last one hold `length`.
+  last one hold `length`. Built with a segment minimum over static shapes (no
+  tf.where), so it compiles with XLA.
   """
-  where = tf.cast(tf.where(flags), tf.int32)
-  keys = tf.stack([where[:, 0], tf.gather_nd(index, where)], axis=1)
-  return tf.tensor_scatter_nd_update(tf.fill([batch, length + 1], length),
-                                     keys, where[:, 1])
+  col = tf.where(flags, index, length)  # unflagged positions go to `length`
+  rows = tf.range(batch)[:, tf.newaxis]
+  pos = tf.broadcast_to(tf.range(length)[tf.newaxis, :], [batch, length])
+  table = tf.math.unsorted_segment_min(pos, rows * (length + 1) + col,
+                                       batch * (length + 1))
+  table = tf.minimum(tf.reshape(table, [batch, length + 1]), length)
+  return tf.concat([table[:, :-1], tf.fill([batch, 1], length)], axis=1)
+
+
+def _span_tables(maskable, word_starts, word_idx):
+  """Per-sequence lookup tables of the sampling loop (static shapes).
+
+  Returns:
+    maskable_pos: [batch, length + 1], position of the j-th maskable token.
+    word_start_pos: [batch, length + 1], position where word w starts.
+    segment_end: [batch, length], the first non-maskable position at or after
+      each position (the end of its segment).
+  """
+  batch, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
+  not_maskable = tf.logical_not(maskable)
+  cum_maskable = tf.cumsum(tf.cast(maskable, tf.int32), axis=1)
+  cum_not = tf.cumsum(tf.cast(not_maskable, tf.int32), axis=1)
+  maskable_pos = _positions_table(maskable, cum_maskable - 1, batch, length)
+  word_start_pos = _positions_table(word_starts, word_idx, batch, length)
+  not_maskable_pos = _positions_table(not_maskable, cum_not - 1, batch,
+                                      length)
+  segment_end = tf.gather(not_maskable_pos, cum_not, batch_dims=1)
+  return maskable_pos, word_start_pos, segment_end
+
+
+_RANDOM_BITS = 24  # resolution of the loop's uniform draws
+
+
+def _take(table, index):
+  """table[b, index[b, ...]] for a [batch, k] table (a flat gather)."""
+  k = tf.shape(table)[1]
+  rows = tf.range(tf.shape(table)[0])
+  rows = tf.reshape(rows, [-1] + [1] * (len(index.shape) - 1))
+  return tf.gather(tf.reshape(table, [-1]), rows * k + index)
+
+
+def _low_bits(k):
+  """int32 with the k lowest bits set, 0 <= k <= 32."""
+  return tf.where(k >= 32, -1,
+                  tf.bitwise.left_shift(1, tf.clip_by_value(k, 0, 31)) - 1)
+
+
+def _popcount(x):
+  return tf.cast(tf.raw_ops.PopulationCount(x=x), tf.int32)
+
+
+def _range_bits(start, end, offsets):
+  """Bitset words of positions [start, end); start, end [batch, 1]."""
+  return tf.bitwise.bitwise_and(
+      _low_bits(tf.clip_by_value(end - offsets, 0, 32)),
+      tf.bitwise.invert(_low_bits(tf.clip_by_value(start - offsets, 0, 32))))
+
+
+def _first_bits(bits, k):
+  """The k[b] lowest set bits of bitset `bits` [batch, words] (row-wise)."""
+  count = _popcount(bits)
+  before = tf.cumsum(count, axis=1, exclusive=True)
+  keep = tf.clip_by_value(k[:, None] - before, 0, count)
+  # In each word keep the bits below the smallest m in [1, 32] with
+  # popcount(bits & low_bits(m)) >= keep (binary search; lo is never enough).
+  lo, hi = tf.zeros_like(keep), tf.fill(tf.shape(keep), 32)
+  for _ in range(5):
+    mid = (lo + hi) // 2
+    enough = _popcount(tf.bitwise.bitwise_and(bits, _low_bits(mid))) >= keep
+    lo, hi = tf.where(enough, lo, mid), tf.where(enough, mid, hi)
+  return tf.where(keep > 0, tf.bitwise.bitwise_and(bits, _low_bits(hi)), 0)
+
+
+def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
+               seed, params: MaskingParams):
+  """The sampling loop: one (anchor, length) draw per sequence per iteration.
+
+  The mask is a bitset, [batch, ceil(length / 32)] int32 words, so an
+  iteration works on 16 words per sequence (at 512) rather than 512
+  positions: it tests the anchor's bit, builds the bits of the span's token
+  range and adds the unmasked ones among them. The span that would overrun
+  the budget is the sequence's last; it is only recorded, and after the loop
+  just its first `remaining` unmasked tokens are added.
+
+  Returns:
+    (masked [batch, length] bool, span-length histogram, loop iterations).
+  """
+  batch, length = tf.shape(word_idx)[0], tf.shape(word_idx)[1]
+  num_words = -(-(word_idx.shape[1] or params.seq_length) // 32)
+  offsets = 32 * tf.range(num_words)[tf.newaxis, :]
+  # A span never has more tokens than this (longer ones are cut here; with
+  # BERT's 100-character word limit this needs > 10 words of > 16 pieces).
+  window = min(params.seq_length, 16 * params.span_upper)
+  # Span length: lower + the number of CDF points u / 2**24 is at or above.
+  thresholds = tf.constant(np.ceil(np.cumsum(params.span_length_probs())[:-1]
+                                   * (1 << _RANDOM_BITS)), tf.int32)
+  num_lengths = params.span_upper + 1
+
+  def body(i, bits, remaining, last, hist):
+    # Integer draws u / 2**24: XLA and plain TF give the same integers (not
+    # the same floats), so both paths make the same masks.
+    u = tf.random.stateless_uniform(
+        [batch, 2], tf.random.experimental.stateless_fold_in(
+            seed, i, alg="philox"),
+        minval=0, maxval=1 << _RANDOM_BITS, dtype=tf.int32, alg="philox")
+    j = tf.cast(tf.bitwise.right_shift(
+        tf.cast(u[:, 0], tf.int64) * tf.cast(n, tf.int64), _RANDOM_BITS),
+                tf.int32)  # floor(u * n), exact
+    # Rows without maskable tokens (never active) get a valid index too.
+    anchor = tf.minimum(_take(maskable_pos, j), length - 1)
+    span_len = params.span_lower + tf.reduce_sum(
+        tf.cast(u[:, 1:] >= thresholds[tf.newaxis, :], tf.int32), axis=1)
+    anchor_bit = tf.bitwise.bitwise_and(tf.bitwise.right_shift(
+        _take(bits, anchor // 32), anchor % 32), 1)
+    active = (remaining > 0) & (anchor_bit == 0)
+    w = _take(word_idx, anchor)
+    bounds = _take(word_start_pos, tf.stack(
+        [w, tf.minimum(w + span_len, length)], axis=1))
+    start = bounds[:, :1]
+    end = tf.minimum(tf.minimum(bounds[:, 1:], _take(segment_end, anchor)[
+        :, tf.newaxis]), start + window)
+    new = tf.bitwise.bitwise_and(_range_bits(start, end, offsets),
+                                 tf.bitwise.invert(bits))
+    added = tf.reduce_sum(_popcount(new), axis=1)
+    fits = added <= remaining
+    bits = tf.bitwise.bitwise_or(bits, tf.where((active & fits)[:, None],
+                                                new, 0))
+    final = active & tf.logical_not(fits)
+    last = tf.where(final[:, None],
+                    tf.stack([start[:, 0], end[:, 0], remaining], axis=1),
+                    last)
+    remaining = tf.where(active, tf.where(fits, remaining - added, 0),
+                         remaining)
+    hist += tf.one_hot(span_len, num_lengths, dtype=tf.int32) * tf.cast(
+        active, tf.int32)[:, None]
+    return i + 1, bits, remaining, last, hist
+
+  max_iterations = 8 * params.seq_length + 64
+
+  def cond(i, bits, remaining, last, hist):
+    del bits, last, hist
+    return tf.logical_and(tf.reduce_any(remaining > 0), i < max_iterations)
+
+  iterations, bits, _, last, hist = tf.while_loop(
+      cond, body, (tf.constant(0), tf.zeros([batch, num_words], tf.int32),
+                   budget, tf.zeros([batch, 3], tf.int32),
+                   tf.zeros([batch, num_lengths], tf.int32)))
+  # The last spans: their first `remaining` unmasked tokens (none where no
+  # span overran the budget: last is then [0, 0, 0]).
+  new = tf.bitwise.bitwise_and(
+      _range_bits(last[:, :1], last[:, 1:2], offsets), tf.bitwise.invert(bits))
+  bits = tf.bitwise.bitwise_or(bits, _first_bits(new, last[:, 2]))
+  masked = tf.bitwise.bitwise_and(tf.bitwise.right_shift(
+      bits[:, :, tf.newaxis], tf.range(32)[tf.newaxis, tf.newaxis, :]), 1)
+  masked = tf.reshape(masked, [batch, 32 * num_words])[:, :length]
+  return masked > 0, hist, iterations
+
+
+def _span_sample(maskable, word_starts, word_idx, n, budget, seed,
+                 params: MaskingParams):
+  """Tables + loop; static shapes throughout, so XLA compiles all of it."""
+  tables = _span_tables(maskable, word_starts, word_idx)
+  return _span_loop(*tables, word_idx, n, budget, seed, params=params)
+
+
+_span_sample_xla = tf.function(_span_sample, jit_compile=True,
+                               autograph=False)
 
 
 def _span_mask(maskable, word_starts, word_idx, n, budget,
                params: MaskingParams, seed):
   """The SpanBERT sampling loop, all sequences of the batch at once.
 
-  Each iteration draws one (anchor, length) per sequence. Per-sequence lookups
-  are gathers from tables built here once; the loop itself has static shapes
-  and is compiled with XLA unless params.use_xla is False.
+  Compiled with XLA (tables and loop together) unless params.use_xla is
+  False; both give the same masks.
   """
-  batch, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
-  not_maskable = tf.logical_not(maskable)
-  cum_maskable = tf.cumsum(tf.cast(maskable, tf.int32), axis=1)
-  cum_not = tf.cumsum(tf.cast(not_maskable, tf.int32), axis=1)
-  # Position of the j-th maskable token, of the start of word w, and of the
-  # first non-maskable token after each position (the end of its segment).
-  maskable_pos = _positions_table(maskable, cum_maskable - 1, batch, length)
-  word_start_pos = _positions_table(word_starts, word_idx, batch, length)
-  not_maskable_pos = _positions_table(not_maskable, cum_not - 1, batch,
-                                      length)
-  segment_end = tf.gather(not_maskable_pos, cum_not, batch_dims=1)
-  loop = _span_loop_xla if params.use_xla else _span_loop
-  masked, hist = loop(maskable_pos, word_start_pos, segment_end, word_idx, n,
-                      budget, seed, params=params)
+  sample = _span_sample_xla if params.use_xla else _span_sample
+  masked, hist, _ = sample(maskable, word_starts, word_idx, n, budget, seed,
+                           params=params)
   return masked, hist
-
-
-def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
-               seed, params: MaskingParams):
-  """The sampling loop; static shapes only, so XLA can compile it."""
-  batch, length = tf.shape(word_idx)[0], tf.shape(word_idx)[1]
-  pos = tf.range(length)[tf.newaxis, :]
-  # A span never has more tokens than this (longer ones are cut here; with
-  # BERT's 100-character word limit this needs > 10 words of > 16 pieces).
-  window = min(params.seq_length, 16 * params.span_upper)
-  offsets = tf.range(window)[tf.newaxis, :]
-  cdf = tf.constant(np.cumsum(params.span_length_probs())[:-1], tf.float32)
-  num_lengths = params.span_upper + 1
-
-  def body(i, masked, remaining, hist):
-    step_seed = _fold(seed, i)
-    u = tf.random.stateless_uniform([batch, 2], step_seed)
-    j = tf.minimum(tf.cast(u[:, 0] * tf.cast(n, tf.float32), tf.int32),
-                   tf.maximum(n - 1, 0))
-    anchor = tf.gather(maskable_pos, j[:, None], batch_dims=1)  # [batch, 1]
-    span_len = params.span_lower + tf.reduce_sum(
-        tf.cast(u[:, 1:] >= cdf[tf.newaxis, :], tf.int32), axis=1)
-    active = tf.logical_and(remaining > 0, tf.logical_not(
-        tf.gather(masked, anchor, batch_dims=1)[:, 0]))
-    w = tf.gather(word_idx, anchor, batch_dims=1)
-    start = tf.gather(word_start_pos, w, batch_dims=1)
-    end = tf.gather(word_start_pos,
-                    tf.minimum(w + span_len[:, None], length), batch_dims=1)
-    end = tf.minimum(end, tf.gather(segment_end, anchor, batch_dims=1))
-    end = tf.minimum(end, start + window)
-    # Tokens [start, cut) get masked, cut chosen so that exactly `remaining`
-    # new ones are added at most (tokens already masked are passed over).
-    idx = tf.minimum(start + offsets, length - 1)
-    old = tf.gather(masked, idx, batch_dims=1)
-    new = (offsets < end - start) & tf.logical_not(old)
-    count = tf.cumsum(tf.cast(new, tf.int32), axis=1)
-    fits = tf.cast(new & (count <= remaining[:, None]), tf.int32)
-    cut = start[:, 0] + tf.reduce_max(fits * (offsets + 1), axis=1)
-    cut = tf.where(active, cut, start[:, 0])
-    masked = masked | ((pos >= start) & (pos < cut[:, None]))
-    remaining -= tf.reduce_sum(fits, axis=1) * tf.cast(active, tf.int32)
-    hist += tf.one_hot(span_len, num_lengths, dtype=tf.int32) * tf.cast(
-        active, tf.int32)[:, None]
-    return i + 1, masked, remaining, hist
-
-  max_iterations = 8 * params.seq_length + 64
-
-  def cond(i, masked, remaining, hist):
-    del masked, hist
-    return tf.logical_and(tf.reduce_any(remaining > 0), i < max_iterations)
-
-  _, masked, _, hist = tf.while_loop(
-      cond, body,
-      (tf.constant(0), tf.zeros([batch, length], tf.bool), budget,
-       tf.zeros([batch, num_lengths], tf.int32)))
-  return masked, hist
-
-
-_span_loop_xla = tf.function(_span_loop, jit_compile=True, autograph=False)
 
 
 def _token_mask(maskable, budget, seed):
