@@ -330,8 +330,7 @@ def test_tiny_squad_run_trains_predicts_and_scores(tmp_path, experiment, dev,
                           60)
   params = _tiny_params(tmp_path, experiment, train_json, eval_json)
   model_dir = str(tmp_path / "model")
-  _, logs = train.run(params, model_dir, mode="train_and_eval",
-                      run_post_eval=True)
+  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
   out = os.path.join(model_dir, "predictions")
   with open(os.path.join(out, "predictions.json"), encoding="utf-8") as f:
     predictions = json.load(f)
