@@ -1,0 +1,399 @@
+r"""Training-step throughput: spanbert/pretraining vs Model Garden bert/pretraining.
+
+For each encoder size (configs/models/{tiny,base}.yaml, cased vocab 28,996) and
+sequence length (128, 512) this builds, side by side in one process:
+
+  * `spanbert/pretraining`  our SpanBertPretrainTask (MLM + SBO head),
+  * `spanbert/no_sbo`       the same task with use_sbo=False (MLM only),
+  * `bert/pretraining`      Model Garden's MaskedLMTask + BertPretrainerV2 with
+                            cls_heads=[] (no NSP), i.e. single-segment MLM,
+
+each with the same encoder config (the same yaml is applied to all three), its
+experiment's own optimizer (train_utils.create_optimizer: AdamW + clip-norm 1.0
+for both) and its task's own `train_step` wrapped in `tf.function` (no XLA:
+Model Garden only jit-compiles train steps on GPU). All three are fed one fixed
+batch made by our loader (`SpanBertPretrainDataLoader`, span masking, the
+longest of its first 64 blocks, i.e. full ones) from records of a real corpus
+file (austen.txt); Model Garden's model gets the features it uses
+(input_word_ids, input_mask, input_type_ids, masked_lm_positions/ids/weights).
+max_predictions_per_seq is 20 at seq 128 and 80 at seq 512. Batch 8 at seq
+128 and 4 at seq 512. float32, TF's default thread pools.
+
+Each variant is warmed up (`--warmup` steps, the tracing step included), then
+timed in interleaved rounds: every round runs `--*_steps` steps of each
+variant in turn (the order rotates from round to round), so that load changes
+on a shared machine hit all variants alike. Each round records wall time and
+process CPU time (all threads; it does not grow while the process waits for a
+core, so it is less disturbed by other load). Reported per variant: median
+s/step over the rounds and examples/s = batch / that; ratios are computed per
+round (paired) and their median [min .. max] over rounds is reported:
+
+  SBO share  = (t_spanbert - t_no_sbo) / t_spanbert
+  vs MG      = t_spanbert / t_bert   (> 1: ours is slower)
+
+Because a single base-size step on a loaded 2-core machine varies by +-20%,
+the step difference cannot resolve a few percent. So the SBO head is also
+timed alone: forward + backward of the MLM head vs the MLM + SBO heads on a
+fixed encoder output of the batch's shape (gradients w.r.t. that output and
+the heads' variables, the tied embedding table included), paired and
+interleaved over `--head_rounds` rounds; its median difference divided by the
+spanbert/pretraining step time is the SBO share without the encoder's noise
+(it leaves out the AdamW update of the head's own ~2M parameters, ~2% of the
+model's).
+
+Target (issue): SBO costs <= 5% of the step at base size.
+
+  .venv/bin/python benchmarks/bench_pretraining_step.py            # defaults
+  .venv/bin/python benchmarks/bench_pretraining_step.py --warmup 1  # RESULTS.md
+  .venv/bin/python benchmarks/bench_pretraining_step.py --encoders tiny \
+      --seqs 128 --tiny_rounds 3
+"""
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import official_spanbert  # noqa: F401  (before tensorflow)
+import tensorflow as tf
+import tf_keras
+
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.core import train_utils
+from official.modeling.hyperparams import params_dict
+from official.nlp.configs import pretraining_experiments  # noqa: F401
+from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.data import pretrain_dataloader
+from official_spanbert.data import pretraining_records as pr
+
+# Sibling scripts (benchmarks/ is sys.path[0] when this runs as a script).
+from bench_pretraining_data import machine  # pylint: disable=g-bad-import-order
+from continued_pretraining import first_bytes  # pylint: disable=g-bad-import-order
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+VARIANTS = ("spanbert/pretraining", "spanbert/no_sbo", "bert/pretraining")
+MG_FEATURES = ("input_word_ids", "input_mask", "input_type_ids",
+               "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
+
+
+def load() -> str:
+  return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def max_predictions(seq: int) -> int:
+  return 20 if seq <= 128 else 80
+
+
+def make_records(corpus: str, vocab: str, seq: int, out_dir: str,
+                 max_bytes: int) -> str:
+  """Pretraining records of the first ~max_bytes of a real corpus file."""
+  part = first_bytes(corpus, max_bytes, os.path.join(out_dir, "corpus.txt"))
+  prefix = os.path.join(out_dir, f"r{seq}")
+  pr.create_pretraining_records([part], vocab, prefix, max_seq_length=seq,
+                                progress=False)
+  return prefix + "-*.tfrecord"
+
+
+def make_batch(records: str, vocab: str, seq: int, batch: int,
+               pool: int = 64):
+  """One masked batch (span masking, fixed seed) from our loader.
+
+  The loader's first `pool` blocks are masked and the `batch` longest kept
+  (full blocks, as most are in pretraining; the corpus file's last block of a
+  document is shorter).
+  """
+  params = pretrain_dataloader.SpanBertPretrainDataConfig(
+      input_path=records, vocab_file=vocab, seq_length=seq,
+      max_predictions_per_seq=max_predictions(seq), global_batch_size=pool,
+      is_training=False, seed=1, masking_scheme="span")
+  loader = pretrain_dataloader.SpanBertPretrainDataLoader(params)
+  features = next(iter(loader.load()))
+  lengths = tf.reduce_sum(features["input_mask"], axis=1)
+  keep = tf.argsort(lengths, direction="DESCENDING", stable=True)[:batch]
+  return {k: tf.gather(v, keep) for k, v in features.items()}
+
+
+def experiment_params(name: str, model_yaml: str):
+  """The registered experiment with the encoder of `model_yaml`."""
+  if name == "bert/pretraining":
+    params = exp_factory.get_exp_config("bert/pretraining")
+    params = params_dict.override_params_dict(params, model_yaml,
+                                              is_strict=True)
+    params.task.model.cls_heads = []            # no NSP: single-segment MLM
+    params.task.train_data.use_next_sentence_label = False
+    # The registered config leaves these unset (Model Garden's yamls set them).
+    opt = params.trainer.optimizer_config
+    opt.learning_rate.polynomial.decay_steps = params.trainer.train_steps
+    opt.warmup.polynomial.warmup_steps = 10_000
+  else:
+    params = exp_factory.get_exp_config(name)
+    params = params_dict.override_params_dict(params, model_yaml,
+                                              is_strict=True)
+  return params
+
+
+class Variant:
+  """A task, its model and optimizer and a tf.function train step."""
+
+  def __init__(self, name: str, model_yaml: str):
+    self.name = name
+    self.params = experiment_params(name, model_yaml)
+    self.task = task_factory.get_task(self.params.task)
+    self.model = self.task.build_model()
+    self.optimizer = train_utils.create_optimizer(self.task, self.params)
+    self.metrics = self.task.build_metrics(training=True)
+    self.step_fn = tf.function(lambda x: self.task.train_step(
+        x, self.model, self.optimizer, self.metrics))
+    self.num_params = sum(int(tf.size(v)) for v in
+                          self.model.trainable_variables)
+
+  def inputs(self, batch):
+    if self.name == "bert/pretraining":
+      out = {k: batch[k] for k in MG_FEATURES}
+      out["masked_lm_weights"] = tf.cast(out["masked_lm_weights"], tf.float32)
+      return out
+    return batch
+
+  def run(self, batch, steps: int):
+    """(wall, process CPU) seconds for `steps` steps, ending when the last
+    loss is on the host."""
+    return timed(lambda: self.step_fn(batch)[self.task.loss], steps)
+
+
+def timed(fn, steps: int):
+  """(wall, process CPU) seconds of `steps` calls of fn (result fetched)."""
+  w0, c0 = time.perf_counter(), time.process_time()
+  for _ in range(steps):
+    out = fn()
+  float(out)
+  return time.perf_counter() - w0, time.process_time() - c0
+
+
+def heads_fns(model, batch):
+  """tf.functions: forward + backward of the MLM head, and of MLM + SBO.
+
+  Both take a fixed random sequence_output and return the loss plus sums of
+  the gradients w.r.t. sequence_output (what flows into the encoder) and the
+  heads' variables (the tied embedding table included), so that their
+  difference is the SBO head's share of a train step, without the encoder.
+  """
+  from official_spanbert.tasks import pretraining  # pylint: disable=g-import-not-at-top
+  width = model.encoder_network.get_embedding_table().shape[-1]
+  shape = batch["input_word_ids"].shape
+  x = tf.random.stateless_normal([shape[0], shape[1], width], seed=[1, 2])
+
+  def make(with_sbo):
+    @tf.function
+    def fn():
+      with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = pretraining.weighted_cross_entropy(
+            batch["masked_lm_ids"],
+            model.masked_lm(x, masked_positions=batch["masked_lm_positions"]),
+            batch["masked_lm_weights"])
+        variables = list(model.masked_lm.trainable_variables)
+        if with_sbo:
+          loss += pretraining.weighted_cross_entropy(
+              batch["masked_lm_ids"], model.span_boundary(
+                  x, batch["sbo_left_positions"],
+                  batch["sbo_right_positions"],
+                  batch["sbo_relative_positions"]), batch["sbo_weights"])
+          seen = {id(v) for v in variables}
+          variables += [v for v in model.span_boundary.trainable_variables
+                        if id(v) not in seen]
+      grads = tape.gradient(loss, [x] + variables)
+      return loss + tf.add_n([tf.reduce_sum(g) for g in grads
+                              if g is not None]) * 0.0
+    return fn
+  return make(False), make(True)
+
+
+def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
+          head_rounds, head_reps):
+  model_yaml = os.path.join(REPO, "configs", "models", f"{encoder}.yaml")
+  t0 = time.perf_counter()
+  variants = [Variant(name, model_yaml) for name in VARIANTS]
+  print(f"[{encoder}] built {len(variants)} models in "
+        f"{time.perf_counter() - t0:.1f}s; trainable params: " + ", ".join(
+            f"{v.name} {v.num_params / 1e6:.2f}M" for v in variants),
+        flush=True)
+  results = []
+  for seq in seqs:
+    batch_size = batches[seq]
+    batch = make_batch(records[seq], vocab, seq, batch_size)
+    feeds = [v.inputs(batch) for v in variants]
+    n_pred = float(tf.reduce_sum(batch["masked_lm_weights"]))
+    n_sbo = float(tf.reduce_sum(batch["sbo_weights"]))
+    length = float(tf.reduce_sum(batch["input_mask"])) / batch_size
+    for v, feed in zip(variants, feeds):
+      trace, _ = v.run(feed, 1)                  # trace + warm-up step 1
+      if warmup > 1:
+        v.run(feed, warmup - 1)
+      print(f"[{encoder} seq {seq}] {v.name}: trace + 1st step {trace:.1f}s",
+            flush=True)
+    n_rounds, n_steps = rounds[(encoder, seq)], steps[(encoder, seq)]
+    wall = {v.name: [] for v in variants}
+    cpu = {v.name: [] for v in variants}
+    loads = [os.getloadavg()[0]]
+    for r in range(n_rounds):
+      order = variants[r % 3:] + variants[:r % 3]
+      for v in order:
+        w, c = v.run(feeds[variants.index(v)], n_steps)
+        wall[v.name].append(w / n_steps)
+        cpu[v.name].append(c / n_steps)
+      loads.append(os.getloadavg()[0])
+      print(f"[{encoder} seq {seq}] round {r + 1}/{n_rounds}: " + ", ".join(
+          f"{k} {wall[k][-1]:.3f}s (cpu {cpu[k][-1]:.3f}s)" for k in wall)
+            + f"  (load {loads[-1]:.2f})", flush=True)
+    # The SBO head alone (MLM head vs MLM + SBO heads on a fixed encoder
+    # output), interleaved, many repetitions: a low-noise numerator.
+    mlm_fn, sbo_fn = heads_fns(variants[0].model, batch)
+    timed(mlm_fn, 1)
+    timed(sbo_fn, 1)
+    head_w, head_c = [], []
+    for r in range(head_rounds):
+      pair = [None, None]
+      for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+        pair[i] = timed((mlm_fn, sbo_fn)[i], head_reps)
+      head_w.append((pair[1][0] - pair[0][0]) / head_reps)
+      head_c.append((pair[1][1] - pair[0][1]) / head_reps)
+    loads.append(os.getloadavg()[0])
+    print(f"[{encoder} seq {seq}] SBO head fwd+bwd alone: "
+          f"{1e3 * statistics.median(head_w):.1f} ms wall, "
+          f"{1e3 * statistics.median(head_c):.1f} ms cpu per step "
+          f"({head_rounds} x {head_reps} paired reps)", flush=True)
+    sb, ns, mg = (wall[k] for k in VARIANTS)
+    results.append(dict(
+        encoder=encoder, seq=seq, batch=batch_size, rounds=n_rounds,
+        steps=n_steps, masked=n_pred / batch_size, sbo=n_sbo / batch_size,
+        length=length,
+        t={k: statistics.median(t) for k, t in wall.items()},
+        tc={k: statistics.median(t) for k, t in cpu.items()},
+        share=[(a - b) / a for a, b in zip(sb, ns)],
+        share_cpu=[(a - b) / a for a, b in zip(*(cpu[k] for k in VARIANTS[:2]))],
+        vs_mg=[a / c for a, c in zip(sb, mg)],
+        vs_mg_cpu=[a / c for a, c in zip(cpu[VARIANTS[0]], cpu[VARIANTS[2]])],
+        nosbo_vs_mg_cpu=[b / c for b, c in zip(cpu[VARIANTS[1]],
+                                               cpu[VARIANTS[2]])],
+        head=statistics.median(head_w), head_cpu=statistics.median(head_c),
+        load=(min(loads), max(loads))))
+  del variants
+  gc.collect()
+  tf_keras.backend.clear_session()
+  return results
+
+
+def med(xs) -> float:
+  return statistics.median(xs)
+
+
+def spread(xs, pct=True):
+  f = (lambda x: f"{100 * x:+.1f}%") if pct else (lambda x: f"{x:.2f}")
+  return f"{f(med(xs))} [{f(min(xs))} .. {f(max(xs))}]"
+
+
+def report(results):
+  print("\nExamples/s = batch / median wall s/step over rounds (median "
+        "process CPU s/step in brackets):")
+  print("\n| encoder | seq | batch | rounds x steps | real tokens / masked / "
+        "SBO targets per seq | spanbert/pretraining | spanbert/no_sbo | "
+        "bert/pretraining (MG) | spanbert / MG step time, wall | load 1-min |")
+  print("|---|---|---|---|---|---|---|---|---|---|")
+  for r in results:
+    t = r["t"]
+    print(f"| {r['encoder']} | {r['seq']} | {r['batch']} | "
+          f"{r['rounds']} x {r['steps']} | {r['length']:.0f} / "
+          f"{r['masked']:.1f} / {r['sbo']:.1f} | "
+          + " | ".join(f"{r['batch'] / t[k]:.2f} ex/s ({t[k]:.3f} s; cpu "
+                       f"{r['tc'][k]:.3f} s)" for k in VARIANTS)
+          + f" | {spread(r['vs_mg'], False)} | "
+          f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+  print("\nSBO share of the spanbert/pretraining step, three ways (median "
+        "[min .. max] over paired rounds):")
+  print("\n| encoder | seq | (sbo - no_sbo) / sbo, wall | same, process CPU "
+        "time | SBO head alone / sbo step, wall | same, CPU | spanbert / MG, "
+        "CPU | no_sbo / MG, CPU |")
+  print("|---|---|---|---|---|---|---|---|")
+  for r in results:
+    print(f"| {r['encoder']} | {r['seq']} | {spread(r['share'])} | "
+          f"{spread(r['share_cpu'])} | "
+          f"{100 * r['head'] / r['t'][VARIANTS[0]]:.1f}% "
+          f"({1e3 * r['head']:.0f} ms) | "
+          f"{100 * r['head_cpu'] / r['tc'][VARIANTS[0]]:.1f}% "
+          f"({1e3 * r['head_cpu']:.0f} ms) | {spread(r['vs_mg_cpu'], False)} | "
+          f"{spread(r['nosbo_vs_mg_cpu'], False)} |")
+  base = [r for r in results if r["encoder"] == "base"]
+  if base:
+    print("\nTarget SBO <= 5% of step time at base size: " + "; ".join(
+        f"seq {r['seq']}: step difference {100 * med(r['share']):.1f}% wall "
+        f"/ {100 * med(r['share_cpu']):.1f}% CPU, head alone "
+        f"{100 * r['head'] / r['t'][VARIANTS[0]]:.1f}% wall / "
+        f"{100 * r['head_cpu'] / r['tc'][VARIANTS[0]]:.1f}% CPU"
+        for r in base))
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--encoders", default="tiny,base")
+  ap.add_argument("--seqs", default="128,512")
+  ap.add_argument("--batch_128", type=int, default=8)
+  ap.add_argument("--batch_512", type=int, default=4)
+  ap.add_argument("--warmup", type=int, default=2,
+                  help="untimed steps per variant, the tracing step included")
+  ap.add_argument("--head_rounds", type=int, default=10,
+                  help="paired rounds of the SBO-head-alone measurement")
+  ap.add_argument("--tiny_head_reps", type=int, default=5)
+  ap.add_argument("--tiny_rounds", type=int, default=5)
+  ap.add_argument("--tiny_steps", type=int, default=3)
+  ap.add_argument("--base_rounds_128", type=int, default=4)
+  ap.add_argument("--base_rounds_512", type=int, default=3)
+  ap.add_argument("--base_steps", type=int, default=1)
+  ap.add_argument("--corpus", default=os.path.join(DATA, "corpus",
+                                                   "austen.txt"))
+  ap.add_argument("--vocab", default=os.path.join(
+      DATA, "vocab", "bert-base-cased-vocab.txt"))
+  args = ap.parse_args(argv)
+  for path in (args.corpus, args.vocab):
+    if not os.path.exists(path):
+      sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
+  encoders = args.encoders.split(",")
+  seqs = [int(s) for s in args.seqs.split(",")]
+  batches = {s: args.batch_128 if s <= 128 else args.batch_512 for s in seqs}
+  rounds, steps = {}, {}
+  for e in encoders:
+    for s in seqs:
+      rounds[(e, s)] = (args.tiny_rounds if e == "tiny" else
+                        args.base_rounds_128 if s <= 128 else
+                        args.base_rounds_512)
+      steps[(e, s)] = args.tiny_steps if e == "tiny" else args.base_steps
+  print(f"machine: {machine()}; TF intra-op threads "
+        f"{tf.config.threading.get_intra_op_parallelism_threads()} "
+        "(0 = one per core)")
+  print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
+  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}", flush=True)
+  start = time.perf_counter()
+  results = []
+  with tempfile.TemporaryDirectory() as tmp:
+    records = {}
+    for s in seqs:
+      d = os.path.join(tmp, str(s))
+      os.makedirs(d)
+      records[s] = make_records(args.corpus, args.vocab, s, d,
+                                max_bytes=100_000 * max(1, s // 128))
+    for e in encoders:
+      results += bench(e, seqs, batches, rounds, steps, args.warmup, records,
+                       args.vocab, args.head_rounds,
+                       args.tiny_head_reps if e == "tiny" else 1)
+  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load()}")
+  report(results)
+
+
+if __name__ == "__main__":
+  main()
