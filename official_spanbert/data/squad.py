@@ -129,7 +129,9 @@ def _load_json(path: str) -> list:
     data = json.loads(raw.decode("utf-8"))
   except UnicodeDecodeError as e:
     line = raw[:e.start].count(b"\n") + 1
-    raise SquadFormatError(f"{path}:{line}: not valid UTF-8") from None
+    raise SquadFormatError(
+        f"{path}:{line}: not valid UTF-8; expected SQuAD JSON (evaluation "
+        "reads the JSON itself, not TFRecords)") from None
   except json.JSONDecodeError as e:
     raise SquadFormatError(
         f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
