@@ -24,6 +24,7 @@ from absl import logging
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
+from official_spanbert.data import json_file
 from official_spanbert.data import tokenization
 
 TASKS = ("cola", "rte", "sst2", "tacred")
@@ -216,17 +217,7 @@ def read_tacred(path: str) -> List[RelationExample]:
     DataError: missing file, invalid JSON, or a malformed record (missing or
       mistyped field, span outside the tokens); names the record and its id.
   """
-  if not tf.io.gfile.exists(path):
-    raise DataError(f"{path}: file does not exist")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    raw = f.read()
-  try:
-    records = json.loads(raw.decode("utf-8"))
-  except UnicodeDecodeError as e:
-    line = raw[:e.start].count(b"\n") + 1
-    raise DataError(f"{path}:{line}: not valid UTF-8") from None
-  except json.JSONDecodeError as e:
-    raise DataError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
+  records = json_file.read_json(path, DataError)
   if not isinstance(records, list) or not records:
     raise DataError(f"{path}: expected a non-empty JSON list of records")
   examples, seen = [], {}

@@ -28,7 +28,6 @@ A file that is not SQuAD JSON at all raises SquadFormatError with the file
 
 import collections
 import dataclasses
-import json
 import os
 import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -38,6 +37,7 @@ import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert.data import json_file
 from official_spanbert.data import tokenization
 
 # Warnings of one kind beyond this many are counted, not logged one by one.
@@ -120,21 +120,15 @@ class _Warnings:
                         self.source, n, kind, _MAX_WARNINGS_PER_KIND)
 
 
-def _load_json(path: str) -> list:
-  if not tf.io.gfile.exists(path):
-    raise SquadFormatError(f"SQuAD file {path} does not exist")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    raw = f.read()
-  try:
-    data = json.loads(raw.decode("utf-8"))
-  except UnicodeDecodeError as e:
-    line = raw[:e.start].count(b"\n") + 1
-    raise SquadFormatError(
-        f"{path}:{line}: not valid UTF-8; expected SQuAD JSON (evaluation "
-        "reads the JSON itself, not TFRecords)") from None
-  except json.JSONDecodeError as e:
-    raise SquadFormatError(
-        f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg})") from None
+def load_data(path: str) -> list:
+  """The "data" list (articles) of a SQuAD JSON file.
+
+  Raises:
+    SquadFormatError: the file is missing, not JSON or not SQuAD-shaped.
+  """
+  data = json_file.read_json(
+      path, SquadFormatError, hint="; expected SQuAD JSON (evaluation reads "
+      "the JSON itself, not TFRecords)")
   if not isinstance(data, dict) or not isinstance(data.get("data"), list):
     raise SquadFormatError(
         f"{path}: expected SQuAD JSON, an object with a list 'data' of "
@@ -189,7 +183,7 @@ def read_examples(path: str, is_training: bool,
   warnings = _Warnings(path)
   examples = []
   seen_ids = set()
-  for a, article in enumerate(_load_json(path)):
+  for a, article in enumerate(load_data(path)):
     paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
     if not isinstance(paragraphs, list):
       raise SquadFormatError(f"{path}: article {a} has no list 'paragraphs'")

@@ -131,7 +131,7 @@ class SpanBertQuestionAnsweringTask(
         max_seq_length=params.seq_length, doc_stride=params.doc_stride,
         max_query_length=params.query_length,
         pad_to_multiple=params.global_batch_size)
-    self._eval_dataset = squad._load_json(params.input_path)  # pylint: disable=protected-access
+    self._eval_dataset = squad.load_data(params.input_path)
     return output, examples, features
 
   def _training_records(self, params: QADataConfig) -> str:
