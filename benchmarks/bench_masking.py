@@ -55,6 +55,8 @@ DATA = os.environ.get("SPANBERT_DATA_DIR",
 sys.path.insert(0, os.path.join(REPO, "tests"))
 # pylint: disable-next=g-import-not-at-top
 import span_masking_oracle as oracle  # noqa: E402
+# A sibling script (benchmarks/ is sys.path[0] when this runs as a script).
+from continued_pretraining import first_bytes  # noqa: E402  pylint: disable=g-bad-import-order
 
 # (label, masking_scheme, use_xla_masking)
 VARIANTS = (("span", "span", True), ("token", "token", True),
@@ -90,18 +92,6 @@ def wait_for_load(max_load: float, max_wait: float):
     print(f"  load {load_str()} > {max_load}; waiting", flush=True)
     time.sleep(15)
     _WAITED[0] += 15
-
-
-def head_of_corpus(path: str, max_bytes: int, out_path: str) -> str:
-  """Whole documents from the start of a corpus file, about max_bytes."""
-  with open(path, "rb") as f, open(out_path, "wb") as out:
-    size = 0
-    for line in f:
-      out.write(line)
-      size += len(line)
-      if size >= max_bytes and not line.strip():
-        break
-  return out_path
 
 
 def stat_cells(values, fmt="{:,.0f}"):
@@ -582,7 +572,7 @@ def main(argv=None):
         f"intra-op {threading.get_intra_op_parallelism_threads()} "
         "(0 = all cores)")
   with tempfile.TemporaryDirectory(prefix="bench_masking_") as tmp:
-    head = head_of_corpus(args.corpus, int(args.corpus_mb * 1e6),
+    head = first_bytes(args.corpus, int(args.corpus_mb * 1e6),
                           os.path.join(tmp, "head.txt"))
     stats = pr.create_pretraining_records([head], args.vocab,
                                           os.path.join(tmp, "rec"),
