@@ -194,17 +194,19 @@ def heads_fns(model, batch):
     def fn():
       with tf.GradientTape() as tape:
         tape.watch(x)
-        loss = pretraining.weighted_cross_entropy(
-            batch["masked_lm_ids"],
-            model.masked_lm(x, masked_positions=batch["masked_lm_positions"]),
-            batch["masked_lm_weights"])
         variables = list(model.masked_lm.trainable_variables)
+        # As SpanBertPretrainer.call computes them.
+        if not with_sbo:
+          mlm_logits = model.head_logits(x, batch["masked_lm_positions"])
+        else:
+          mlm_logits, sbo_logits = model.head_logits(
+              x, batch["masked_lm_positions"], batch["sbo_left_positions"],
+              batch["sbo_right_positions"], batch["sbo_relative_positions"])
+        loss = pretraining.weighted_cross_entropy(
+            batch["masked_lm_ids"], mlm_logits, batch["masked_lm_weights"])
         if with_sbo:
           loss += pretraining.weighted_cross_entropy(
-              batch["masked_lm_ids"], model.span_boundary(
-                  x, batch["sbo_left_positions"],
-                  batch["sbo_right_positions"],
-                  batch["sbo_relative_positions"]), batch["sbo_weights"])
+              batch["masked_lm_ids"], sbo_logits, batch["sbo_weights"])
           seen = {id(v) for v in variables}
           variables += [v for v in model.span_boundary.trainable_variables
                         if id(v) not in seen]

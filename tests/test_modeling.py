@@ -1,6 +1,7 @@
 """Tests of the SBO head and the SpanBERT pretrainer."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 import tf_keras
 
@@ -124,3 +125,59 @@ def test_encoder_only_checkpoint_initialises_a_new_pretrainer(tmp_path):
   status.expect_partial().assert_existing_objects_matched()
   for va, vb in zip(a.encoder_network.weights, b.encoder_network.weights):
     np.testing.assert_array_equal(va.numpy(), vb.numpy())
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_fast_projection_equals_the_heads_called_separately(monkeypatch,
+                                                            joint):
+  """The pretrainer's own (joint) projection: logits and gradients."""
+  # Joint MLM + SBO projection from width 16 (the test's) or never.
+  monkeypatch.setattr(span_bert_pretrainer, "_JOINT_PROJECTION_MIN_WIDTH",
+                      16 if joint else 10**6)
+  model = span_bert_pretrainer.build_pretrainer(
+      _encoder(), seq_length=12, max_predictions=4)
+  rng = np.random.default_rng(3)
+  pos = rng.integers(1, 11, size=(2, 4)).astype(np.int32)
+  inputs = dict(
+      input_word_ids=tf.constant(rng.integers(0, 50, size=(2, 12)), tf.int32),
+      input_mask=tf.ones([2, 12], tf.int32),
+      input_type_ids=tf.zeros([2, 12], tf.int32),
+      masked_lm_positions=tf.constant(pos),
+      sbo_left_positions=tf.constant(pos - 1),
+      sbo_right_positions=tf.constant(pos + 1),
+      sbo_relative_positions=tf.constant(rng.integers(0, 15, size=(2, 4)),
+                                         tf.int32))
+  labels = tf.constant(rng.integers(0, 50, size=(2, 4)), tf.int32)
+
+  def loss(mlm, sbo):
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits
+    return tf.reduce_sum(ce(labels, mlm)) + 0.7 * tf.reduce_sum(ce(labels, sbo))
+
+  with tf.GradientTape(persistent=True) as tape:
+    out = model(inputs, training=False)
+    joint = loss(out["mlm_logits"], out["sbo_logits"])
+    seq = out["sequence_output"]
+    mlm = model.masked_lm(seq, masked_positions=inputs["masked_lm_positions"])
+    sbo = model.span_boundary(seq, inputs["sbo_left_positions"],
+                              inputs["sbo_right_positions"],
+                              inputs["sbo_relative_positions"])
+    separate = loss(mlm, sbo)
+  np.testing.assert_allclose(out["mlm_logits"], mlm, atol=1e-5)
+  np.testing.assert_allclose(out["sbo_logits"], sbo, atol=1e-5)
+  variables = model.trainable_variables
+  for a, b, v in zip(tape.gradient(joint, variables),
+                     tape.gradient(separate, variables), variables):
+    if a is None:
+      assert b is None, v.name
+      continue
+    np.testing.assert_allclose(tf.convert_to_tensor(a),
+                               tf.convert_to_tensor(b), atol=1e-5,
+                               err_msg=v.name)
+  # Without SBO the pretrainer's MLM logits are MaskedLM's too.
+  plain = span_bert_pretrainer.build_pretrainer(_encoder(), use_sbo=False)
+  out = plain(inputs, training=False)
+  np.testing.assert_allclose(
+      out["mlm_logits"],
+      plain.masked_lm(out["sequence_output"],
+                      masked_positions=inputs["masked_lm_positions"]),
+      atol=1e-5)

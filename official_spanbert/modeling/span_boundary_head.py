@@ -88,6 +88,23 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
     Returns:
       [batch, P, vocab] logits (or log-probabilities).
     """
+    h = self.hidden_states(sequence_output, left_positions, right_positions,
+                           relative_positions)
+    table = tf.cast(self.embedding_table, h.dtype)
+    logits = tf.einsum("bph,vh->bpv", h, table)
+    logits = logits + tf.cast(self.bias, logits.dtype)
+    if self._output == "predictions":
+      return tf.nn.log_softmax(logits)
+    return logits
+
+  def hidden_states(self, sequence_output, left_positions, right_positions,
+                    relative_positions):
+    """The MLP's output [batch, P, H], before the tied output projection.
+
+    `call` projects it against the embedding table; SpanBertPretrainer
+    instead projects it together with the MLM head's states in one matmul.
+    Arguments as in `call`; the layer must be built.
+    """
     left = gather_positions(sequence_output, left_positions)
     right = gather_positions(sequence_output, right_positions)
     rel = tf.clip_by_value(tf.cast(relative_positions, tf.int32), 0,
@@ -95,13 +112,7 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
     pos = tf.cast(tf.gather(self.position_embeddings, rel), left.dtype)
     h = tf.concat([left, right, pos], axis=-1)
     h = self.layer_norm1(self.dense1(h))
-    h = self.layer_norm2(self.dense2(h))
-    table = tf.cast(self.embedding_table, h.dtype)
-    logits = tf.einsum("bph,vh->bpv", h, table)
-    logits = logits + tf.cast(self.bias, logits.dtype)
-    if self._output == "predictions":
-      return tf.nn.log_softmax(logits)
-    return logits
+    return self.layer_norm2(self.dense2(h))
 
   def build_from_config(self, config):
     # Deserialized heads have no table yet; they build on first call after
