@@ -39,7 +39,9 @@ the heads' variables, the tied embedding table included), paired and
 interleaved over `--head_rounds` rounds; its median difference divided by the
 spanbert/pretraining step time is the SBO share without the encoder's noise
 (it leaves out the AdamW update of the head's own ~2M parameters, ~2% of the
-model's).
+model's). In the same rounds the heads are also timed called as layers
+(MaskedLM, then SpanBoundaryHead: the pretrainer before head_logits), which
+gives the before/after of head_logits as paired ratios.
 
 Target (issue): SBO costs <= 5% of the step at base size.
 
@@ -176,18 +178,31 @@ def timed(fn, steps: int):
   return time.perf_counter() - w0, time.process_time() - c0
 
 
-def heads_fns(model, batch):
+def heads_fns(model, batch, fast=True):
   """tf.functions: forward + backward of the MLM head, and of MLM + SBO.
 
   Both take a fixed random sequence_output and return the loss plus sums of
   the gradients w.r.t. sequence_output (what flows into the encoder) and the
   heads' variables (the tied embedding table included), so that their
   difference is the SBO head's share of a train step, without the encoder.
+  fast=True computes the logits as SpanBertPretrainer.call does
+  (head_logits); fast=False calls the layers (MaskedLM, SpanBoundaryHead)
+  one after the other, as the pretrainer did before head_logits.
   """
   from official_spanbert.tasks import pretraining  # pylint: disable=g-import-not-at-top
   width = model.encoder_network.get_embedding_table().shape[-1]
   shape = batch["input_word_ids"].shape
   x = tf.random.stateless_normal([shape[0], shape[1], width], seed=[1, 2])
+  sbo_inputs = (batch["sbo_left_positions"], batch["sbo_right_positions"],
+                batch["sbo_relative_positions"])
+
+  def logits(with_sbo):
+    if fast and with_sbo:
+      return model.head_logits(x, batch["masked_lm_positions"], *sbo_inputs)
+    if fast:
+      return model.head_logits(x, batch["masked_lm_positions"]), None
+    mlm = model.masked_lm(x, masked_positions=batch["masked_lm_positions"])
+    return mlm, model.span_boundary(x, *sbo_inputs) if with_sbo else None
 
   def make(with_sbo):
     @tf.function
@@ -195,13 +210,7 @@ def heads_fns(model, batch):
       with tf.GradientTape() as tape:
         tape.watch(x)
         variables = list(model.masked_lm.trainable_variables)
-        # As SpanBertPretrainer.call computes them.
-        if not with_sbo:
-          mlm_logits = model.head_logits(x, batch["masked_lm_positions"])
-        else:
-          mlm_logits, sbo_logits = model.head_logits(
-              x, batch["masked_lm_positions"], batch["sbo_left_positions"],
-              batch["sbo_right_positions"], batch["sbo_relative_positions"])
+        mlm_logits, sbo_logits = logits(with_sbo)
         loss = pretraining.weighted_cross_entropy(
             batch["masked_lm_ids"], mlm_logits, batch["masked_lm_weights"])
         if with_sbo:
@@ -256,21 +265,28 @@ def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
             + f"  (load {loads[-1]:.2f})", flush=True)
     # The SBO head alone (MLM head vs MLM + SBO heads on a fixed encoder
     # output), interleaved, many repetitions: a low-noise numerator.
-    mlm_fn, sbo_fn = heads_fns(variants[0].model, batch)
-    timed(mlm_fn, 1)
-    timed(sbo_fn, 1)
-    head_w, head_c = [], []
+    # Also the layers called one by one (the pretrainer before head_logits),
+    # in the same rounds: before/after as a paired ratio.
+    fns = (heads_fns(variants[0].model, batch) +
+           heads_fns(variants[0].model, batch, fast=False))
+    for fn in fns:
+      timed(fn, 1)
+    head_w, head_c, heads_cpu = [], [], []
     for r in range(head_rounds):
-      pair = [None, None]
-      for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-        pair[i] = timed((mlm_fn, sbo_fn)[i], head_reps)
-      head_w.append((pair[1][0] - pair[0][0]) / head_reps)
-      head_c.append((pair[1][1] - pair[0][1]) / head_reps)
+      t = [None] * 4
+      for i in range(4):
+        i = (i + r) % 4
+        t[i] = timed(fns[i], head_reps)
+      head_w.append((t[1][0] - t[0][0]) / head_reps)
+      head_c.append((t[1][1] - t[0][1]) / head_reps)
+      heads_cpu.append([c / head_reps for _, c in t])
     loads.append(os.getloadavg()[0])
+    layers_sbo = statistics.median(c[3] - c[2] for c in heads_cpu)
     print(f"[{encoder} seq {seq}] SBO head fwd+bwd alone: "
           f"{1e3 * statistics.median(head_w):.1f} ms wall, "
           f"{1e3 * statistics.median(head_c):.1f} ms cpu per step "
-          f"({head_rounds} x {head_reps} paired reps)", flush=True)
+          f"({head_rounds} x {head_reps} paired reps); called as layers: "
+          f"{1e3 * layers_sbo:.1f} ms cpu", flush=True)
     sb, ns, mg = (wall[k] for k in VARIANTS)
     results.append(dict(
         encoder=encoder, seq=seq, batch=batch_size, rounds=n_rounds,
@@ -285,6 +301,10 @@ def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
         nosbo_vs_mg_cpu=[b / c for b, c in zip(cpu[VARIANTS[1]],
                                                cpu[VARIANTS[2]])],
         head=statistics.median(head_w), head_cpu=statistics.median(head_c),
+        layers_head_cpu=layers_sbo,
+        heads_cpu=[statistics.median(c[i] for c in heads_cpu)
+                   for i in range(4)],
+        fast_vs_layers=[c[1] / c[3] for c in heads_cpu],
         load=(min(loads), max(loads))))
   del variants
   gc.collect()
@@ -331,6 +351,23 @@ def report(results):
           f"{100 * r['head_cpu'] / r['tc'][VARIANTS[0]]:.1f}% "
           f"({1e3 * r['head_cpu']:.0f} ms) | {spread(r['vs_mg_cpu'], False)} | "
           f"{spread(r['nosbo_vs_mg_cpu'], False)} |")
+  print("\nBoth heads' forward + backward on a fixed encoder output, CPU "
+        "ms: as SpanBertPretrainer computes them (head_logits) vs the layers "
+        "called one by one (MaskedLM, then SpanBoundaryHead):")
+  print("\n| encoder | seq | MLM, head_logits | MLM + SBO, head_logits | "
+        "MLM, layers | MLM + SBO, layers | SBO head alone, head_logits / "
+        "layers | MLM + SBO, head_logits / layers |")
+  print("|---|---|---|---|---|---|---|---|")
+  for r in results:
+    h = r["heads_cpu"]
+    # The step as it was with the layers: longer by the heads' difference.
+    layers_step = r["tc"][VARIANTS[0]] + h[3] - h[1]
+    print(f"| {r['encoder']} | {r['seq']} | " + " | ".join(
+        f"{1e3 * c:.0f}" for c in h) + f" | {1e3 * r['head_cpu']:.0f} / "
+          f"{1e3 * r['layers_head_cpu']:.0f} ms = "
+          f"{100 * r['head_cpu'] / r['tc'][VARIANTS[0]]:.1f}% / "
+          f"{100 * r['layers_head_cpu'] / layers_step:.1f}% of the step | "
+          f"{spread(r['fast_vs_layers'], False)} |")
   base = [r for r in results if r["encoder"] == "base"]
   if base:
     print("\nTarget SBO <= 5% of step time at base size: " + "; ".join(
