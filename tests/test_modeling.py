@@ -181,3 +181,27 @@ def test_fast_projection_equals_the_heads_called_separately(monkeypatch,
       plain.masked_lm(out["sequence_output"],
                       masked_positions=inputs["masked_lm_positions"]),
       atol=1e-5)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_joint_projection_under_mixed_precision(monkeypatch, policy):
+  monkeypatch.setattr(span_bert_pretrainer, "_JOINT_PROJECTION_MIN_WIDTH", 16)
+  tf_keras.mixed_precision.set_global_policy(policy)
+  try:
+    model = span_bert_pretrainer.build_pretrainer(
+        _encoder(), seq_length=12, max_predictions=4)
+    inputs = span_bert_pretrainer.dummy_inputs(2, 12, 4)
+    with tf.GradientTape() as tape:
+      out = model(inputs, training=True)
+      loss = tf.reduce_sum(tf.cast(out["mlm_logits"], tf.float32) ** 2 +
+                           tf.cast(out["sbo_logits"], tf.float32) ** 2)
+    compute = tf_keras.mixed_precision.Policy(policy).compute_dtype
+    assert out["mlm_logits"].dtype == out["sbo_logits"].dtype == compute
+    grads = tape.gradient(loss, model.trainable_variables)
+    table = model.encoder_network.get_embedding_table()
+    by_name = {v.name: g for v, g in zip(model.trainable_variables, grads)}
+    assert by_name[table.name] is not None
+    assert all(np.all(np.isfinite(tf.convert_to_tensor(g)))
+               for g in grads if g is not None)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
