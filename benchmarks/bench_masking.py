@@ -34,9 +34,7 @@ non-pad positions ([CLS]/[SEP] included); "predictions/s" counts the masked
 import argparse
 import gc
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,29 +55,12 @@ sys.path.insert(0, os.path.join(REPO, "tests"))
 import span_masking_oracle as oracle  # noqa: E402
 # A sibling script (benchmarks/ is sys.path[0] when this runs as a script).
 from continued_pretraining import first_bytes  # noqa: E402  pylint: disable=g-bad-import-order
+from machine_info import load_avg, machine  # noqa: E402  pylint: disable=g-bad-import-order
 
 # (label, masking_scheme, use_xla_masking)
 VARIANTS = (("span", "span", True), ("token", "token", True),
             ("whole_word", "whole_word", True),
             ("span (no XLA)", "span", False))
-
-
-def machine() -> str:
-  model = "?"
-  try:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True,
-                         check=False).stdout
-    for line in out.splitlines():
-      if line.startswith("Model name:"):
-        model = line.split(":", 1)[1].strip()
-  except OSError:
-    pass
-  return (f"{os.cpu_count()} cores ({model}), TF {tf.__version__}, "
-          f"Python {platform.python_version()}")
-
-
-def load_str() -> str:
-  return "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg())
 
 
 _WAITED = [0.0]
@@ -89,7 +70,7 @@ def wait_for_load(max_load: float, max_wait: float):
   """Sleeps while the 1-minute load is above max_load, at most max_wait
   seconds over the whole run (other jobs share the machine)."""
   while os.getloadavg()[0] > max_load and _WAITED[0] < max_wait:
-    print(f"  load {load_str()} > {max_load}; waiting", flush=True)
+    print(f"  load {load_avg()} > {max_load}; waiting", flush=True)
     time.sleep(15)
     _WAITED[0] += 15
 
@@ -198,7 +179,7 @@ class Bench:
     print(f"  B={batch} {label:17s} trial {trial + 1}: {seqs} seqs in "
           f"{dt:.2f} s = {seqs * self.seq / dt / 1e6:.3f} M tokens/s, "
           f"{seqs * self.seq / cpu / 1e6:.3f} M tokens/CPU-s "
-          f"(load {load_str()})", flush=True)
+          f"(load {load_avg()})", flush=True)
 
   def run_core(self):
     """tf.function timings of mask_batch, of the sampling step alone and of
@@ -243,7 +224,7 @@ class Bench:
               (dt, n_calls * batch))
           print(f"  core B={batch} {what:13s} {label:17s} trial {trial + 1}: "
                 f"{n_calls * batch * self.seq / dt / 1e6:.3f} M tokens/s "
-                f"(load {load_str()})", flush=True)
+                f"(load {load_avg()})", flush=True)
     return results
 
   @staticmethod
@@ -355,7 +336,7 @@ class Bench:
               cpu / n_calls * 1e3)
           print(f"  span parts B={batch} {what}: {dt / n_calls * 1e3:.1f} "
                 f"ms/batch, {cpu / n_calls * 1e3:.1f} CPU-ms/batch "
-                f"(load {load_str()})", flush=True)
+                f"(load {load_avg()})", flush=True)
     return results
 
   def run_oracle(self):
@@ -381,7 +362,7 @@ class Bench:
       results.append((dt, len(blocks)))
       print(f"  oracle trial {trial + 1}: {len(blocks)} blocks in {dt:.2f} s "
             f"= {len(blocks) * self.seq / dt / 1e6:.4f} M tokens/s "
-            f"(load {load_str()})", flush=True)
+            f"(load {load_avg()})", flush=True)
     real = sum(len(ids) + 2 for ids, _ in blocks)
     # Draws (loop iterations) per block: one rng.integers call per draw.
     counting = _CountingRng(np.random.default_rng(99))
@@ -566,7 +547,7 @@ def main(argv=None):
   skip = set(filter(None, args.skip.split(",")))
 
   print(f"machine: {machine()}")
-  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load {load_str()}")
+  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}, load {load_avg()}")
   threading = tf.config.threading
   print(f"TF threads: inter-op {threading.get_inter_op_parallelism_threads()}, "
         f"intra-op {threading.get_intra_op_parallelism_threads()} "
@@ -588,7 +569,7 @@ def main(argv=None):
     parts_res = {} if "parts" in skip else bench.run_span_breakdown()
     oracle_res, mean_real, draws = (([(1.0, 0)], 0, [0]) if "oracle" in skip
                                     else bench.run_oracle())
-    print(f"\nend: load {load_str()}, waited {_WAITED[0]:.0f} s for load")
+    print(f"\nend: load {load_avg()}, waited {_WAITED[0]:.0f} s for load")
     report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
            draws)
 

@@ -17,37 +17,20 @@ Output goes to a temporary directory that is removed afterwards.
 import argparse
 import glob
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import official_spanbert  # noqa: F401  (before tensorflow)
-import tensorflow as tf
 
 from official_spanbert.data import pretraining_records as pr
+# A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
+from machine_info import machine  # pylint: disable=g-bad-import-order
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
                       os.path.join(REPO, os.pardir, "shared", "data"))
-
-
-def machine() -> str:
-  model = platform.processor() or "?"
-  try:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True,
-                         check=False).stdout
-    for line in out.splitlines():
-      if line.startswith("Model name:"):
-        model = line.split(":", 1)[1].strip()
-  except OSError:
-    pass
-  load = os.getloadavg()
-  return (f"{os.cpu_count()} cores ({model}), TF {tf.__version__}, "
-          f"Python {platform.python_version()}, load avg at start "
-          f"{load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
 
 
 _WAITED = [0.0]

@@ -74,7 +74,7 @@ from official_spanbert.data import pretrain_dataloader
 from official_spanbert.data import pretraining_records as pr
 
 # Sibling scripts (benchmarks/ is sys.path[0] when this runs as a script).
-from bench_pretraining_data import machine  # pylint: disable=g-bad-import-order
+from machine_info import load_avg, machine  # pylint: disable=g-bad-import-order
 from continued_pretraining import first_bytes  # pylint: disable=g-bad-import-order
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,10 +83,6 @@ DATA = os.environ.get("SPANBERT_DATA_DIR",
 VARIANTS = ("spanbert/pretraining", "spanbert/no_sbo", "bert/pretraining")
 MG_FEATURES = ("input_word_ids", "input_mask", "input_type_ids",
                "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
-
-
-def load() -> str:
-  return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def max_predictions(seq: int) -> int:
@@ -430,7 +426,7 @@ def main(argv=None):
       results += bench(e, seqs, batches, rounds, steps, args.warmup, records,
                        args.vocab, args.head_rounds,
                        args.tiny_head_reps if e == "tiny" else 1)
-  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load()}")
+  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load_avg()}")
   report(results)
 
 

@@ -34,7 +34,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +46,8 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import export as export_lib
+# A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
+from machine_info import cpu_model, load_avg  # pylint: disable=g-bad-import-order
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
@@ -54,22 +55,6 @@ DATA = os.environ.get("SPANBERT_DATA_DIR",
 SEQ = 128
 ENGINES = ("TF serving_default (text)", "TF encode_ids (ids)",
            "HF BertModel torch (ids)")
-
-
-def cpu_model() -> str:
-  try:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True,
-                         check=False).stdout
-    for line in out.splitlines():
-      if line.startswith("Model name:"):
-        return line.split(":", 1)[1].strip()
-  except OSError:
-    pass
-  return platform.processor() or "?"
-
-
-def load() -> str:
-  return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def corpus_texts(paths, n: int, min_words: int = 150):
@@ -156,7 +141,7 @@ def main(argv=None):
         f" (attention: {getattr(hf.config, '_attn_implementation', '?')})")
   print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
   print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load at start "
-        f"{load()}", flush=True)
+        f"{load_avg()}", flush=True)
 
   texts = corpus_texts(corpus, max(32, args.calls_1 + args.warmup_1))
   start = time.perf_counter()
@@ -237,7 +222,7 @@ def main(argv=None):
               flush=True)
       results.append((batch, lat, cpu, (min(loads), max(loads))))
 
-  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load()}")
+  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load_avg()}")
   print("\n| batch | engine | calls | p50 ms | p99 ms | mean ms | "
         "throughput seq/s | p50 / HF p50 | CPU ms per call (median) | "
         "load 1-min |")
