@@ -108,8 +108,9 @@ class SpanBertPretrainer(tf_keras.Model):
 
     The same values as calling `masked_lm` (and `span_boundary`), from the
     same variables, computed faster on CPU:
-    - the projection is (table @ states^T)^T: oneDNN runs it about 2.4x
-      faster than states @ table^T (the layers' form) at H = 768;
+    - the projection is (table @ states^T)^T (`span_boundary_head.
+      tied_logits`, as SpanBoundaryHead itself does): oneDNN runs it about
+      2.4x faster than MaskedLM's states @ table^T at H = 768;
     - with SBO and H >= 512, the MLM and SBO states go through one [2M, H]
       projection instead of two [M, H] ones, laid out as [2, M * vocab] so
       that splitting the logits copies nothing (measured: it saves a third
@@ -142,20 +143,21 @@ class SpanBertPretrainer(tf_keras.Model):
     mlm_states = mlm.layer_norm(mlm.dense(
         mlm._gather_indexes(sequence_output, masked_positions)))  # pylint: disable=protected-access
     shape = [tf.shape(masked_positions)[0], slots, mlm.embedding_table.shape[0]]
-    if not with_sbo:
-      return tf.reshape(_tied_logits(mlm_states, mlm.embedding_table,
-                                     [mlm.bias]), shape)
+    if not with_sbo or mlm_states.shape[-1] < _JOINT_PROJECTION_MIN_WIDTH:
+      mlm_logits = tf.reshape(span_boundary_head.tied_logits(
+          mlm_states, mlm.embedding_table, [mlm.bias]), shape)
+      if not with_sbo:
+        return mlm_logits
+      # The SBO head projects the same way.
+      return mlm_logits, sbo(sequence_output, left_positions,
+                             right_positions, relative_positions)
     sbo_states = sbo.hidden_states(sequence_output, left_positions,
                                    right_positions, relative_positions)
     sbo_states = tf.cast(tf.reshape(sbo_states, [-1, mlm_states.shape[-1]]),
                          mlm_states.dtype)
-    if mlm_states.shape[-1] < _JOINT_PROJECTION_MIN_WIDTH:
-      return (tf.reshape(_tied_logits(mlm_states, mlm.embedding_table,
-                                      [mlm.bias]), shape),
-              tf.reshape(_tied_logits(sbo_states, mlm.embedding_table,
-                                      [sbo.bias]), shape))
-    logits = _tied_logits(tf.concat([mlm_states, sbo_states], 0),
-                          mlm.embedding_table, [mlm.bias, sbo.bias])
+    logits = span_boundary_head.tied_logits(
+        tf.concat([mlm_states, sbo_states], 0), mlm.embedding_table,
+        [mlm.bias, sbo.bias])
     # Splitting the outer dimension of [2, M * vocab] shares the buffer.
     mlm_logits, sbo_logits = tf.split(tf.reshape(logits, [2, -1]), 2)
     return tf.reshape(mlm_logits, shape), tf.reshape(sbo_logits, shape)
@@ -181,18 +183,6 @@ class SpanBertPretrainer(tf_keras.Model):
 # Hidden width from which SpanBertPretrainer.head_logits projects the MLM and
 # SBO states together (faster on CPU at 768, slower at 128).
 _JOINT_PROJECTION_MIN_WIDTH = 512
-
-
-def _tied_logits(states, table, biases):
-  """Logits [k, N / k, vocab] of states [N, H] against the table [vocab, H].
-
-  Computed as (table @ states^T)^T, which oneDNN runs faster than
-  states @ table^T; the i-th of the k row blocks gets biases[i].
-  """
-  table = tf.cast(table, states.dtype)
-  logits = tf.transpose(tf.matmul(table, states, transpose_b=True))
-  logits = tf.reshape(logits, [len(biases), -1, table.shape[0]])
-  return logits + tf.cast(tf.stack(biases), logits.dtype)[:, tf.newaxis, :]
 
 
 def dummy_inputs(batch_size: int, seq_length: int, max_predictions: int,
