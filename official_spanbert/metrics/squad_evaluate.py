@@ -6,8 +6,9 @@ papers report, as percentages:
 
   v1.1: every question of the dataset counts; an unanswered one scores 0;
         {'exact_match', 'f1'}.
-  v2.0: questions without a prediction are skipped (as the script does);
-        gold answers that normalise to "" are dropped and a question with no
+  v2.0: a question without a prediction scores 0 (the official script
+        skips it, which lets a partial prediction file score 100), with a
+        warning giving the count, as for v1.1; gold answers that normalise to "" are dropped and a question with no
         gold answer has the gold "" ; with na_probs (our null_odds) the
         score uses na_prob_thresh 1.0 and the best thresholds are searched:
         {'exact', 'f1', 'total', 'HasAns_*', 'NoAns_*', 'best_exact',
@@ -96,12 +97,12 @@ def evaluate_v1(dataset: List[dict], predictions: Mapping[str, str]
 
 
 def _best_threshold(predictions, scores, na_probs, has_answer):
-  num_no_answer = sum(1 for q in scores if not has_answer[q])
+  """The official best-threshold search; unanswered questions score 0."""
+  answered = [q for q in scores if q in predictions]
+  num_no_answer = sum(1 for q in answered if not has_answer[q])
   current = best = float(num_no_answer)
   best_thresh = 0.0
-  for qid in sorted(na_probs, key=lambda k: na_probs[k]):
-    if qid not in scores:
-      continue
+  for qid in sorted(answered, key=lambda k: na_probs[k]):
     if has_answer[qid]:
       diff = scores[qid]
     else:
@@ -120,28 +121,47 @@ def evaluate_v2(dataset: List[dict], predictions: Mapping[str, str],
   Args:
     dataset: the JSON file's "data" list.
     predictions: question id -> answer text ("" = no answer).
-    na_probs: question id -> no-answer score (our null_odds); None: all 0,
-      and no best-threshold search.
+    na_probs: question id -> no-answer score (our null_odds) of every
+      predicted question; None: all 0, and no best-threshold search.
     na_prob_thresh: a question counts as answered "" when its na_prob is
       above this.
+
+  Raises:
+    ValueError: no prediction matches a question of the dataset, or na_probs
+      lacks some predicted question.
   """
   has_answer = {qa["id"]: bool(qa["answers"]) for qa in _questions(dataset)}
+  answered = [q for q in has_answer if q in predictions]
+  if not answered:
+    raise ValueError("no prediction matches a question id of the dataset")
+  if na_probs is not None:
+    lacking = [q for q in answered if q not in na_probs]
+    if lacking:
+      raise ValueError(
+          f"na_probs has no score for {len(lacking)} of the {len(answered)} "
+          f"predicted questions (e.g. {', '.join(lacking[:3])}); write one "
+          "no-answer score per predicted question id")
+  missing = len(has_answer) - len(answered)
+  if missing:
+    logging.warning("%d of %d questions have no prediction and score 0",
+                    missing, len(has_answer))
   exact_raw, f1_raw = {}, {}
   for qa in _questions(dataset):
     qid = qa["id"]
+    if qid not in predictions:
+      exact_raw[qid] = f1_raw[qid] = 0.0
+      continue
     golds = [a["text"] for a in qa["answers"] if normalize_answer(a["text"])]
     golds = golds or [""]
-    if qid not in predictions:
-      continue
     pred = predictions[qid]
     exact_raw[qid] = max(exact_match(pred, g) for g in golds)
     f1_raw[qid] = max(f1_v2(pred, g) for g in golds)
-  if not exact_raw:
-    raise ValueError("no prediction matches a question id of the dataset")
-  probs = na_probs if na_probs is not None else {k: 0.0 for k in predictions}
+  probs = na_probs if na_probs is not None else {}
 
   def thresholded(scores):
-    return {q: (float(not has_answer[q]) if probs[q] > na_prob_thresh else s)
+    return {q: (float(not has_answer[q])
+                if probs.get(q, 0.0) > na_prob_thresh and q in predictions
+                else s)
             for q, s in scores.items()}
 
   exact, f1 = thresholded(exact_raw), thresholded(f1_raw)
