@@ -245,20 +245,34 @@ def test_token_masking_baseline(records, cased_vocab):
 
 
 def test_whole_word_masking_baseline(records, cased_vocab):
+  """The reference's whole-word route: spans of one word, exact budget.
+
+  Before (words taken in random order while they fit) the budget was often
+  under-filled: 14% of 231 linux-doc blocks at seq 512 got fewer than
+  ceil(15%) masked tokens (mean fill 99.3%).
+  """
   vocab = tokenization.load_vocab(cased_vocab)
   out = _run(records[:1], cased_vocab, epochs=1, masking_scheme="whole_word")
   n = out["maskable"].sum(1)
-  counts = out["masked_lm_weights"].sum(1)
-  budget = np.ceil(0.15 * n - 1e-9)
-  assert np.all(counts <= budget) and np.mean(counts / budget) > 0.9
+  np.testing.assert_array_equal(out["masked_lm_weights"].sum(1),
+                                np.ceil(0.15 * n - 1e-9))
   starts = _word_starts(out, vocab) | (out["maskable"] == 0)
   m = _masked_matrix(out)
+  cut = 0
   for b in range(len(m)):
     word = np.cumsum(starts[b]) - 1
-    for w in np.unique(word[m[b]]):
-      assert np.all(m[b][word == w])  # whole words only
+    partial = [w for w in np.unique(word[m[b]]) if not np.all(m[b][word == w])]
+    # Whole words, but for the one word the budget ran out in, which is
+    # masked from its start.
+    assert len(partial) <= 1
+    for w in partial:
+      first = np.flatnonzero(word == w)[0]
+      assert m[b][first]
+    cut += len(partial)
+  assert cut < len(m)  # the cut word is the exception, not the rule
   d = out["unit_decisions"].sum(0)
   np.testing.assert_allclose(d / d.sum(), [0.8, 0.1, 0.1], atol=0.02)
+  assert "span_length_histogram" not in out
 
 
 def test_random_span_bounds_variant(records, cased_vocab):

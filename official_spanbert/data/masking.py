@@ -15,8 +15,14 @@ Schemes:
   mid-word). Overlapping or adjacent spans merge. 80/10/10 is decided once per
   merged span.
 * `token` (BERT): ceil(rate * n) random tokens, 80/10/10 per token.
-* `whole_word`: words in random order while their tokens fit in the budget,
-  80/10/10 per word.
+* `whole_word`: the reference's whole-word route, the `span` loop with every
+  span one word long: anchors are uniform over tokens (so a word is picked in
+  proportion to its length), exactly ceil(rate * n) tokens (the last word may
+  be cut), 80/10/10 per word.
+
+Two-segment (NSP) sequences get one budget per segment, ceil(rate * n_A) and
+ceil(rate * n_B), each segment masked on its own, as the reference masks the
+two blocks of a pair (span_bert_dataset.py).
 
 Span Boundary Objective targets are computed for the maximal runs of masked
 tokens whose outer boundaries are real tokens of the block: each of the first
@@ -226,9 +232,10 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
   batch, length = tf.shape(word_idx)[0], tf.shape(word_idx)[1]
   num_words = -(-(word_idx.shape[1] or params.seq_length) // 32)
   offsets = 32 * tf.range(num_words)[tf.newaxis, :]
-  # A span never has more tokens than this (longer ones are cut here; with
-  # BERT's 100-character word limit this needs > 10 words of > 16 pieces).
-  window = min(params.seq_length, 16 * params.span_upper)
+  # A span never has more tokens than this (longer ones are cut here). BERT's
+  # 100-character word limit keeps a word under 100 pieces, so only spans of
+  # many very long words can reach it.
+  window = min(params.seq_length, max(16 * params.span_upper, 100))
   # Span length: lower + the number of CDF points u / 2**24 is at or above.
   thresholds = tf.constant(np.ceil(np.cumsum(params.span_length_probs())[:-1]
                                    * (1 << _RANDOM_BITS)), tf.int32)
@@ -327,22 +334,6 @@ def _token_mask(maskable, budget, seed):
   return maskable & (scores <= thresh) & (budget > 0)[:, None]
 
 
-def _whole_word_mask(maskable, word_idx, budget, seed):
-  batch, length = tf.shape(maskable)[0], tf.shape(maskable)[1]
-  flat_word = tf.reshape(word_idx + tf.range(batch)[:, None] * length, [-1])
-  word_len = tf.reshape(tf.math.unsorted_segment_sum(
-      tf.reshape(tf.cast(maskable, tf.int32), [-1]), flat_word,
-      batch * length), [batch, length])
-  key = tf.where(word_len > 0, tf.random.stateless_uniform(
-      [batch, length], _fold(seed, 4)), 2.0)
-  order = tf.argsort(key, axis=1)
-  sorted_len = tf.gather(word_len, order, batch_dims=1)
-  take_sorted = (tf.cumsum(sorted_len, axis=1) <= budget[:, None]) & (
-      sorted_len > 0)
-  take = tf.gather(take_sorted, tf.argsort(order, axis=1), batch_dims=1)
-  return maskable & tf.gather(take, word_idx, batch_dims=1)
-
-
 def rows_to_dense(values: tf.Tensor, rows: tf.Tensor, nrows, width: int
                   ) -> tf.Tensor:
   """Lays row-sorted values out as [nrows, width], zero-padded/truncated."""
@@ -377,10 +368,27 @@ def masked_runs(masked: tf.Tensor):
   return where, first, last, run_start
 
 
+def _select(maskable, word_starts, word_idx, seed, params: MaskingParams):
+  """The masked positions of one budget over `maskable` (+ span histogram)."""
+  n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
+  budget = _budget(n, params.masking_rate)
+  if params.scheme == "token":
+    return _token_mask(maskable, budget, seed), None, budget
+  if params.scheme == "whole_word":
+    params = dataclasses.replace(params, span_lower=1, span_upper=1)
+  elif params.scheme != "span":
+    raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
+  masked, hist = _span_mask(maskable, word_starts, word_idx, n, budget,
+                            params, seed)
+  return masked, (hist if params.scheme == "span" else None), budget
+
+
 def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
                word_starts: tf.Tensor, seed: tf.Tensor, params: MaskingParams,
                random_ids: Sequence[int],
-               diagnostics: bool = False) -> Dict[str, tf.Tensor]:
+               diagnostics: bool = False,
+               segment_ids: Optional[tf.Tensor] = None
+               ) -> Dict[str, tf.Tensor]:
   """Masks a batch of framed sequences.
 
   Args:
@@ -396,6 +404,9 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       drawn lengths of accepted spans, before merging and truncation) and
       `unit_decisions` ([batch, 3], replacement units that became [MASK],
       random, kept) and `num_units`.
+    segment_ids: int [batch, seq_length], 0 for segment A and 1 for B of
+      two-segment sequences: each segment gets its own budget. None: one
+      budget over all maskable tokens.
 
   Returns:
     input_word_ids (masked), masked_lm_positions, masked_lm_ids,
@@ -408,20 +419,20 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   word_starts = tf.cast(word_starts, tf.bool) | tf.logical_not(maskable)
   seed = tf.cast(seed, tf.int64)
   batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
-  n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
-  budget = _budget(n, params.masking_rate)
   word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
 
-  hist = None
-  if params.scheme == "span":
-    masked, hist = _span_mask(maskable, word_starts, word_idx, n, budget,
-                              params, seed)
-  elif params.scheme == "token":
-    masked = _token_mask(maskable, budget, seed)
-  elif params.scheme == "whole_word":
-    masked = _whole_word_mask(maskable, word_idx, budget, seed)
+  if segment_ids is None:
+    masked, hist, budget = _select(maskable, word_starts, word_idx, seed,
+                                   params)
   else:
-    raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
+    in_b = tf.cast(segment_ids, tf.int32) > 0
+    masked_a, hist, budget_a = _select(maskable & tf.logical_not(in_b),
+                                       word_starts, word_idx, seed, params)
+    masked_b, hist_b, budget_b = _select(maskable & in_b, word_starts,
+                                         word_idx, _fold(seed, 7), params)
+    masked, budget = masked_a | masked_b, budget_a + budget_b
+    if hist is not None:
+      hist += hist_b
 
   where, run_first, run_last, run_start = masked_runs(masked)
   if params.scheme == "span":
