@@ -368,6 +368,28 @@ def masked_runs(masked: tf.Tensor):
   return where, first, last, run_start
 
 
+def _draw_random_tokens(shape, seed, random_ids, random_weights=None):
+  """Random replacement ids: uniform, or by weight (inverse CDF)."""
+  table = tf.constant(np.asarray(random_ids, np.int32))
+  if random_weights is None:
+    index = tf.random.stateless_uniform(shape, seed, minval=0,
+                                        maxval=len(random_ids), dtype=tf.int32)
+  else:
+    weights = np.asarray(random_weights, np.float64)
+    if weights.shape != (len(random_ids),) or np.any(weights < 0) or (
+        weights.sum() <= 0):
+      raise MaskingConfigError(
+          "random token weights must be one non-negative weight per random "
+          f"id ({len(random_ids)}) with a positive sum")
+    cdf = np.cumsum(weights) / weights.sum()
+    u = tf.random.stateless_uniform(shape, seed, dtype=tf.float64)
+    index = tf.minimum(tf.searchsorted(tf.constant(cdf), tf.reshape(u, [-1]),
+                                       side="right", out_type=tf.int32),
+                       len(random_ids) - 1)
+    index = tf.reshape(index, shape)
+  return tf.gather(table, index)
+
+
 def _select(maskable, word_starts, word_idx, seed, params: MaskingParams):
   """The masked positions of one budget over `maskable` (+ span histogram)."""
   n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
@@ -387,7 +409,8 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
                word_starts: tf.Tensor, seed: tf.Tensor, params: MaskingParams,
                random_ids: Sequence[int],
                diagnostics: bool = False,
-               segment_ids: Optional[tf.Tensor] = None
+               segment_ids: Optional[tf.Tensor] = None,
+               random_weights: Optional[Sequence[float]] = None
                ) -> Dict[str, tf.Tensor]:
   """Masks a batch of framed sequences.
 
@@ -399,7 +422,7 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       True on every non-maskable position too.
     seed: int32/int64 [2] stateless seed for this batch.
     params: a validated MaskingParams.
-    random_ids: ids a random replacement draws from, uniformly.
+    random_ids: ids a random replacement draws from.
     diagnostics: also return `span_length_histogram` ([batch, span_upper + 1],
       drawn lengths of accepted spans, before merging and truncation) and
       `unit_decisions` ([batch, 3], replacement units that became [MASK],
@@ -407,6 +430,9 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
     segment_ids: int [batch, seq_length], 0 for segment A and 1 for B of
       two-segment sequences: each segment gets its own budget. None: one
       budget over all maskable tokens.
+    random_weights: relative frequency of each of random_ids (the reference
+      draws replacements from the corpus unigram distribution); None:
+      uniform.
 
   Returns:
     input_word_ids (masked), masked_lm_positions, masked_lm_ids,
@@ -454,10 +480,8 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       tf.where(u_unit < params.mask_token_prob + params.random_token_prob,
                RANDOM, KEEP))
   token_decision = tf.gather(decision, unit_id)
-  random_table = tf.constant(np.asarray(random_ids, np.int32))
-  random_tok = tf.gather(random_table, tf.random.stateless_uniform(
-      tf.shape(rows), _fold(seed, 6), minval=0,
-      maxval=len(random_ids), dtype=tf.int32))
+  random_tok = _draw_random_tokens(tf.shape(rows), _fold(seed, 6), random_ids,
+                                   random_weights)
   original = tf.gather_nd(ids, where)
   replaced = tf.where(token_decision == MASK, params.mask_id,
                       tf.where(token_decision == RANDOM, random_tok, original))
