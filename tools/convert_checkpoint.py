@@ -18,7 +18,7 @@ and back (our converted, pretraining or trainer checkpoint + its params.yaml
     --input=/tmp/spanbert_run --output=/tmp/spanbert_hf
 
 Params with the exact GELU of Hugging Face's "gelu" name the activation
-`spanbert>gelu_exact`, registered by official_spanbert.modeling.hf_conversion.
+`spanbert>gelu_exact`, registered by official_spanbert.modeling.activations.
 """
 
 import sys

@@ -33,9 +33,9 @@ Weight layout (H hidden, N heads, D = H / N):
 
 Exactness: Model Garden's "gelu" is the tanh approximation (HF "gelu_new" /
 "gelu_pytorch_tanh"); HF's "gelu" is the exact erf form, registered here as
-the Keras activation `spanbert>gelu_exact`, which the written params use. The
-module that builds the model must therefore import this module (or otherwise
-register `spanbert>gelu_exact`) before building from such params. All of
+the Keras activation `spanbert>gelu_exact` (modeling/activations.py), which the
+written params use; the tasks import that module, so they build from such
+params. All of
 Model Garden's LayerNorms use epsilon 1e-12, the value of BERT's config;
 another `layer_norm_eps` is refused unless allowed explicitly.
 
@@ -54,14 +54,14 @@ from absl import logging
 import numpy as np
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
-import tf_keras
 import yaml
 
 from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
+from official_spanbert.modeling import activations
 
-EXACT_GELU = "spanbert>gelu_exact"
+EXACT_GELU = activations.EXACT_GELU
 # Model Garden's LayerNormalization epsilon (embeddings, transformer blocks
 # and MaskedLM all hard-code it).
 MODEL_GARDEN_LAYER_NORM_EPS = 1e-12
@@ -99,13 +99,6 @@ _TF_TO_HF_ACTIVATION = {
     "relu": "relu",
     "swish": "silu",
 }
-
-
-@tf_keras.utils.register_keras_serializable(package="spanbert",
-                                            name="gelu_exact")
-def gelu_exact(x):
-  """GELU in its exact (erf) form, as PyTorch's and Hugging Face's "gelu"."""
-  return tf.nn.gelu(x, approximate=False)
 
 
 class ConversionError(ValueError):
