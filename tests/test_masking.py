@@ -5,6 +5,7 @@ masked by the tf.data loader, and the same blocks by the NumPy oracle
 (span_masking_oracle.py, a transcription of the reference implementation).
 """
 
+import dataclasses
 import glob
 
 import numpy as np
@@ -333,3 +334,108 @@ def test_vocab_without_mask_fails_at_construction(tmp_path):
     pdl.SpanBertPretrainDataLoader(cfg)
   with pytest.raises(masking.MaskingConfigError, match="vocab_file"):
     pdl.SpanBertPretrainDataLoader(pdl.SpanBertPretrainDataConfig())
+
+
+def _capitalized_runs(out, vocab, rows):
+  """Stand-in tagged spans: maximal runs of capitalized words, [B, K, 2]."""
+  tokens = np.array(vocab.tokens)
+  starts = _word_starts(out, vocab) & (out["maskable"] > 0)
+  tags = np.zeros([len(rows), SEQ - 2, 2], np.int32)
+  for r, b in enumerate(rows):
+    n = int(out["maskable"][b].sum())
+    word_pos = np.append(np.flatnonzero(starts[b, 1:n + 1]) + 1, n + 1)
+    capital = [tokens[out["original_word_ids"][b, p]][:1].isupper()
+               for p in word_pos[:-1]]
+    k, w = 0, 0
+    while w < len(capital):
+      if capital[w]:
+        e = w
+        while e < len(capital) and capital[e]:
+          e += 1
+        tags[r, k] = word_pos[w], word_pos[e]
+        k, w = k + 1, e
+      else:
+        w += 1
+  return tags
+
+
+def test_tagged_span_scheme_agrees_with_numpy_oracle(span_out, cased_vocab):
+  """The named_entity/noun_phrase loop against the reference's NER scheme.
+
+  Tagged spans here are runs of capitalized words of real blocks (the
+  spaCy-tagged ones are tested in test_span_tagging.py); graph and oracle
+  draw with the same tagged_span_prob 0.5.
+  """
+  vocab = tokenization.load_vocab(cased_vocab)
+  rows = np.arange(256)
+  tags = _capitalized_runs(span_out, vocab, rows)
+  params = masking.MaskingParams(scheme="named_entity").validate()
+  args = (span_out["original_word_ids"][rows], span_out["maskable"][rows] > 0,
+          _word_starts(span_out, vocab)[rows], tf.constant([3, 4]))
+  out = masking.mask_batch(*args, params, vocab.ordinary_ids(),
+                           diagnostics=True, tagged_spans=tags)
+  n = span_out["maskable"][rows].sum(1)
+  np.testing.assert_array_equal(out["masked_lm_weights"].numpy().sum(1),
+                                np.ceil(0.15 * n - 1e-9))
+  plain = masking.mask_batch(*args, dataclasses.replace(params, use_xla=False),
+                             vocab.ordinary_ids(), tagged_spans=tags)
+  np.testing.assert_array_equal(plain["input_word_ids"],
+                                out["input_word_ids"])
+  in_tag = np.zeros(args[0].shape, bool)
+  for r in rows:
+    for s, e in tags[r]:
+      in_tag[r, s:e] = True
+  m = np.zeros(args[0].shape, bool)
+  for r in rows:
+    k = int(out["masked_lm_weights"][r].numpy().sum())
+    m[r, out["masked_lm_positions"][r, :k].numpy()] = True
+  starts = _word_starts(span_out, vocab)[rows]
+  assert all(starts[r, s] for r in rows for s, _ in _runs(m[r]))
+  g_share = (m & in_tag).sum() / m.sum()
+  g_runs = np.mean([len(_runs(row)) for row in m])
+  rng = np.random.default_rng(0)
+  o_in, o_all, o_runs = 0, 0, []
+  for r in rows:
+    b_tags = [(s - 1, e - 1) for s, e in tags[r] if e > s]
+    res = oracle.mask_block(args[0][r, 1:n[r] + 1], starts[r, 1:n[r] + 1],
+                            rng, tagged_spans=b_tags)
+    o_in += in_tag[r, np.array(res["mask"]) + 1].sum()
+    o_all += len(res["mask"])
+    o_runs.append(len(res["spans"]))
+  coverage = in_tag.sum() / n.sum()
+  # Tagged draws lift the share of masked tokens in tagged spans well above
+  # their share of the text, as much as the oracle's.
+  assert g_share > coverage + 0.1, (g_share, coverage)
+  assert abs(g_share - o_in / o_all) < 0.02, (g_share, o_in / o_all)
+  assert abs(g_runs / np.mean(o_runs) - 1) < 0.04, (g_runs, np.mean(o_runs))
+  # Geometric draws keep their length distribution (within 4 sigma).
+  hist = out["span_length_histogram"].numpy().sum(0)[1:]
+  sigma = np.sqrt(P_K * (1 - P_K) / hist.sum())
+  assert np.all(np.abs(hist / hist.sum() - P_K) < 4 * sigma)
+
+
+def test_two_segment_budgets_fit_max_predictions(cased_vocab):
+  """NSP pairs get ceil(r * n_A) + ceil(r * n_B), one more than one budget.
+
+  At seq_length 512 (509 block tokens) segments of 7 and 502 tokens need
+  2 + 76 = 78 predictions, where ceil(0.15 * 509) = 77.
+  """
+  params = masking.MaskingParams(max_predictions_per_seq=77)
+  with pytest.raises(masking.MaskingConfigError,
+                     match=r"n_A \+ n_B = 509, at most = 78"):
+    params.validate(509, segments=2)
+  params.validate(509)  # one budget: 77 fit
+  params = dataclasses.replace(params, max_predictions_per_seq=78).validate(
+      509, segments=2)
+  vocab = tokenization.load_vocab(cased_vocab)
+  ids = np.full([1, SEQ], 2000, np.int32)
+  maskable = np.ones([1, SEQ], bool)
+  maskable[0, [0, 8, 511]] = False  # [CLS] A(7) [SEP] B(502) [SEP]
+  segments = np.zeros([1, SEQ], np.int32)
+  segments[0, 9:] = 1
+  out = masking.mask_batch(ids, maskable, np.ones([1, SEQ], bool),
+                           tf.constant([1, 2]), params, vocab.ordinary_ids(),
+                           segment_ids=segments)
+  pos = out["masked_lm_positions"][0].numpy()
+  assert out["masked_lm_weights"].numpy().sum() == 78
+  assert np.sum(pos[:78] < 8) == 2 and np.sum(pos[:78] > 8) == 76

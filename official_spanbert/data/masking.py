@@ -19,6 +19,13 @@ Schemes:
   span one word long: anchors are uniform over tokens (so a word is picked in
   proportion to its length), exactly ceil(rate * n) tokens (the last word may
   be cut), 80/10/10 per word.
+* `named_entity`, `noun_phrase` (the paper's Table 6; the reference's
+  `NERSpanMaskingScheme`): the `span` loop, but each draw is, with probability
+  `tagged_span_prob`, a tagged span of the block (named entity or noun phrase,
+  whole words, from the records) picked uniformly; its still unmasked tokens
+  are masked (none where the block has no tagged span or the span is already
+  masked: the draw is then spent, as in the reference). Otherwise it is a
+  geometric span as in `span`. 80/10/10 per merged span.
 
 Two-segment (NSP) sequences get one budget per segment, ceil(rate * n_A) and
 ceil(rate * n_B), each segment masked on its own, as the reference masks the
@@ -37,7 +44,9 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-SCHEMES = ("span", "token", "whole_word")
+SCHEMES = ("span", "token", "whole_word", "named_entity", "noun_phrase")
+# Schemes that draw tagged spans (given to mask_batch as `tagged_spans`).
+TAGGED_SCHEMES = ("named_entity", "noun_phrase")
 
 # Replacement decisions.
 MASK, RANDOM, KEEP = 0, 1, 2
@@ -64,6 +73,8 @@ class MaskingParams:
     seq_length: length of the framed sequences.
     mask_id: id of [MASK].
     use_xla: compile the span sampling loop with XLA (much faster on CPU).
+    tagged_span_prob: for TAGGED_SCHEMES, the probability that a draw is a
+      tagged span rather than a geometric one (the reference's 0.5).
   """
   scheme: str = "span"
   masking_rate: float = 0.15
@@ -77,6 +88,7 @@ class MaskingParams:
   seq_length: int = 512
   mask_id: int = 103
   use_xla: bool = True
+  tagged_span_prob: float = 0.5
 
   def span_length_probs(self) -> np.ndarray:
     """P(L = k) for k in [span_lower, span_upper]."""
@@ -89,12 +101,26 @@ class MaskingParams:
     del specials
     return math.ceil(self.masking_rate * n - 1e-9)
 
-  def validate(self, max_maskable: Optional[int] = None) -> "MaskingParams":
+  def max_budget(self, max_maskable: int, segments: int = 1) -> int:
+    """Most tokens masked in a sequence of at most max_maskable tokens.
+
+    Two segments get a budget each, ceil(rate * n_A) + ceil(rate * n_B), which
+    can exceed ceil(rate * (n_A + n_B)) by one.
+    """
+    if segments == 1 or max_maskable < 2:
+      return self.budget(max_maskable)
+    return max(self.budget(a) + self.budget(max_maskable - a)
+               for a in range(1, max_maskable))
+
+  def validate(self, max_maskable: Optional[int] = None,
+               segments: int = 1) -> "MaskingParams":
     """Raises MaskingConfigError with one clear message if unusable.
 
     Args:
       max_maskable: most maskable tokens in a sequence (seq_length - 2 for
         single segments, seq_length - 3 for pairs).
+      segments: 2 for two-segment (NSP) sequences, masked with a budget per
+        segment.
     """
     def fail(msg):
       raise MaskingConfigError(f"masking config: {msg}")
@@ -111,18 +137,26 @@ class MaskingParams:
         self.mask_token_prob + self.random_token_prob > 1.0 + 1e-9):
       fail("mask_token_prob and random_token_prob must be >= 0 and sum to "
            f"<= 1, got {self.mask_token_prob} and {self.random_token_prob}")
+    if not 0.0 <= self.tagged_span_prob < 1.0:
+      # At 1 a block whose tagged spans cover less than the budget would
+      # never be filled.
+      fail(f"tagged_span_prob must be in [0, 1), got {self.tagged_span_prob}")
     if self.max_sbo_targets < 1:
       fail(f"max_sbo_targets must be >= 1, got {self.max_sbo_targets}")
     if self.seq_length < 3:
       fail(f"seq_length must be >= 3, got {self.seq_length}")
     max_maskable = (self.seq_length - 2 if max_maskable is None
                     else max_maskable)
-    need = self.budget(max_maskable)
+    need = self.max_budget(max_maskable, segments)
+    if segments == 1:
+      what = f"ceil({self.masking_rate} * {max_maskable})"
+    else:
+      what = (f"ceil({self.masking_rate} * n_A) + ceil({self.masking_rate} * "
+              f"n_B) with n_A + n_B = {max_maskable}, at most")
     if self.max_predictions_per_seq < need:
       fail(f"max_predictions_per_seq={self.max_predictions_per_seq} is "
-           f"smaller than the masking budget ceil({self.masking_rate} * "
-           f"{max_maskable}) = {need} at seq_length={self.seq_length}; raise "
-           f"it to at least {need}")
+           f"smaller than the masking budget {what} = {need} at seq_length="
+           f"{self.seq_length}; raise it to at least {need}")
     return self
 
 
@@ -216,7 +250,7 @@ def _first_bits(bits, k):
 
 
 def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
-               seed, params: MaskingParams):
+               seed, tags, params: MaskingParams):
   """The sampling loop: one (anchor, length) draw per sequence per iteration.
 
   The mask is a bitset, [batch, ceil(length / 32)] int32 words, so an
@@ -226,10 +260,19 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
   the budget is the sequence's last; it is only recorded, and after the loop
   just its first `remaining` unmasked tokens are added.
 
+  With `tags` ((starts, ends) [batch, K] and counts [batch] of tagged spans)
+  a draw is, with probability params.tagged_span_prob, a tagged span picked
+  uniformly instead of a geometric one; it is not tested for an unmasked
+  anchor (the reference adds whatever of it is unmasked, maybe nothing).
+
   Returns:
-    (masked [batch, length] bool, span-length histogram, loop iterations).
+    (masked [batch, length] bool, span-length histogram of the geometric
+    draws, loop iterations).
   """
-  batch, length = tf.shape(word_idx)[0], tf.shape(word_idx)[1]
+  # A static batch size where there is one: with a symbolic one, a batch of
+  # 1 broadcasts to an unknown size and changes the loop's shapes.
+  batch = word_idx.shape[0] or tf.shape(word_idx)[0]
+  length = tf.shape(word_idx)[1]
   num_words = -(-(word_idx.shape[1] or params.seq_length) // 32)
   offsets = 32 * tf.range(num_words)[tf.newaxis, :]
   # A span never has more tokens than this (longer ones are cut here). BERT's
@@ -240,17 +283,26 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
   thresholds = tf.constant(np.ceil(np.cumsum(params.span_length_probs())[:-1]
                                    * (1 << _RANDOM_BITS)), tf.int32)
   num_lengths = params.span_upper + 1
+  tag_threshold = round(params.tagged_span_prob * (1 << _RANDOM_BITS))
 
-  def body(i, bits, remaining, last, hist):
+  def draw(i, salt=None):
     # Integer draws u / 2**24: XLA and plain TF give the same integers (not
     # the same floats), so both paths make the same masks.
-    u = tf.random.stateless_uniform(
-        [batch, 2], tf.random.experimental.stateless_fold_in(
-            seed, i, alg="philox"),
-        minval=0, maxval=1 << _RANDOM_BITS, dtype=tf.int32, alg="philox")
-    j = tf.cast(tf.bitwise.right_shift(
-        tf.cast(u[:, 0], tf.int64) * tf.cast(n, tf.int64), _RANDOM_BITS),
-                tf.int32)  # floor(u * n), exact
+    key = tf.random.experimental.stateless_fold_in(seed, i, alg="philox")
+    if salt is not None:
+      key = tf.random.experimental.stateless_fold_in(key, salt, alg="philox")
+    return tf.random.stateless_uniform(
+        [batch, 2], key, minval=0, maxval=1 << _RANDOM_BITS, dtype=tf.int32,
+        alg="philox")
+
+  def scale(u, k):
+    """floor(u / 2**24 * k), exact."""
+    return tf.cast(tf.bitwise.right_shift(
+        tf.cast(u, tf.int64) * tf.cast(k, tf.int64), _RANDOM_BITS), tf.int32)
+
+  def body(i, bits, remaining, last, hist):
+    u = draw(i)
+    j = scale(u[:, 0], n)
     # Rows without maskable tokens (never active) get a valid index too.
     anchor = tf.minimum(_take(maskable_pos, j), length - 1)
     span_len = params.span_lower + tf.reduce_sum(
@@ -264,6 +316,19 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
     start = bounds[:, :1]
     end = tf.minimum(tf.minimum(bounds[:, 1:], _take(segment_end, anchor)[
         :, tf.newaxis]), start + window)
+    geometric = active
+    if tags is not None:
+      (tag_starts, tag_ends), num_tags = tags
+      v = draw(i, salt=1)
+      tagged = v[:, 0] < tag_threshold
+      k = scale(v[:, 1], num_tags)[:, tf.newaxis]
+      tag_start = _take(tag_starts, k)
+      tag_end = tf.minimum(_take(tag_ends, k), _take(segment_end, tag_start))
+      start = tf.where(tagged[:, None], tag_start, start)
+      end = tf.where(tagged[:, None], tag_end, end)
+      active = (remaining > 0) & tf.where(tagged, num_tags > 0,
+                                          anchor_bit == 0)
+      geometric = active & tf.logical_not(tagged)
     new = tf.bitwise.bitwise_and(_range_bits(start, end, offsets),
                                  tf.bitwise.invert(bits))
     added = tf.reduce_sum(_popcount(new), axis=1)
@@ -277,7 +342,7 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
     remaining = tf.where(active, tf.where(fits, remaining - added, 0),
                          remaining)
     hist += tf.one_hot(span_len, num_lengths, dtype=tf.int32) * tf.cast(
-        active, tf.int32)[:, None]
+        geometric, tf.int32)[:, None]
     return i + 1, bits, remaining, last, hist
 
   max_iterations = 8 * params.seq_length + 64
@@ -302,10 +367,15 @@ def _span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
 
 
 def _span_sample(maskable, word_starts, word_idx, n, budget, seed,
-                 params: MaskingParams):
+                 tagged_spans, params: MaskingParams):
   """Tables + loop; static shapes throughout, so XLA compiles all of it."""
   tables = _span_tables(maskable, word_starts, word_idx)
-  return _span_loop(*tables, word_idx, n, budget, seed, params=params)
+  tags = None
+  if tagged_spans is not None:
+    starts, ends = tagged_spans[:, :, 0], tagged_spans[:, :, 1]
+    tags = ((starts, ends), tf.reduce_sum(tf.cast(ends > starts, tf.int32),
+                                          axis=1))
+  return _span_loop(*tables, word_idx, n, budget, seed, tags, params=params)
 
 
 _span_sample_xla = tf.function(_span_sample, jit_compile=True,
@@ -313,7 +383,7 @@ _span_sample_xla = tf.function(_span_sample, jit_compile=True,
 
 
 def _span_mask(maskable, word_starts, word_idx, n, budget,
-               params: MaskingParams, seed):
+               params: MaskingParams, seed, tagged_spans=None):
   """The SpanBERT sampling loop, all sequences of the batch at once.
 
   Compiled with XLA (tables and loop together) unless params.use_xla is
@@ -321,7 +391,7 @@ def _span_mask(maskable, word_starts, word_idx, n, budget,
   """
   sample = _span_sample_xla if params.use_xla else _span_sample
   masked, hist, _ = sample(maskable, word_starts, word_idx, n, budget, seed,
-                           params=params)
+                           tagged_spans, params=params)
   return masked, hist
 
 
@@ -390,7 +460,8 @@ def _draw_random_tokens(shape, seed, random_ids, random_weights=None):
   return tf.gather(table, index)
 
 
-def _select(maskable, word_starts, word_idx, seed, params: MaskingParams):
+def _select(maskable, word_starts, word_idx, seed, params: MaskingParams,
+            tagged_spans=None):
   """The masked positions of one budget over `maskable` (+ span histogram)."""
   n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
   budget = _budget(n, params.masking_rate)
@@ -398,11 +469,11 @@ def _select(maskable, word_starts, word_idx, seed, params: MaskingParams):
     return _token_mask(maskable, budget, seed), None, budget
   if params.scheme == "whole_word":
     params = dataclasses.replace(params, span_lower=1, span_upper=1)
-  elif params.scheme != "span":
+  elif params.scheme not in ("span",) + TAGGED_SCHEMES:
     raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
   masked, hist = _span_mask(maskable, word_starts, word_idx, n, budget,
-                            params, seed)
-  return masked, (hist if params.scheme == "span" else None), budget
+                            params, seed, tagged_spans)
+  return masked, (None if params.scheme == "whole_word" else hist), budget
 
 
 def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
@@ -410,7 +481,8 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
                random_ids: Sequence[int],
                diagnostics: bool = False,
                segment_ids: Optional[tf.Tensor] = None,
-               random_weights: Optional[Sequence[float]] = None
+               random_weights: Optional[Sequence[float]] = None,
+               tagged_spans: Optional[tf.Tensor] = None
                ) -> Dict[str, tf.Tensor]:
   """Masks a batch of framed sequences.
 
@@ -424,15 +496,19 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
     params: a validated MaskingParams.
     random_ids: ids a random replacement draws from.
     diagnostics: also return `span_length_histogram` ([batch, span_upper + 1],
-      drawn lengths of accepted spans, before merging and truncation) and
-      `unit_decisions` ([batch, 3], replacement units that became [MASK],
-      random, kept) and `num_units`.
+      drawn lengths of accepted geometric spans, before merging and
+      truncation), `unit_decisions` ([batch, 3], replacement units that
+      became [MASK], random, kept) and `num_units`.
     segment_ids: int [batch, seq_length], 0 for segment A and 1 for B of
       two-segment sequences: each segment gets its own budget. None: one
       budget over all maskable tokens.
     random_weights: relative frequency of each of random_ids (the reference
       draws replacements from the corpus unigram distribution); None:
       uniform.
+    tagged_spans: int [batch, K, 2] (start, end) positions (end exclusive) of
+      the tagged spans of each sequence, for TAGGED_SCHEMES (required there);
+      the valid ones (end > start) come first, the rest is padding. Spans
+      start at word starts and lie inside one segment.
 
   Returns:
     input_word_ids (masked), masked_lm_positions, masked_lm_ids,
@@ -447,9 +523,19 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
   word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
 
+  if params.scheme in TAGGED_SCHEMES:
+    if tagged_spans is None:
+      raise MaskingConfigError(
+          f"masking scheme {params.scheme!r} needs the tagged spans of the "
+          "blocks (tagged_spans)")
+    if segment_ids is not None:
+      raise MaskingConfigError(
+          f"masking scheme {params.scheme!r} masks single-segment blocks, "
+          "not two-segment (NSP) sequences")
+    tagged_spans = tf.cast(tagged_spans, tf.int32)
   if segment_ids is None:
     masked, hist, budget = _select(maskable, word_starts, word_idx, seed,
-                                   params)
+                                   params, tagged_spans)
   else:
     in_b = tf.cast(segment_ids, tf.int32) > 0
     masked_a, hist, budget_a = _select(maskable & tf.logical_not(in_b),
@@ -461,7 +547,7 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       hist += hist_b
 
   where, run_first, run_last, run_start = masked_runs(masked)
-  if params.scheme == "span":
+  if params.scheme == "span" or params.scheme in TAGGED_SCHEMES:
     unit_start = run_start
   elif params.scheme == "token":
     unit_start = masked
