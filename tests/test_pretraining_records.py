@@ -2,9 +2,13 @@
 
 import glob
 import json
+import logging
 import os
+import resource
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +18,8 @@ from official_spanbert.data import corpus
 from official_spanbert.data import pretraining_records as pr
 from official_spanbert.data import tokenization
 from conftest import REPO, data_path, first_lines
+
+TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
 
 
 def _read_records(prefix, mode="single"):
@@ -165,17 +171,135 @@ def test_empty_documents_are_skipped(cased_vocab, tmp_path):
 def test_cli_error_is_one_line_and_nonzero(cased_vocab, tmp_path):
   bad = tmp_path / "bad.txt"
   bad.write_bytes(b"ok\n\xc3\x28 broken\n")
+  proc = subprocess.run(_tool_args(bad, cased_vocab, tmp_path / "o"),
+                        capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 1
+  assert _errors(proc.stderr) == [
+      f"create_pretraining_data: error: {bad}:2: invalid UTF-8 (byte 0xc3 at "
+      "column 1); fix the file or pass --on_decode_error=replace"]
+  assert _no_outputs(str(tmp_path / "o"))
+
+
+def _tool_args(input_file, vocab, prefix, *flags):
+  return [sys.executable, TOOL, f"--input_file={input_file}",
+          f"--vocab_file={vocab}", f"--output_prefix={prefix}", "--noprogress",
+          *flags]
+
+
+def _errors(stderr):
+  """The tool's error lines (TensorFlow's start-up logging may precede them)."""
+  assert "Traceback" not in stderr, stderr
+  return [l for l in stderr.splitlines()
+          if l.startswith("create_pretraining_data:")]
+
+
+def _nothing_written(out_dir):
+  return not os.path.exists(out_dir), sorted(glob.glob(f"{out_dir}/**"))
+
+
+def test_rerun_with_fewer_shards_removes_the_earlier_shards(
+    corpus_slice, cased_vocab, tmp_path, caplog):
+  prefix = str(tmp_path / "r")
+  other = tmp_path / "r-valid-00000-of-00001.tfrecord"  # another prefix's
+  other.write_bytes(b"")
+  pr.create_pretraining_records(corpus_slice[:1], cased_vocab, prefix,
+                                max_seq_length=128, num_shards=3,
+                                progress=False)
+  with caplog.at_level(logging.WARNING):
+    stats = pr.create_pretraining_records(corpus_slice[:1], cased_vocab,
+                                          prefix, max_seq_length=128,
+                                          num_shards=2, progress=False)
+  assert sorted(glob.glob(prefix + "-?????-of-?????.tfrecord*")) == (
+      pr.shard_paths(prefix, 2))
+  assert other.exists()
+  # The documented glob reads this run's blocks once, none of the earlier's.
+  assert len(_read_records(prefix)) == stats.blocks
+  assert any(m.startswith("removing 3 shard(s) of an earlier run with "
+                          "another num_shards: ") for m in caplog.messages)
+
+
+def test_partial_shards_of_an_interrupted_run_are_removed_on_start(
+    cased_vocab, tmp_path):
+  text = tmp_path / "c.txt"
+  text.write_text("First document.\n\nSecond document.\n")
+  stale = tmp_path / "r-00003-of-00008.tfrecord.incomplete"
+  stale.write_bytes(b"partial")
+  other = tmp_path / "r2-00000-of-00001.tfrecord.incomplete"
+  other.write_bytes(b"another prefix")
+  pr.create_pretraining_records([str(text)], cased_vocab, str(tmp_path / "r"),
+                                progress=False)
+  assert not stale.exists() and other.exists()
+  assert not glob.glob(str(tmp_path / "r-*.incomplete"))
+
+
+def test_failed_run_removes_the_output_dir_it_created(cased_vocab, tmp_path):
+  bad = tmp_path / "bad.txt"
+  bad.write_bytes(b"ok\n\xc3\x28 broken\n")
+  with pytest.raises(corpus.CorpusError):
+    pr.create_pretraining_records([str(bad)], cased_vocab,
+                                  str(tmp_path / "new" / "deeper" / "r"),
+                                  progress=False)
+  assert _nothing_written(str(tmp_path / "new")) == (True, [])
+
+
+def test_unwritable_output_path_is_one_line(cased_vocab, tmp_path):
+  text = tmp_path / "c.txt"
+  text.write_text("One document.\n")
+  blocker = tmp_path / "file"
+  blocker.write_text("a file, not a directory")
   proc = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools",
-                                    "create_pretraining_data.py"),
-       f"--input_file={bad}", f"--vocab_file={cased_vocab}",
-       f"--output_prefix={tmp_path / 'o'}", "--noprogress"],
+      _tool_args(text, cased_vocab, blocker / "out" / "r"),
       capture_output=True, text=True, timeout=300)
   assert proc.returncode == 1
-  # (TensorFlow's own start-up logging may precede it.)
-  errors = [l for l in proc.stderr.splitlines()
-            if l.startswith("create_pretraining_data:")]
-  assert errors == [f"create_pretraining_data: error: {bad}:2: invalid UTF-8 "
-                    "(byte 0xc3 at column 1); fix the file or pass "
-                    "--on_decode_error=replace"]
-  assert _no_outputs(str(tmp_path / "o"))
+  assert _errors(proc.stderr) == [
+      f"create_pretraining_data: error: cannot create output directory "
+      f"{blocker / 'out'}: Not a directory; choose a writable output_prefix"]
+  # A shard path taken by a directory: the shard cannot be opened.
+  (tmp_path / "r-00000-of-00001.tfrecord.incomplete").mkdir()
+  with pytest.raises(pr.RecordsOutputError,
+                     match=r"cannot write .*r-00000-of-00001.tfrecord."
+                     "incomplete: .*; choose a writable output_prefix"):
+    pr.create_pretraining_records([str(text)], cased_vocab,
+                                  str(tmp_path / "r"), progress=False)
+
+
+def test_disk_full_leaves_no_partial_shards(corpus_slice, cased_vocab,
+                                            tmp_path):
+  def small_disk():  # writes past 50 kB fail with EFBIG, as on a full disk
+    resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+  out = tmp_path / "out"
+  proc = subprocess.run(
+      _tool_args(",".join(corpus_slice), cased_vocab, out / "r",
+                 "--num_shards=2"),
+      capture_output=True, text=True, timeout=300, preexec_fn=small_disk)
+  assert proc.returncode == 1
+  [error] = _errors(proc.stderr)
+  assert error.startswith(f"create_pretraining_data: error: cannot write "
+                          f"{out / 'r'}-0000")
+  assert error.endswith(".tfrecord.incomplete: File too large; choose a "
+                        "writable output_prefix with free space (no shard "
+                        "was left behind)")
+  assert _nothing_written(str(out)) == (True, [])
+
+
+def test_sigterm_while_writing_leaves_no_partial_shards(cased_vocab,
+                                                        tmp_path):
+  out = tmp_path / "out"
+  proc = subprocess.Popen(
+      _tool_args(data_path("corpus", "linux-doc.txt"), cased_vocab, out / "r",
+                 "--num_shards=4"),
+      stderr=subprocess.PIPE, text=True)
+  deadline = time.time() + 240
+  while not glob.glob(str(out / "r-*.incomplete")):
+    assert proc.poll() is None, proc.stderr.read()
+    assert time.time() < deadline
+    time.sleep(0.05)
+  time.sleep(0.5)  # well inside the 10 MB file
+  proc.send_signal(signal.SIGTERM)
+  _, stderr = proc.communicate(timeout=120)
+  assert proc.returncode == 128 + signal.SIGTERM
+  assert _errors(stderr) == [
+      "create_pretraining_data: error: terminated by SIGTERM while writing "
+      f"{out / 'r'}-*; partial shards removed, rerun to write them"]
+  assert _nothing_written(str(out)) == (True, [])

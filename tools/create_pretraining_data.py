@@ -2,7 +2,9 @@ r"""Creates SpanBERT (or BERT-baseline) pretraining TFRecords from text.
 
 Input is BERT corpus format: one sentence or paragraph per line, a blank line
 between documents. Output is `<output_prefix>-NNNNN-of-NNNNN.tfrecord` shards
-of unmasked blocks plus `<output_prefix>.stats.json`.
+of unmasked blocks plus `<output_prefix>.stats.json`. Shards of an earlier
+run at the same prefix with another --num_shards are removed once the new ones
+are in place; a failed or terminated (SIGTERM) run leaves no shard behind.
 
   spanbert-create-pretraining-data \
     --input_file='corpus/*.txt' \
@@ -11,6 +13,7 @@ of unmasked blocks plus `<output_prefix>.stats.json`.
     --max_seq_length=512 --num_shards=8
 """
 
+import signal
 import sys
 
 from absl import app
@@ -55,6 +58,9 @@ def main(argv):
   except (corpus.CorpusError, tokenization.VocabError, ValueError) as e:
     sys.stderr.write(f"create_pretraining_data: error: {e}\n")
     return 1
+  except pretraining_records.TerminatedError as e:
+    sys.stderr.write(f"create_pretraining_data: error: {e}\n")
+    return 128 + signal.SIGTERM
   print(f"wrote {stats.blocks} blocks ({stats.tokens} tokens) from "
         f"{stats.documents} documents to {stats.shards} shard(s) at "
         f"{FLAGS.output_prefix}-*; {stats.mb_per_second} MB/s, "

@@ -12,15 +12,22 @@ in the data loader, fresh every epoch. Two layouts:
 
 Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
 `segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. Special tokens
-([CLS], [SEP]) are not stored; the loader frames the blocks.
+([CLS], [SEP]) are not stored; the loader frames the blocks. The stats file
+`<prefix>.stats.json` records the layout, the longest block and the vocab's
+fingerprint, which the loader checks against its config.
 """
 
 import dataclasses
+import glob
 import json
 import os
+import re
+import signal
+import threading
 import time
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from absl import logging
 import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
@@ -30,6 +37,16 @@ from official_spanbert.data import packing
 from official_spanbert.data import tokenization
 
 MODES = ("single", "nsp")
+INCOMPLETE = ".incomplete"
+_SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
+
+
+class RecordsOutputError(ValueError):
+  """The output shards cannot be written (path, permissions, disk space)."""
+
+
+class TerminatedError(RuntimeError):
+  """SIGTERM arrived while the shards were being written."""
 
 
 def feature_spec(mode: str = "single") -> Dict[str, object]:
@@ -47,6 +64,36 @@ def feature_spec(mode: str = "single") -> Dict[str, object]:
 def shard_paths(output_prefix: str, num_shards: int) -> List[str]:
   return [f"{output_prefix}-{i:05d}-of-{num_shards:05d}.tfrecord"
           for i in range(num_shards)]
+
+
+def shard_prefix(path: str) -> Optional[str]:
+  """The output prefix of a shard path, or None if it is not named as one."""
+  match = _SHARD_SUFFIX.search(path)
+  return path[:match.start()] if match else None
+
+
+def existing_shards(output_prefix: str, suffix: str = "") -> List[str]:
+  """Shards of any count at a prefix (with `suffix`, e.g. INCOMPLETE)."""
+  pattern = glob.escape(output_prefix) + "-?????-of-?????.tfrecord" + suffix
+  return sorted(p for p in glob.glob(pattern) if os.path.isfile(p) and
+                shard_prefix(p[:len(p) - len(suffix)]) == output_prefix)
+
+
+def read_stats(output_prefix: str) -> Optional[Dict[str, object]]:
+  """The stats JSON of a prefix, or None when there is none.
+
+  Raises:
+    ValueError: the file is not JSON.
+  """
+  path = output_prefix + ".stats.json"
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path, "r") as f:
+    try:
+      return json.load(f)
+    except ValueError as e:
+      raise ValueError(f"{path} is not valid JSON ({e}); delete it or rewrite "
+                       "the records") from None
 
 
 @dataclasses.dataclass
@@ -221,6 +268,11 @@ class Stats:
   """What create_pretraining_records did; written as JSON."""
   mode: str = "single"
   max_seq_length: int = 512
+  max_block_tokens: int = 0
+  vocab_file: str = ""
+  vocab_fingerprint: str = ""
+  vocab_size: int = 0
+  lower_case: bool = False
   files: int = 0
   bytes: int = 0
   documents: int = 0
@@ -238,29 +290,145 @@ class Stats:
   tokens_per_second: float = 0.0
 
 
+def _output_error(path: str, error: Exception) -> RecordsOutputError:
+  if isinstance(error, tf.errors.OpError):
+    reason = error.message.replace(f"{path}; ", "")
+  else:
+    reason = error.strerror or str(error)
+  return RecordsOutputError(
+      f"cannot write {path}: {reason}; choose a writable output_prefix with "
+      "free space (no shard was left behind)")
+
+
 class _ShardWriter:
-  """Writes shards under temporary names; renames them only on success."""
+  """Writes shards under temporary names; renames them only on success.
+
+  Raises RecordsOutputError for any failure to write (the temporary files are
+  then removed by abort()).
+  """
 
   def __init__(self, paths: Sequence[str]):
     self._paths = list(paths)
-    self._tmp = [p + ".incomplete" for p in self._paths]
-    self._writers = [tf.io.TFRecordWriter(p) for p in self._tmp]
+    self._tmp = [p + INCOMPLETE for p in self._paths]
+    self._writers = []
+    try:
+      for tmp in self._tmp:
+        self._writers.append(tf.io.TFRecordWriter(tmp))
+    except BaseException as e:
+      self.abort()
+      if isinstance(e, tf.errors.OpError):
+        raise _output_error(tmp, e) from None
+      raise
 
   def write(self, shard: int, record: bytes):
-    self._writers[shard].write(record)
+    try:
+      self._writers[shard].write(record)
+    except tf.errors.OpError as e:
+      raise _output_error(self._tmp[shard], e) from None
 
-  def commit(self):
-    for w in self._writers:
-      w.close()
+  def commit(self, stats_path: str, stats_json: str):
+    """Closes the shards, then renames them and the stats file into place."""
+    for tmp, w in zip(self._tmp, self._writers):
+      try:
+        w.close()
+      except tf.errors.OpError as e:
+        raise _output_error(tmp, e) from None
+    self._paths.append(stats_path)
+    self._tmp.append(stats_path + INCOMPLETE)  # abort() removes it too
+    try:
+      with open(self._tmp[-1], "w", encoding="utf-8") as f:
+        f.write(stats_json)
+    except OSError as e:
+      raise _output_error(self._tmp[-1], e) from None
     for tmp, path in zip(self._tmp, self._paths):
-      os.replace(tmp, path)
+      try:
+        os.replace(tmp, path)
+      except OSError as e:
+        raise _output_error(path, e) from None
 
   def abort(self):
     for w in self._writers:
-      w.close()
+      try:
+        w.close()
+      except tf.errors.OpError:
+        pass  # e.g. disk full on flush; the file is removed below
     for tmp in self._tmp:
-      if os.path.exists(tmp):
+      if os.path.isfile(tmp):
         os.remove(tmp)
+
+
+class _SigtermGuard:
+  """Turns a SIGTERM into TerminatedError at the next check() while writing.
+
+  Only in the main thread (where Python runs signal handlers). The handler
+  just notes the signal: an exception raised from it can be swallowed by
+  library code (AutoGraph does). A SIGTERM no check() saw (e.g. during the
+  commit) goes to the previous handler when the guard exits.
+  """
+
+  def __init__(self, what: str):
+    self._what = what
+    self._active = threading.current_thread() is threading.main_thread()
+    self._previous = None
+    self._pending = False
+
+  def __enter__(self):
+    if self._active:
+      self._previous = signal.signal(signal.SIGTERM, self._handle)
+    return self
+
+  def _handle(self, signum, frame):
+    del signum, frame
+    self._pending = True
+
+  def check(self):
+    """Raises TerminatedError if a SIGTERM arrived since the last check."""
+    if self._pending:
+      self._pending = False
+      raise TerminatedError(
+          f"terminated by SIGTERM while writing {self._what}; partial shards "
+          "removed, rerun to write them")
+
+  def __exit__(self, *exc):
+    if self._active:  # (None: the previous handler was not set from Python)
+      signal.signal(signal.SIGTERM, self._previous or signal.SIG_DFL)
+      if self._pending:
+        signal.raise_signal(signal.SIGTERM)
+
+
+def _make_dirs(path: str) -> List[str]:
+  """Creates a directory and its parents; returns the new ones, deepest first.
+
+  Raises:
+    RecordsOutputError: it cannot be created.
+  """
+  created, p = [], os.path.abspath(path)
+  while not os.path.exists(p):
+    created.append(p)
+    p = os.path.dirname(p)
+  try:
+    os.makedirs(path, exist_ok=True)
+  except OSError as e:
+    _remove_empty_dirs(created)
+    raise RecordsOutputError(
+        f"cannot create output directory {path}: {e.strerror}; choose a "
+        "writable output_prefix") from None
+  return created
+
+
+def _remove_empty_dirs(dirs: Sequence[str]):
+  for d in dirs:
+    try:
+      os.rmdir(d)
+    except OSError:
+      pass  # not empty, or never created
+
+
+def _remove(paths: Sequence[str], what: str):
+  if paths:
+    logging.warning("removing %d %s: %s", len(paths), what, ", ".join(paths))
+  for p in paths:
+    os.remove(p)
 
 
 def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
@@ -300,14 +468,53 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     raise ValueError(f"max_seq_length={max_seq_length} is too small")
   if num_shards < 1:
     raise ValueError(f"num_shards must be >= 1, got {num_shards}")
-  max_tokens = max_seq_length - specials
   files = corpus_lib.expand_inputs(input_patterns)
   tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
-  out_dir = os.path.dirname(os.path.abspath(output_prefix))
-  os.makedirs(out_dir, exist_ok=True)
+  with _SigtermGuard(f"{output_prefix}-*") as guard:
+    created_dirs = _make_dirs(os.path.dirname(os.path.abspath(output_prefix)))
+    try:
+      stats = _write_records(files, tokenizer, output_prefix, guard,
+                             lower_case=lower_case,
+                             max_seq_length=max_seq_length,
+                             num_shards=num_shards, mode=mode, seed=seed,
+                             on_decode_error=on_decode_error,
+                             progress=progress, stats_file=stats_file)
+    except BaseException:
+      _remove_empty_dirs(created_dirs)
+      raise
+  return stats
 
+
+def _finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
+                  seconds: float):
+  """Fills in the totals and rates once every block is written."""
+  specials = 3 if stats.mode == "nsp" else 2
+  stats.seconds = round(seconds, 3)
+  for field in ("files", "bytes", "documents", "empty_documents", "lines",
+                "replaced_lines"):
+    setattr(stats, field, getattr(counters, field))
+  stats.padding_ratio = round(
+      1.0 - (stats.tokens + specials * stats.blocks) /
+      (stats.blocks * stats.max_seq_length), 6)
+  stats.mean_block_tokens = round(stats.tokens / stats.blocks, 2)
+  stats.mb_per_second = round(stats.bytes / 1e6 / max(stats.seconds, 1e-9), 3)
+  stats.tokens_per_second = round(stats.tokens / max(stats.seconds, 1e-9), 1)
+
+
+def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
+                   max_seq_length, num_shards, mode, seed, on_decode_error,
+                   progress, stats_file) -> Stats:
+  """create_pretraining_records once its inputs are checked."""
+  specials = 3 if mode == "nsp" else 2
+  max_tokens = max_seq_length - specials
+  _remove(existing_shards(output_prefix, INCOMPLETE),
+          "partial shard(s) of an earlier, interrupted run")
   counters = corpus_lib.CorpusCounters()
-  stats = Stats(mode=mode, max_seq_length=max_seq_length, shards=num_shards)
+  vocab = tokenizer.vocab
+  stats = Stats(mode=mode, max_seq_length=max_seq_length,
+                vocab_file=os.path.abspath(vocab.path),
+                vocab_fingerprint=vocab.fingerprint, vocab_size=vocab.size,
+                lower_case=lower_case, shards=num_shards)
   total_bytes = sum(os.path.getsize(f) for f in files)
   bar = None
   if progress:
@@ -316,13 +523,21 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                     desc="tokenize+pack", mininterval=1.0)
 
   def on_progress(_):
+    guard.check()
     if bar is not None:
       bar.update(counters.bytes - bar.n)
 
+  def add(ids, record):
+    guard.check()
+    writer.write(int(rng.integers(num_shards)), record)
+    stats.blocks += 1
+    stats.tokens += len(ids)
+    stats.max_block_tokens = max(stats.max_block_tokens, len(ids))
+
   rng = np.random.default_rng(seed)
   paths = shard_paths(output_prefix, num_shards)
-  writer = _ShardWriter(paths)
   start = time.time()
+  writer = _ShardWriter(paths)
   try:
     docs = tokenize_documents(
         corpus_lib.read_documents(files, on_decode_error, counters),
@@ -333,42 +548,27 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                                               doc.word_starts, max_tokens)
         stats.split_lines += split
         for s, e in blocks:
-          writer.write(int(rng.integers(num_shards)),
-                       serialize_block(doc.ids[s:e], doc.word_starts[s:e]))
-          stats.blocks += 1
-          stats.tokens += e - s
+          add(doc.ids[s:e],
+              serialize_block(doc.ids[s:e], doc.word_starts[s:e]))
     else:
       all_docs = [d for d in docs if len(d.ids)]
       for d in range(len(all_docs)):
         for ids, starts, segs, label in nsp_instances(all_docs, d, max_tokens,
                                                       rng):
-          writer.write(int(rng.integers(num_shards)),
-                       serialize_block(ids, starts, segs, label))
-          stats.blocks += 1
-          stats.tokens += len(ids)
+          add(ids, serialize_block(ids, starts, segs, label))
     if stats.blocks == 0:
       raise corpus_lib.CorpusError(
           f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
+    _finish_stats(stats, counters, time.time() - start)
+    guard.check()
+    writer.commit(stats_file or output_prefix + ".stats.json",
+                  json.dumps(dataclasses.asdict(stats), indent=2) + "\n")
   except BaseException:
     writer.abort()
     raise
   finally:
     if bar is not None:
       bar.close()
-  writer.commit()
-
-  stats.seconds = round(time.time() - start, 3)
-  for field in ("files", "bytes", "documents", "empty_documents", "lines",
-                "replaced_lines"):
-    setattr(stats, field, getattr(counters, field))
-  stats.padding_ratio = round(
-      1.0 - (stats.tokens + specials * stats.blocks) /
-      (stats.blocks * max_seq_length), 6)
-  stats.mean_block_tokens = round(stats.tokens / stats.blocks, 2)
-  stats.mb_per_second = round(stats.bytes / 1e6 / max(stats.seconds, 1e-9), 3)
-  stats.tokens_per_second = round(stats.tokens / max(stats.seconds, 1e-9), 1)
-  stats_file = stats_file or output_prefix + ".stats.json"
-  with open(stats_file, "w", encoding="utf-8") as f:
-    json.dump(dataclasses.asdict(stats), f, indent=2)
-    f.write("\n")
+  _remove([p for p in existing_shards(output_prefix) if p not in paths],
+          "shard(s) of an earlier run with another num_shards")
   return stats

@@ -1,6 +1,7 @@
 """WordPiece tokenization with tf.text, usable in tf.data and in SavedModels."""
 
 import dataclasses
+import hashlib
 from typing import Dict, List, Tuple
 
 import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
@@ -51,6 +52,12 @@ class Vocab:
   @property
   def mask_id(self) -> int:
     return self.special_ids["[MASK]"]
+
+  @property
+  def fingerprint(self) -> str:
+    """16 hex digits of the sha256 of the tokens in id order."""
+    digest = hashlib.sha256("\n".join(self.tokens).encode("utf-8"))
+    return digest.hexdigest()[:16]
 
   def ordinary_ids(self) -> List[int]:
     """Ids a random replacement may draw: no [..] specials, no [unusedN]."""
