@@ -2,8 +2,9 @@
 
 import dataclasses
 import random
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Tuple
 
+from absl import logging
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
@@ -14,6 +15,16 @@ from official.nlp.data import data_loader_factory
 from official_spanbert.data import masking
 from official_spanbert.data import pretraining_records
 from official_spanbert.data import tokenization
+
+
+# Shards whose missing vocab fingerprint was already warned about.
+_WARNED_UNCHECKED = set()
+# Records read to find the longest block when no stats file gives it.
+_SAMPLE_RECORDS = 256
+
+
+class RecordsMismatchError(ValueError):
+  """Records that do not fit the data config (vocab, layout or length)."""
 
 
 @dataclasses.dataclass
@@ -68,6 +79,105 @@ def masking_params(params: SpanBertPretrainDataConfig,
       use_xla=params.use_xla_masking).validate(params.seq_length - specials)
 
 
+def _input_files(input_path) -> List[str]:
+  """The files of a glob or comma-separated input_path (or a list of them).
+
+  A Config of named inputs (Model Garden's weighted sampling) gives none.
+  """
+  if isinstance(input_path, str):
+    patterns = input_path.split(",")
+  elif isinstance(input_path, (list, tuple)):
+    patterns = input_path
+  else:
+    return []
+  files = []
+  for pattern in patterns:
+    if pattern.strip():
+      try:
+        files.extend(sorted(tf.io.gfile.glob(pattern.strip())))
+      except tf.errors.NotFoundError:
+        pass  # the input reader reports missing input
+  return files
+
+
+def _records_layout(prefix: Optional[str], path: str
+                    ) -> Tuple[Optional[Dict[str, object]], str, List[int]]:
+  """(stats or None, mode, block lengths) of the records of a shard prefix.
+
+  The lengths are the longest block from the stats file or, without one, those
+  of the first records of `path`.
+  """
+  stats = pretraining_records.read_stats(prefix) if prefix else None
+  if stats is not None:
+    mode = stats.get("mode", "single")
+    longest = stats.get("max_block_tokens") or (
+        stats["max_seq_length"] - (3 if mode == "nsp" else 2))
+    return stats, mode, [longest]
+  lengths, mode = [], "single"
+  for raw in tf.data.TFRecordDataset(path).take(_SAMPLE_RECORDS):
+    features = tf.train.Example.FromString(raw.numpy()).features.feature
+    lengths.append(len(features["input_ids"].int64_list.value))
+    mode = "nsp" if "segment_ids" in features else "single"
+  return None, mode, lengths
+
+
+def check_records(params: SpanBertPretrainDataConfig,
+                  vocab: tokenization.Vocab) -> None:
+  """Refuses records written for another vocab, layout or a longer length.
+
+  Each shard prefix's `<prefix>.stats.json` gives the records' vocab
+  fingerprint, mode and longest block. Records without one (written before
+  fingerprints, or renamed) get one warning; their first records are read
+  for the mode and the block lengths.
+
+  Raises:
+    RecordsMismatchError: the records do not fit `params`.
+  """
+  mode = "nsp" if params.use_next_sentence_label else "single"
+  capacity = params.seq_length - (3 if mode == "nsp" else 2)
+  first_files = {}  # (name, shard prefix or None) -> its first file
+  for path in _input_files(params.input_path):
+    prefix = pretraining_records.shard_prefix(path)
+    name = f"{prefix}-*.tfrecord" if prefix else path
+    first_files.setdefault((name, prefix), path)
+  unchecked = []
+  for (name, prefix), path in first_files.items():
+    stats, records_mode, lengths = _records_layout(prefix, path)
+    if records_mode != mode:
+      raise RecordsMismatchError(
+          f"records {name} are {records_mode!r} records but "
+          f"use_next_sentence_label={params.use_next_sentence_label} reads "
+          f"{mode!r} ones; set use_next_sentence_label="
+          f"{records_mode == 'nsp'} or rewrite the records with --mode={mode}")
+    fingerprint = (stats or {}).get("vocab_fingerprint")
+    if not fingerprint:
+      unchecked.append(name)
+    elif fingerprint != vocab.fingerprint:
+      raise RecordsMismatchError(
+          f"records {name} were written with vocab {stats.get('vocab_file')} "
+          f"(fingerprint {fingerprint}), not with vocab_file="
+          f"{params.vocab_file} (fingerprint {vocab.fingerprint}); set "
+          "vocab_file to the records' vocab or rewrite the records with "
+          "this one")
+    if lengths and max(lengths) > capacity:
+      dropped = sum(max(n - capacity, 0) for n in lengths) / sum(lengths)
+      sampled = (f" (it would drop {dropped:.1%} of the tokens of the first "
+                 f"{len(lengths)} records)" if stats is None else "")
+      raise RecordsMismatchError(
+          f"records {name} hold blocks of up to {max(lengths)} wordpieces "
+          f"but seq_length={params.seq_length} keeps {capacity}{sampled}; "
+          "raise seq_length or rewrite the records with "
+          f"--max_seq_length={params.seq_length}")
+  unchecked = [n for n in unchecked if n not in _WARNED_UNCHECKED]
+  if unchecked:
+    _WARNED_UNCHECKED.update(unchecked)
+    logging.warning(
+        "records %s carry no vocab fingerprint (no <prefix>.stats.json, or "
+        "written before fingerprints), so vocab_file=%s cannot be checked "
+        "against them; rewrite them with spanbert-create-pretraining-data to "
+        "have it checked", ", ".join(unchecked), params.vocab_file)
+
+
 @data_loader_factory.register_data_loader_cls(SpanBertPretrainDataConfig)
 class SpanBertPretrainDataLoader(data_loader.DataLoader):
   """Reads unmasked blocks, frames them and masks each batch in the graph.
@@ -76,8 +186,8 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
   index), so a run is reproducible from `params.seed` and every epoch sees new
   masks. Without a seed one is drawn at random.
 
-  Raises (at construction): masking.MaskingConfigError or
-  tokenization.VocabError for unusable configs.
+  Raises (at construction): masking.MaskingConfigError,
+  tokenization.VocabError or RecordsMismatchError for unusable configs.
   """
 
   def __init__(self, params: SpanBertPretrainDataConfig):
@@ -87,6 +197,7 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     self._params = params
     self._vocab = tokenization.load_vocab(params.vocab_file)
     self._masking = masking_params(params, self._vocab)
+    check_records(params, self._vocab)
     self._random_ids = self._vocab.ordinary_ids()
     self._seed = (params.seed if params.seed is not None
                   else random.randint(0, 2**31 - 1))

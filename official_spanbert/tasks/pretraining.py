@@ -46,7 +46,24 @@ class SpanBertPretrainTask(base_task.Task):
   The train step follows base_task.Task: the loss is divided by the number of
   replicas and, under mixed_float16, scaled by the LossScaleOptimizer and the
   gradients unscaled (Model Garden's MaskedLMTask.train_step skips this).
+
+  Raises (at construction): ValueError when a data config's seq_length exceeds
+  the encoder's max_position_embeddings.
   """
+
+  def __init__(self, params, logging_dir=None, name=None):
+    super().__init__(params, logging_dir=logging_dir, name=name)
+    encoder = params.model.encoder
+    max_positions = getattr(encoder.get(), "max_position_embeddings", None)
+    for field in ("train_data", "validation_data"):
+      data = getattr(params, field)
+      if data.input_path and max_positions and (
+          data.seq_length > max_positions):
+        raise ValueError(
+            f"task.{field}.seq_length={data.seq_length} is larger than the "
+            f"encoder's max_position_embeddings={max_positions}; lower "
+            f"task.{field}.seq_length or raise task.model.encoder."
+            f"{encoder.type}.max_position_embeddings")
 
   def build_model(self, params=None) -> tf_keras.Model:
     config = params or self.task_config.model

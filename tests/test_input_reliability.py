@@ -1,0 +1,154 @@
+"""Training input that does not fit its records fails when it is built.
+
+Issue 11, fault 6: records carry their vocab's fingerprint, layout and longest
+block in `<prefix>.stats.json`; the loader refuses another vocab, the other
+layout or a seq_length that would cut the blocks, and the pretraining task
+refuses a seq_length beyond the encoder's position embeddings.
+"""
+
+import glob
+import json
+import logging
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.data import pretrain_dataloader as pdl
+from official_spanbert.data import pretraining_records as pr
+from conftest import REPO, data_path, first_lines
+from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
+
+SEQ = 128
+# Stats keys added with the vocab fingerprint; records written before lack them.
+NEW_STATS_KEYS = ("max_block_tokens", "vocab_file", "vocab_fingerprint",
+                  "vocab_size", "lower_case")
+
+
+@pytest.fixture(scope="module")
+def records(corpus_slice, cased_vocab, tmp_path_factory):
+  """Prefix of two shards of real blocks at max_seq_length=SEQ."""
+  prefix = str(tmp_path_factory.mktemp("rec") / "r")
+  pr.create_pretraining_records(corpus_slice[1:2], cased_vocab, prefix,
+                                max_seq_length=SEQ, num_shards=2,
+                                progress=False)
+  return prefix
+
+
+def _config(prefixes, vocab, **kw):
+  kw.setdefault("seq_length", SEQ)
+  return pdl.SpanBertPretrainDataConfig(
+      input_path=",".join(p + "-*.tfrecord" for p in prefixes.split(",")),
+      vocab_file=vocab, max_predictions_per_seq=20, global_batch_size=4,
+      seed=1, **kw)
+
+
+def _copy(prefix, new_prefix, stats):
+  """Copies the shards; stats: "old" (pre-fingerprint keys) or None (none)."""
+  for path in glob.glob(prefix + "-*.tfrecord"):
+    shutil.copy(path, new_prefix + path[len(prefix):])
+  if stats == "old":
+    with open(prefix + ".stats.json") as f:
+      old = {k: v for k, v in json.load(f).items() if k not in NEW_STATS_KEYS}
+    with open(new_prefix + ".stats.json", "w") as f:
+      json.dump(old, f)
+  return new_prefix
+
+
+def test_loader_refuses_records_of_another_vocab(records, cased_vocab,
+                                                 tmp_path):
+  with open(cased_vocab, encoding="utf-8") as f:
+    tokens = f.read().split("\n")
+  # [CLS] [SEP] [MASK] (101..103) moved: the ids the loader frames with differ.
+  tokens[101:104] = [tokens[103], tokens[101], tokens[102]]
+  other = tmp_path / "other_vocab.txt"
+  other.write_text("\n".join(tokens), encoding="utf-8")
+  with pytest.raises(pdl.RecordsMismatchError) as e:
+    pdl.SpanBertPretrainDataLoader(_config(records, str(other)))
+  message = str(e.value)
+  assert "\n" not in message
+  assert f"records {records}-*.tfrecord were written with vocab " \
+         f"{os.path.abspath(cased_vocab)} (fingerprint " in message
+  assert f"not with vocab_file={other} (fingerprint " in message
+  assert "set vocab_file to the records' vocab" in message
+  pdl.SpanBertPretrainDataLoader(_config(records, cased_vocab))
+
+
+def test_records_without_fingerprint_load_with_one_warning(
+    records, cased_vocab, tmp_path, caplog):
+  old = _copy(records, str(tmp_path / "old"), stats="old")
+  bare = _copy(records, str(tmp_path / "bare"), stats=None)
+  config = _config(f"{old},{bare}", cased_vocab)
+  with caplog.at_level(logging.WARNING):
+    for _ in range(2):
+      pdl.SpanBertPretrainDataLoader(config)
+  warnings = [r.getMessage() for r in caplog.records
+              if "no vocab fingerprint" in r.getMessage()]
+  assert len(warnings) == 1, warnings
+  assert f"{old}-*.tfrecord" in warnings[0]
+  assert f"{bare}-*.tfrecord" in warnings[0]
+
+
+def test_seq_length_shorter_than_the_blocks_is_refused(records, cased_vocab,
+                                                       tmp_path):
+  longest = max(
+      len(tf.train.Example.FromString(raw).features.feature["input_ids"]
+          .int64_list.value)
+      for raw in tf.data.TFRecordDataset(glob.glob(records + "-*.tfrecord"))
+      .as_numpy_iterator())
+  assert longest > 62
+  with pytest.raises(
+      pdl.RecordsMismatchError,
+      match=rf"records {records}-\*.tfrecord hold blocks of up to {longest} "
+      r"wordpieces but seq_length=64 keeps 62; raise seq_length or rewrite the"
+      r" records with --max_seq_length=64$"):
+    pdl.SpanBertPretrainDataLoader(_config(records, cased_vocab,
+                                           seq_length=64))
+  # Without a stats file the first records are read instead.
+  bare = _copy(records, str(tmp_path / "bare"), stats=None)
+  with pytest.raises(pdl.RecordsMismatchError,
+                     match=r"keeps 62 \(it would drop \d+\.\d% of the tokens "
+                     r"of the first \d+ records\)"):
+    pdl.SpanBertPretrainDataLoader(_config(bare, cased_vocab, seq_length=64))
+
+
+def test_loader_refuses_records_of_the_other_layout(records, cased_vocab,
+                                                    tmp_path):
+  part = first_lines(data_path("corpus", "austen.txt"), 20_000,
+                     str(tmp_path / "a.txt"))
+  nsp = str(tmp_path / "nsp")
+  pr.create_pretraining_records([part], cased_vocab, nsp, max_seq_length=SEQ,
+                                mode="nsp", progress=False)
+  with pytest.raises(pdl.RecordsMismatchError,
+                     match="are 'nsp' records but use_next_sentence_label="
+                     "False reads 'single' ones"):
+    pdl.SpanBertPretrainDataLoader(_config(nsp, cased_vocab))
+  with pytest.raises(pdl.RecordsMismatchError,
+                     match="are 'single' records but use_next_sentence_label="
+                     "True reads 'nsp' ones"):
+    pdl.SpanBertPretrainDataLoader(
+        _config(records, cased_vocab, use_next_sentence_label=True))
+
+
+@pytest.mark.parametrize("field", ["train_data", "validation_data"])
+def test_seq_length_beyond_position_embeddings_fails_at_task_build(
+    records, cased_vocab, field):
+  params = exp_factory.get_exp_config("spanbert/pretraining")
+  params = params_dict.override_params_dict(
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
+  for data in (params.task.train_data, params.task.validation_data):
+    data.input_path = records + "-*.tfrecord"
+    data.vocab_file = cased_vocab
+    data.seq_length = SEQ
+  getattr(params.task, field).seq_length = 1024
+  with pytest.raises(ValueError) as e:
+    task_factory.get_task(params.task)
+  assert str(e.value) == (
+      f"task.{field}.seq_length=1024 is larger than the encoder's "
+      f"max_position_embeddings=512; lower task.{field}.seq_length or raise "
+      "task.model.encoder.bert_v2.max_position_embeddings")
