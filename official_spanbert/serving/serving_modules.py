@@ -21,9 +21,12 @@ class SpanBertServingModule(tf.Module):
 
   * `serving_default(text)`: sequence_output, pooled_output, input_word_ids,
     input_mask.
-  * `encode_pair(text, text_pair)`: the same for two-segment inputs.
+  * `encode_pair(text, text_pair)`: the same for two-segment inputs (batches
+    of different sizes are an InvalidArgumentError).
   * `encode_ids(input_word_ids, input_mask, input_type_ids)`: for clients that
-    tokenize themselves.
+    tokenize themselves; ids outside [0, vocab_size), type ids outside
+    [0, type_vocab_size) and mask values other than 0/1 are
+    InvalidArgumentErrors.
   * `fill_spans(text)`: for each [MASK] (up to max_masks), the MLM head's top-k
     tokens and log-probabilities, the SBO head's top-k from the span's
     boundaries (when the model has one), and the text filled greedily.
@@ -43,6 +46,9 @@ class SpanBertServingModule(tf.Module):
     self.top_k = top_k
     self.max_masks = max_masks
     self.has_sbo = getattr(model, "span_boundary", None) is not None
+    config = model.encoder_network.get_config()
+    self.vocab_size = config["vocab_size"]
+    self.type_vocab_size = config["type_vocab_size"]
     self.sbo_max_targets = (model.span_boundary._max_targets  # pylint: disable=protected-access
                             if self.has_sbo else 0)
 
@@ -74,9 +80,30 @@ class SpanBertServingModule(tf.Module):
       tf.TensorSpec([None, None], tf.int32, name="input_mask"),
       tf.TensorSpec([None, None], tf.int32, name="input_type_ids")])
   def serve_ids(self, input_word_ids, input_mask, input_type_ids):
-    return self._encode({"input_word_ids": input_word_ids,
-                         "input_mask": input_mask,
-                         "input_type_ids": input_type_ids})
+    inputs = {"input_word_ids": input_word_ids, "input_mask": input_mask,
+              "input_type_ids": input_type_ids}
+    return self._encode(self._checked(inputs))
+
+  def _checked(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """The inputs, after asserting their shapes and value ranges.
+
+    Out-of-range type ids would otherwise select no type embedding (one-hot
+    of zeros) and return garbage, and on GPU so would word ids.
+    """
+    shape = tf.shape(inputs["input_word_ids"])
+    checks = [tf.debugging.assert_equal(
+        tf.shape(inputs[name]), shape,
+        message=f"{name} must have the shape of input_word_ids")
+              for name in ("input_mask", "input_type_ids")]
+    for name, limit in (("input_word_ids", self.vocab_size),
+                        ("input_mask", 2),
+                        ("input_type_ids", self.type_vocab_size)):
+      low, high = tf.reduce_min(inputs[name]), tf.reduce_max(inputs[name])
+      checks.append(tf.debugging.Assert(
+          (low >= 0) & (high < limit),
+          [f"{name} must be in [0, {limit}); got min and max:", low, high]))
+    with tf.control_dependencies(checks):
+      return {k: tf.identity(v) for k, v in inputs.items()}
 
   def _top_k(self, logits, prefix):
     log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))

@@ -54,8 +54,21 @@ class TextPreprocessor(tf.Module):
 
   def pack(self, first: tf.RaggedTensor,
            second: Optional[tf.RaggedTensor] = None) -> Dict[str, tf.Tensor]:
-    """[CLS] A [SEP] (B [SEP]) padded to seq_length; int32 features."""
-    segments = [first] if second is None else [first, second]
+    """[CLS] A [SEP] (B [SEP]) padded to seq_length; int32 features.
+
+    Raises InvalidArgumentError (in the graph: for that request only) when
+    `first` and `second` have different batch sizes.
+    """
+    segments = [first]
+    if second is not None:
+      # The trimmer and combine_segments read out of bounds (or abort the
+      # process) on batches of different sizes: fail the request first.
+      check = tf.debugging.assert_equal(
+          first.nrows(), second.nrows(),
+          message="text and text_pair must have the same batch size")
+      with tf.control_dependencies([check]):
+        segments = tf.nest.map_structure(tf.identity, [first, second],
+                                         expand_composites=True)
     budget = self.seq_length - 1 - len(segments)
     segments = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
     ids, type_ids = tf_text.combine_segments(
