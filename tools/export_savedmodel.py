@@ -7,7 +7,10 @@ reads <model_dir>/params.yaml and its latest checkpoint (or give --experiment,
 --config_file, --params_override and --checkpoint_path, e.g. for a converted
 checkpoint) and writes <export_base>/<version>/ (signatures serving_default,
 encode_pair, encode_ids, fill_spans; warmup requests in assets.extra/) and the
-preprocessing model at <export_base>_preprocessing/<version>/.
+preprocessing model at <export_base>_preprocessing/<version>/. Without
+--version both get the next version free in both bases; concurrent exports to
+one base get different versions, and a --version that exists or that another
+export is writing is a one-line error.
 """
 
 import os
@@ -40,7 +43,8 @@ flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
 flags.DEFINE_integer("seq_length", 128, "Serving sequence length.")
 flags.DEFINE_integer("top_k", 5, "Candidates per [MASK].")
 flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
-flags.DEFINE_integer("version", None, "Version (default: next free).")
+flags.DEFINE_integer("version", None,
+                     "Version of both models (default: the next free one).")
 flags.mark_flag_as_required("export_base")
 
 

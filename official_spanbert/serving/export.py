@@ -1,4 +1,9 @@
-"""Writes SpanBERT SavedModels in TF Serving's layout, with warmup requests."""
+"""Writes SpanBERT SavedModels in TF Serving's layout, with warmup requests.
+
+Each export writes into temp dirs it claims atomically (<base>/.tmp-<version>)
+and renames them to <base>/<version> when complete; a failed export removes
+only its own dirs.
+"""
 
 import os
 import time
@@ -28,11 +33,72 @@ def build_model(params, checkpoint_path: Optional[str] = None):
   return model
 
 
-def _next_version(export_base: str) -> int:
-  versions = [int(d) for d in (tf.io.gfile.listdir(export_base)
-                               if tf.io.gfile.isdir(export_base) else [])
+class VersionTakenError(ValueError):
+  """The export version exists, or another export is writing it."""
+
+
+def _next_version(export_bases: Sequence[str]) -> int:
+  versions = [int(d.strip("/")) for base in export_bases
+              if tf.io.gfile.isdir(base) for d in tf.io.gfile.listdir(base)
               if d.strip("/").isdigit()]
   return max(versions + [int(time.time()) - 1]) + 1
+
+
+def _make_dir(path: str) -> bool:
+  """Creates `path`; False if it exists. Atomic on local filesystems."""
+  if "://" in path:  # object stores have no exclusive create: best effort
+    if tf.io.gfile.exists(path):
+      return False
+    tf.io.gfile.makedirs(path)
+    return True
+  try:
+    os.mkdir(path)
+  except FileExistsError:
+    return False
+  return True
+
+
+def _claim(export_bases: Sequence[str], version: int) -> List[str]:
+  """Claims `version` in every base: creates and returns <base>/.tmp-<version>.
+
+  Whoever creates a temp dir owns the version until it renames the dir to
+  <base>/<version>, so concurrent exports never share one.
+
+  Raises:
+    VersionTakenError: (nothing left claimed) a base has the version or its
+      temp dir.
+  """
+  claimed = []
+  try:
+    for base in export_bases:
+      tf.io.gfile.makedirs(base)
+      tmp = os.path.join(base, f".tmp-{version}")
+      if not _make_dir(tmp):
+        raise VersionTakenError(
+            f"{tmp} exists: another export is writing version {version} (if "
+            "none is running, remove it)")
+      claimed.append(tmp)
+      # Checked after the claim: a finished export renamed its temp dir.
+      if tf.io.gfile.exists(os.path.join(base, str(version))):
+        raise VersionTakenError(f"{os.path.join(base, str(version))} already "
+                                "exists; pick another --version")
+  except BaseException:
+    for tmp in claimed:
+      tf.io.gfile.rmtree(tmp)
+    raise
+  return claimed
+
+
+def _claim_version(export_bases: Sequence[str], version: Optional[int]):
+  """(version, temp dirs): `version`, or the next free one (>= the time)."""
+  if version is not None:
+    return version, _claim(export_bases, version)
+  version = _next_version(export_bases)
+  while True:
+    try:
+      return version, _claim(export_bases, version)
+    except VersionTakenError:
+      version += 1
 
 
 def warmup_requests(signature_inputs: Dict[str, Dict[str, Sequence]]
@@ -62,18 +128,9 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
   return path
 
 
-def _save(module, signatures, export_base, version, signature_inputs) -> str:
-  """Saves into <export_base>/<version>, atomically (tmp dir + rename)."""
-  export_dir = os.path.join(export_base, str(version))
-  if tf.io.gfile.exists(export_dir):
-    raise ValueError(f"{export_dir} already exists; pick another --version")
-  tmp = os.path.join(export_base, f".tmp-{version}")
-  if tf.io.gfile.exists(tmp):
-    tf.io.gfile.rmtree(tmp)
-  tf.saved_model.save(module, tmp, signatures=signatures)
-  _write_warmup(tmp, signature_inputs)
-  tf.io.gfile.rename(tmp, export_dir)
-  return export_dir
+def _save(module, signatures, export_dir, signature_inputs):
+  tf.saved_model.save(module, export_dir, signatures=signatures)
+  _write_warmup(export_dir, signature_inputs)
 
 
 def export(model, vocab_file: str, export_base: str, *,
@@ -91,30 +148,50 @@ def export(model, vocab_file: str, export_base: str, *,
     seq_length: packed length (longer text is truncated).
     top_k: candidates per masked position in fill_spans.
     max_masks: [MASK] tokens predicted per text.
-    version: integer version (default: next free, >= the current time).
+    version: integer version of both models (default: the next one free in
+      both bases, >= the current time). Claimed atomically, so concurrent
+      exports to one base get different versions.
     preprocessing_export_base: base path of the preprocessing model (default
       <export_base>_preprocessing).
 
   Returns:
     {"model": dir, "preprocessing": dir}.
+
+  Raises:
+    VersionTakenError: `version` exists or another export is writing it.
   """
+  pre_base = preprocessing_export_base or export_base.rstrip("/") + (
+      "_preprocessing")
+  if os.path.normpath(pre_base) == os.path.normpath(export_base):
+    raise ValueError("the preprocessing model needs its own export base")
   preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
   module = serving_modules.SpanBertServingModule(model, preprocessor, top_k,
                                                  max_masks)
-  version = version or _next_version(export_base)
+  pre = serving_modules.PreprocessingModule(preprocessor)
   texts = list(WARMUP_TEXTS)
   ids = preprocessor(tf.constant(texts))
-  model_dir = _save(module, module.signatures(), export_base, version, {
-      "serving_default": {"text": texts},
-      "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-      "encode_ids": {k: ids[k].numpy() for k in ids},
-      "fill_spans": {"text": texts},
-  })
-  pre = serving_modules.PreprocessingModule(preprocessor)
-  pre_base = preprocessing_export_base or export_base.rstrip("/") + (
-      "_preprocessing")
-  pre_dir = _save(pre, pre.signatures(), pre_base, version, {
-      "serving_default": {"text": texts},
-      "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-  })
-  return {"model": model_dir, "preprocessing": pre_dir}
+  version, tmps = _claim_version([export_base, pre_base], version)
+  dirs = [os.path.join(base, str(version)) for base in (export_base, pre_base)]
+  renamed = []
+  try:
+    _save(module, module.signatures(), tmps[0], {
+        "serving_default": {"text": texts},
+        "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+        "encode_ids": {k: ids[k].numpy() for k in ids},
+        "fill_spans": {"text": texts},
+    })
+    _save(pre, pre.signatures(), tmps[1], {
+        "serving_default": {"text": texts},
+        "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+    })
+    # Preprocessing first: a model version that TF Serving sees has its own.
+    for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
+      tf.io.gfile.rename(tmp, export_dir)
+      renamed.append(export_dir)
+  except BaseException:
+    # Only this export's own dirs: the claim makes them nobody else's.
+    for path in tmps + renamed:
+      if tf.io.gfile.exists(path):
+        tf.io.gfile.rmtree(path)
+    raise
+  return {"model": dirs[0], "preprocessing": dirs[1]}
