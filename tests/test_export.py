@@ -39,6 +39,17 @@ def _params():
   return params
 
 
+def tool_flags(ckpt, vocab, export_base):
+  """export_savedmodel.py flags for a checkpoint of the _params() model."""
+  override = ("task.model.encoder.bert_v2.hidden_size=32,"
+              "task.model.encoder.bert_v2.intermediate_size=64,"
+              "task.model.encoder.bert_v2.num_layers=1")
+  return ["--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
+          "--params_override=" + override, "--checkpoint_path=" + ckpt,
+          "--vocab_file=" + vocab, "--export_base=" + export_base,
+          f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3"]
+
+
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, cased_vocab):
   d = tmp_path_factory.mktemp("export")
@@ -46,15 +57,9 @@ def exported(tmp_path_factory, cased_vocab):
   model = task_factory.get_task(params.task).build_model()
   ckpt = tf.train.Checkpoint(model=model).save(str(d / "ckpt" / "ckpt"))
   # Through the command-line tool, from a training-style checkpoint.
-  override = ("task.model.encoder.bert_v2.hidden_size=32,"
-              "task.model.encoder.bert_v2.intermediate_size=64,"
-              "task.model.encoder.bert_v2.num_layers=1")
   proc = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "export_savedmodel.py"),
-       "--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
-       "--params_override=" + override, "--checkpoint_path=" + ckpt,
-       "--vocab_file=" + cased_vocab, "--export_base=" + str(d / "spanbert"),
-       f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3", "--version=7"],
+      [sys.executable, os.path.join(REPO, "tools", "export_savedmodel.py")] +
+      tool_flags(ckpt, cased_vocab, str(d / "spanbert")) + ["--version=7"],
       capture_output=True, text=True, timeout=600)
   assert proc.returncode == 0, proc.stderr[-3000:]
   return {"dir": str(d), "model": str(d / "spanbert" / "7"),

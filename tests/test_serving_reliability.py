@@ -1,0 +1,215 @@
+"""Serving never returns garbage or crashes on bad requests; exports never mix.
+
+Issue 11, faults 1-3: encode_pair with batches of different sizes, encode_ids
+with out-of-range ids, and concurrent exports to one export base.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import task_factory
+from official_spanbert.serving import export as export_lib
+from conftest import REPO
+from test_export import SEQ, _params, tool_flags
+
+MISMATCH_CLIENT = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tf.text ops)
+result = {}
+for export_dir in sys.argv[1:]:
+  fn = tf.saved_model.load(export_dir).signatures["encode_pair"]
+  good = dict(text=tf.constant(["a cat", "a dog"]),
+              text_pair=tf.constant(["sat", "ran far"]))
+  before = fn(**good)["input_word_ids"].numpy()
+  errors, other = 0, []
+  for i in range(50):
+    sizes = (3, 2) if i % 2 else (2, 3)
+    try:
+      out = fn(text=tf.constant(["a b c"] * sizes[0]),
+               text_pair=tf.constant(["d e"] * sizes[1]))
+      other.append(f"{sizes}: returned ids of shape "
+                   f"{out['input_word_ids'].shape}")
+    except tf.errors.InvalidArgumentError as e:
+      if "text and text_pair must have the same batch size" in e.message:
+        errors += 1
+      else:
+        other.append(f"{sizes}: {e.message[:200]}")
+  after = fn(**good)["input_word_ids"].numpy()
+  result[export_dir] = {"errors": errors, "other": other[:4],
+                        "same_after": bool((before == after).all())}
+print(json.dumps(result))
+"""
+
+
+def _model(seed):
+  tf.keras.utils.set_random_seed(seed)
+  return task_factory.get_task(_params().task).build_model()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, cased_vocab):
+  base = str(tmp_path_factory.mktemp("reliability") / "spanbert")
+  model = _model(1)
+  dirs = export_lib.export(model, cased_vocab, base, seq_length=SEQ,
+                           version=1)
+  return {**dirs, "keras": model, "vocab": cased_vocab}
+
+
+@pytest.fixture(scope="module")
+def encode_ids(exported):
+  return tf.saved_model.load(exported["model"]).signatures["encode_ids"]
+
+
+def _ids():
+  return {"input_word_ids": tf.constant([[101, 1109, 4937, 102, 0]]),
+          "input_mask": tf.constant([[1, 1, 1, 1, 0]]),
+          "input_type_ids": tf.constant([[0, 0, 1, 1, 0]])}
+
+
+def test_encode_pair_batch_mismatch_is_invalid_argument(exported):
+  # A fresh process: before the fix 3 vs 2 read out of bounds (garbage ids,
+  # or std::length_error aborting the process) and 2 vs 3 dropped a pair.
+  proc = subprocess.run(
+      [sys.executable, "-c", MISMATCH_CLIENT, exported["model"],
+       exported["preprocessing"]], capture_output=True, text=True,
+      timeout=600, env={**os.environ, "PYTHONPATH": ""})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  result = json.loads(proc.stdout.strip().splitlines()[-1])
+  for export_dir in (exported["model"], exported["preprocessing"]):
+    assert result[export_dir] == {"errors": 50, "other": [],
+                                  "same_after": True}, export_dir
+
+
+@pytest.mark.parametrize("name,bad,allowed", [
+    ("input_type_ids", 2, "[0, 2)"), ("input_type_ids", -1, "[0, 2)"),
+    ("input_type_ids", 99, "[0, 2)"), ("input_mask", 2, "[0, 2)"),
+    ("input_mask", -1, "[0, 2)"), ("input_word_ids", 28996, "[0, 28996)"),
+    ("input_word_ids", -1, "[0, 28996)")])
+def test_encode_ids_rejects_out_of_range_values(encode_ids, name, bad,
+                                                allowed):
+  inputs = _ids()
+  inputs[name] = tf.tensor_scatter_nd_update(inputs[name], [[0, 2]], [bad])
+  with pytest.raises(tf.errors.InvalidArgumentError) as e:
+    encode_ids(**inputs)
+  assert f"{name} must be in {allowed}" in e.value.message
+
+
+def test_encode_ids_checks_shapes_and_accepts_valid_ids(exported, encode_ids):
+  inputs = _ids()
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="input_type_ids must have the shape of "
+                           "input_word_ids"):
+    encode_ids(**{**inputs, "input_type_ids": tf.constant([[1]])})
+  expected = exported["keras"].encoder_network(inputs, training=False)
+  np.testing.assert_allclose(encode_ids(**inputs)["sequence_output"],
+                             expected["sequence_output"], atol=1e-5)
+
+
+def test_auto_version_skips_one_another_export_holds(exported, tmp_path):
+  base = tmp_path / "spanbert"
+  (base / "5000000000").mkdir(parents=True)
+  (base / ".tmp-5000000001").mkdir()
+  (base / ".tmp-5000000001" / "theirs").write_text("in progress")
+  dirs = export_lib.export(exported["keras"], exported["vocab"], str(base),
+                           seq_length=SEQ)
+  assert dirs == {"model": str(base / "5000000002"),
+                  "preprocessing": str(tmp_path / "spanbert_preprocessing" /
+                                       "5000000002")}
+  assert (base / ".tmp-5000000001" / "theirs").exists()
+  with pytest.raises(export_lib.VersionTakenError,
+                     match="another export is writing version 5000000001"):
+    export_lib.export(exported["keras"], exported["vocab"], str(base),
+                      seq_length=SEQ, version=5000000001)
+  assert sorted(os.listdir(base)) == [".tmp-5000000001", "5000000000",
+                                      "5000000002"]
+  assert os.listdir(tmp_path / "spanbert_preprocessing") == ["5000000002"]
+
+
+def test_failed_export_removes_only_its_own_dirs(exported, tmp_path,
+                                                 monkeypatch):
+  base = tmp_path / "spanbert"
+  (base / ".tmp-5000000001").mkdir(parents=True)
+  write_warmup = export_lib._write_warmup  # pylint: disable=protected-access
+  calls = []
+
+  def fail_second(*args):
+    calls.append(args)
+    if len(calls) == 2:  # the preprocessing model's
+      raise OSError("disk full")
+    return write_warmup(*args)
+
+  monkeypatch.setattr(export_lib, "_write_warmup", fail_second)
+  with pytest.raises(OSError, match="disk full"):
+    export_lib.export(exported["keras"], exported["vocab"], str(base),
+                      seq_length=SEQ)
+  assert os.listdir(base) == [".tmp-5000000001"]
+  assert os.listdir(tmp_path / "spanbert_preprocessing") == []
+
+
+def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
+  models, procs = [], []
+  go = str(tmp_path / "go")
+  base = str(tmp_path / "spanbert")
+  now = time.time()
+  for seed in (1, 2):
+    models.append(_model(seed))
+    ckpt = tf.train.Checkpoint(model=models[-1]).save(
+        str(tmp_path / f"ckpt{seed}" / "ckpt"))
+    with open(tmp_path / f"out{seed}", "w") as out, open(
+        tmp_path / f"err{seed}", "w") as err:
+      procs.append(subprocess.Popen(  # pylint: disable=consider-using-with
+          [sys.executable, os.path.join(REPO, "tests", "concurrent_export.py"),
+           go, str(now)] + tool_flags(ckpt, cased_vocab, base),
+          stdout=out, stderr=err))
+  deadline = time.time() + 600
+  while (len([f for f in os.listdir(tmp_path) if f.startswith("go.ready")])
+         < 2 and time.time() < deadline and
+         all(p.poll() is None for p in procs)):
+    time.sleep(0.05)
+  with open(go, "w"):
+    pass
+  outputs = []
+  for seed, p in zip((1, 2), procs):
+    p.wait(timeout=600)
+    outputs.append(((tmp_path / f"out{seed}").read_text(),
+                    (tmp_path / f"err{seed}").read_text()))
+    assert p.returncode == 0, outputs[-1][1][-3000:]
+
+  versions = set()
+  for model, (out, _) in zip(models, outputs):
+    line = out.strip().splitlines()[-1]
+    model_dir, pre_dir = line.split("exported model to ")[1].split(
+        " and preprocessing to ")
+    version = os.path.basename(model_dir)
+    versions.add(int(version))
+    assert pre_dir == os.path.join(base + "_preprocessing", version)
+    assert os.path.isdir(pre_dir)
+    encode = tf.saved_model.load(model_dir).signatures["encode_ids"]
+    expected = model.encoder_network(_ids(), training=False)
+    np.testing.assert_allclose(encode(**_ids())["pooled_output"],
+                               expected["pooled_output"], atol=1e-5)
+  # Both wanted the same version (the time): one got the next.
+  assert versions == {int(now), int(now) + 1}
+  assert not np.allclose(
+      models[0].encoder_network(_ids())["pooled_output"],
+      models[1].encoder_network(_ids())["pooled_output"])
+  assert sorted(os.listdir(base)) == [str(v) for v in sorted(versions)]
+
+  # An explicit version that is taken: one line, no traceback.
+  proc = subprocess.run(
+      [sys.executable, os.path.join(REPO, "tools", "export_savedmodel.py")] +
+      tool_flags(ckpt, cased_vocab, base) + [f"--version={int(now)}"],
+      capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 1
+  assert proc.stderr.strip().splitlines()[-1] == (
+      f"export_savedmodel: error: {base}/{int(now)} already exists; pick "
+      "another --version")
+  assert "Traceback" not in proc.stderr
