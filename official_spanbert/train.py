@@ -6,17 +6,31 @@ r"""SpanBERT training binary (Model Garden style).
     --mode=train --model_dir=/tmp/spanbert
 
 Modes: train, eval, train_and_eval, continuous_eval. A killed run resumes from
-the last checkpoint in --model_dir. A NaN/Inf loss stops the run with an error
-and leaves the last good checkpoint in place.
+the last checkpoint in --model_dir; if that checkpoint's files are broken, it
+is moved into <model_dir>/broken_checkpoints/ and the run resumes from the
+newest intact one. A NaN/Inf loss stops the run with an error and leaves the
+last good checkpoint in place.
+
+Training modes hold <model_dir>/train.lock while they run, so a second
+training run on the same --model_dir refuses to start and names the first;
+eval and continuous_eval take no lock.
+
+A configuration error (a bad config value or override, inputs matching no
+file, a locked or unusable model_dir) or a diverged run prints one line,
+`spanbert-train: error: <message>`, and exits with status 1. Pass
+--verbosity=1 to see the traceback as well.
 """
 
+import contextlib
+import signal
 import sys
+import traceback
 from typing import Any, Mapping, Optional, Tuple
 
 from absl import app
 from absl import flags
-from absl import logging
 import gin
+import yaml
 
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
@@ -32,6 +46,9 @@ from official.modeling import performance
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert import checkpoint_recovery
+from official_spanbert import config_check
+from official_spanbert import run_lock
 from official_spanbert import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
@@ -57,6 +74,9 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
   Raises:
     TrainingDivergedError: the loss became NaN/Inf; the last good checkpoint
       is left in model_dir.
+    run_lock.ModelDirLockedError: another training run holds model_dir.
+    checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
+      (training) no intact one is left or (eval) the run does not train.
   """
   if params.runtime.mixed_precision_dtype:
     performance.set_mixed_precision_policy(
@@ -67,13 +87,28 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
         all_reduce_alg=params.runtime.all_reduce_alg,
         num_gpus=params.runtime.num_gpus,
         tpu_address=params.runtime.tpu)
-  if "train" in mode:
-    train_utils.serialize_config(params, model_dir)
+  # The chief owns model_dir (other workers checkpoint to temporary dirs).
+  chief = strategy.extended.should_checkpoint
+  train = "train" in mode
+  with (run_lock.hold(model_dir) if train and chief
+        else contextlib.nullcontext()):
+    if train:
+      train_utils.serialize_config(params, model_dir)
+      if chief:
+        checkpoint_recovery.recover_latest(model_dir)
+    else:
+      checkpoint_recovery.check_latest(model_dir)
+    return _run_experiment(params, model_dir, mode, strategy, run_post_eval)
+
+
+def _run_experiment(params, model_dir, mode, strategy, run_post_eval):
+  """run()'s Model Garden part, raising TrainingDivergedError."""
   with strategy.scope():
     task = task_factory.get_task(params.task, logging_dir=model_dir)
     trainer = train_utils.create_trainer(
         params, task, train="train" in mode,
-        evaluate=("eval" in mode) or run_post_eval, trainer_cls=trainer_lib.SpanBertTrainer,
+        evaluate=("eval" in mode) or run_post_eval,
+        trainer_cls=trainer_lib.SpanBertTrainer,
         checkpoint_exporter=train_utils.maybe_create_best_ckpt_exporter(
             params, model_dir))
   try:
@@ -91,14 +126,62 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
         "from it.") from None
 
 
+# What `spanbert-train` reports in one line when raised while the run is set
+# up (see _during_setup): errors in the configuration, in the inputs it names
+# or with the model_dir, also from gin-wrapped builders; and a diverged run.
+CONFIGURATION_ERRORS = (
+    ValueError, TypeError, KeyError, OSError, yaml.YAMLError,
+    tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
+    TrainingDivergedError, run_lock.ModelDirLockedError)
+
+
+def _during_setup(e: BaseException) -> bool:
+  """Whether `e` was raised outside Model Garden's run_experiment, i.e. not by
+  a training or evaluation step, where a TypeError is a bug that keeps its
+  traceback. run() raises TrainingDivergedError itself, outside it."""
+  tb = e.__traceback__
+  while tb is not None:
+    if tb.tb_frame.f_code is train_lib.run_experiment.__code__:
+      return False
+    tb = tb.tb_next
+  return True
+
+
+def _original(e: BaseException) -> BaseException:
+  """The exception that gin re-raised as `e` to add "In call to configurable
+  ..." to its message (gin's proxy has the original as its context)."""
+  while (e.__context__ is not None and
+         getattr(type(e).__str__, "__module__", None) == gin.utils.__name__):
+    e = e.__context__
+  return e
+
+
+def _error_message(e: BaseException) -> str:
+  """`e`'s message on one line, without gin's call-site notes."""
+  e = _original(e)
+  if isinstance(e, tf.errors.OpError):
+    message = e.message
+  elif isinstance(e, KeyError) and e.args:
+    message = str(e.args[0])
+  else:
+    message = str(e)
+  return " ".join(message.split()) or type(e).__name__
+
+
 def main(_):
-  gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
-  params = train_utils.parse_configuration(FLAGS)
+  # A SIGTERM unwinds like an error, so the model_dir lock is released.
+  signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
   try:
+    gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
+    params = train_utils.parse_configuration(FLAGS)
+    config_check.check_value_types(params)
     run(params, FLAGS.model_dir, FLAGS.mode)
-  except TrainingDivergedError as e:
-    logging.error("%s", e)
-    sys.stderr.write(f"spanbert-train: error: {e}\n")
+  except CONFIGURATION_ERRORS as e:
+    if not _during_setup(e):
+      raise
+    if FLAGS.verbosity >= 1:
+      traceback.print_exc()
+    sys.stderr.write(f"spanbert-train: error: {_error_message(e)}\n")
     sys.exit(1)
 
 
