@@ -37,6 +37,9 @@ class SpanBertPretrainerConfig(base_config.Config):
     use_sbo: add the span boundary objective head.
     sbo_max_targets: SBO relative positions (targets per span).
     sbo_position_embedding_size: SBO relative-position embedding width.
+    sbo_activation: activation of the SBO head's two layers ("gelu" is Model
+      Garden's tanh approximation, `spanbert>gelu_exact` the reference's erf
+      form).
     use_next_sentence: add the NSP head (BERT baseline).
   """
   encoder: encoders.EncoderConfig = dataclasses.field(
@@ -46,15 +49,37 @@ class SpanBertPretrainerConfig(base_config.Config):
   use_sbo: bool = True
   sbo_max_targets: int = 15
   sbo_position_embedding_size: int = 200
+  sbo_activation: str = "gelu"
   use_next_sentence: bool = False
+
+
+GRADIENT_NORMALIZATIONS = ("mean", "reference")
 
 
 @dataclasses.dataclass
 class SpanBertPretrainTaskConfig(cfg.TaskConfig):
-  """The pretraining task: loss = MLM + sbo_weight * SBO (+ NSP)."""
+  """The pretraining task: loss = MLM + sbo_weight * SBO (+ NSP).
+
+  Attributes:
+    model: the pretrainer.
+    sbo_weight: weight of the SBO loss.
+    gradient_normalization: what the optimizer (clip-norm, Adam's epsilon)
+      sees. "mean": the gradient of the mean loss over the global batch.
+      "reference": that gradient divided by the masked tokens of one
+      reference GPU batch, as the fairseq reference does (its criterion
+      returns the mean loss with sample_size = masked tokens, and the trainer
+      divides the gradients by the sample size again): the gradient is
+      scaled by (global batch / reference_sequences_per_gpu) / (masked
+      tokens of the global batch), ~1/616 at 8 blocks of 512. Losses and
+      metrics are reported unscaled; gradient_norm is the norm the clip sees.
+    reference_sequences_per_gpu: sequences per GPU batch of the reference run
+      (256 over 32 GPUs = 8).
+  """
   model: SpanBertPretrainerConfig = dataclasses.field(
       default_factory=SpanBertPretrainerConfig)
   sbo_weight: float = 1.0
+  gradient_normalization: str = "mean"
+  reference_sequences_per_gpu: int = 8
   train_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
       dataclasses.field(
           default_factory=pretrain_dataloader.SpanBertPretrainDataConfig))

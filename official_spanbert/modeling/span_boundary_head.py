@@ -61,6 +61,11 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
     self._layer_norm_epsilon = layer_norm_epsilon
     self._output = output
 
+  @property
+  def max_targets(self) -> int:
+    """Relative positions the head has embeddings for (targets per span)."""
+    return self._max_targets
+
   def tie_embedding_table(self, embedding_table):
     """Sets the table the logits are computed against."""
     self.embedding_table = embedding_table

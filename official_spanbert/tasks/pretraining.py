@@ -14,7 +14,7 @@ from official.nlp.configs import encoders
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
-from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
+from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import span_bert_pretrainer
 
 
@@ -47,8 +47,12 @@ class SpanBertPretrainTask(base_task.Task):
   replicas and, under mixed_float16, scaled by the LossScaleOptimizer and the
   gradients unscaled (Model Garden's MaskedLMTask.train_step skips this).
 
+  With `gradient_normalization: reference` the loss the optimizer sees is
+  scaled as in the fairseq reference (see SpanBertPretrainTaskConfig).
+
   Raises (at construction): ValueError when a data config's seq_length exceeds
-  the encoder's max_position_embeddings.
+  the encoder's max_position_embeddings, the data's max_sbo_targets differs
+  from the model's sbo_max_targets, or gradient_normalization is unknown.
   """
 
   def __init__(self, params, logging_dir=None, name=None):
@@ -64,6 +68,21 @@ class SpanBertPretrainTask(base_task.Task):
             f"encoder's max_position_embeddings={max_positions}; lower "
             f"task.{field}.seq_length or raise task.model.encoder."
             f"{encoder.type}.max_position_embeddings")
+      if (data.input_path and params.model.use_sbo and
+          data.max_sbo_targets != params.model.sbo_max_targets):
+        raise ValueError(
+            f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs "
+            f"from task.model.sbo_max_targets={params.model.sbo_max_targets}"
+            "; SBO targets per span are one setting: make them equal")
+    if params.gradient_normalization not in (
+        spanbert_configs.GRADIENT_NORMALIZATIONS):
+      raise ValueError(
+          "task.gradient_normalization must be one of "
+          f"{spanbert_configs.GRADIENT_NORMALIZATIONS}, not "
+          f"{params.gradient_normalization!r}")
+    if params.reference_sequences_per_gpu < 1:
+      raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
+                       f"{params.reference_sequences_per_gpu}")
 
   def build_model(self, params=None) -> tf_keras.Model:
     config = params or self.task_config.model
@@ -76,7 +95,7 @@ class SpanBertPretrainTask(base_task.Task):
         mlm_initializer=init, use_sbo=config.use_sbo,
         sbo_max_targets=config.sbo_max_targets,
         sbo_position_embedding_size=config.sbo_position_embedding_size,
-        sbo_activation=tf_utils.get_activation("gelu"),
+        sbo_activation=tf_utils.get_activation(config.sbo_activation),
         sbo_initializer=init, use_next_sentence=config.use_next_sentence)
 
   def initialize(self, model: tf_keras.Model):
@@ -162,6 +181,23 @@ class SpanBertPretrainTask(base_task.Task):
     self._update_metrics(metrics, labels, model_outputs,
                          self.compute_losses(labels, model_outputs))
 
+  def _gradient_scale(self, inputs) -> tf.Tensor:
+    """The reference's 1 / (masked tokens of one reference GPU batch).
+
+    The reference divides the gradient of each GPU's mean loss by the masked
+    tokens of all GPUs' batches, after DDP averaged it over the GPUs: the
+    factor is gpus / masked tokens, with gpus = global batch / sequences per
+    GPU. Counts are summed over replicas, so every replica uses the same one.
+    """
+    counts = tf.stack([
+        tf.cast(tf.shape(inputs["masked_lm_weights"])[0], tf.float32),
+        tf.reduce_sum(tf.cast(inputs["masked_lm_weights"], tf.float32))])
+    ctx = tf.distribute.get_replica_context()
+    if ctx is not None and ctx.num_replicas_in_sync > 1:
+      counts = ctx.all_reduce(tf.distribute.ReduceOp.SUM, counts)
+    gpus = counts[0] / self.task_config.reference_sequences_per_gpu
+    return tf.math.divide_no_nan(gpus, counts[1])
+
   def train_step(self, inputs, model: tf_keras.Model,
                  optimizer: tf_keras.optimizers.Optimizer, metrics=None):
     """Forward, loss (scaled for replicas and fp16), backward, update."""
@@ -188,6 +224,12 @@ class SpanBertPretrainTask(base_task.Task):
     is_lso = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
     if is_lso:
       grads = optimizer.get_unscaled_gradients(grads)
+    if self.task_config.gradient_normalization == "reference":
+      # As fairseq's multiply_grads: after backprop, before clipping.
+      scale = self._gradient_scale(inputs)
+      grads = [tf.IndexedSlices(g.values * scale, g.indices, g.dense_shape)
+               if isinstance(g, tf.IndexedSlices) else g * scale
+               for g in grads]
     grad_norm = tf.linalg.global_norm(grads)
     clip_norm = getattr(optimizer.inner_optimizer if is_lso else optimizer,
                         "gradient_clip_norm", 0.0)
