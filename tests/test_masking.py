@@ -7,6 +7,8 @@ masked by the tf.data loader, and the same blocks by the NumPy oracle
 
 import dataclasses
 import glob
+import os
+import shutil
 
 import numpy as np
 import pytest
@@ -304,9 +306,110 @@ def test_nsp_records_feed_token_masking(cased_vocab, tmp_path):
     assert np.all(types[b, :seps[0] + 1] == 0)
     assert np.all(types[b, seps[0] + 1:length] == 1)
     k = int(batch["masked_lm_weights"][b].numpy().sum())
-    assert k == np.ceil(0.15 * (length - 3) - 1e-9)
+    n_a, n_b = seps[0] - 1, length - seps[0] - 2
+    assert k == np.ceil(0.15 * n_a - 1e-9) + np.ceil(0.15 * n_b - 1e-9)
     pos = batch["masked_lm_positions"][b].numpy()[:k]
     assert not set(pos) & {0, *seps}
+
+
+def test_nsp_pairs_mask_each_segment_with_its_own_budget(cased_vocab,
+                                                         tmp_path):
+  """As the reference (span_bert_dataset.py) masks the two blocks of a pair.
+
+  Before, one budget ceil(0.15 * (n_A + n_B)) covered the pair.
+  """
+  part = first_lines(data_path("corpus", "austen.txt"), 200_000,
+                     str(tmp_path / "a.txt"))
+  pr.create_pretraining_records([part], cased_vocab, str(tmp_path / "n"),
+                                max_seq_length=128, mode="nsp",
+                                progress=False)
+  files = sorted(glob.glob(str(tmp_path / "n-*.tfrecord")))
+  cfg = pdl.SpanBertPretrainDataConfig(
+      input_path=",".join(files), vocab_file=cased_vocab, seq_length=128,
+      max_predictions_per_seq=21, use_next_sentence_label=True,
+      global_batch_size=64, is_training=False, seed=1)
+  loader = pdl.SpanBertPretrainDataLoader(cfg)
+  differ = 0
+  for batch in loader.transform_and_batch(
+      tf.data.TFRecordDataset(files), diagnostics=True).as_numpy_iterator():
+    for b in range(len(batch["input_word_ids"])):
+      types, maskable = batch["input_type_ids"][b], batch["maskable"][b] > 0
+      n_a = np.sum(maskable & (types == 0))
+      n_b = np.sum(maskable & (types == 1))
+      k = int(batch["masked_lm_weights"][b].sum())
+      pos = batch["masked_lm_positions"][b, :k]
+      budget_a, budget_b = (np.ceil(0.15 * n - 1e-9) for n in (n_a, n_b))
+      assert np.sum(types[pos] == 0) == budget_a
+      assert np.sum(types[pos] == 1) == budget_b
+      differ += budget_a + budget_b != np.ceil(0.15 * (n_a + n_b) - 1e-9)
+      assert maskable[pos].all()
+  assert differ > 50  # pairs where one budget would mask one token less
+
+
+def test_nsp_max_predictions_cover_both_budgets(cased_vocab):
+  """At seq_length 128 two budgets need up to 20 predictions, not 19."""
+  cfg = pdl.SpanBertPretrainDataConfig(
+      input_path="unused", vocab_file=cased_vocab, seq_length=128,
+      max_predictions_per_seq=19, use_next_sentence_label=True)
+  with pytest.raises(masking.MaskingConfigError,
+                     match=r"n_A \+ n_B = 125, at most = 20"):
+    pdl.SpanBertPretrainDataLoader(cfg)
+
+
+def test_random_replacements_follow_corpus_unigram(records, cased_vocab):
+  """The reference draws random tokens with choice(corpus tokens).
+
+  Every masked token is made random here; ~180k draws are compared with the
+  records' wordpiece counts. Before (uniform over the vocab's ordinary
+  tokens) the total-variation distance was ~0.8.
+  """
+  vocab = tokenization.load_vocab(cased_vocab)
+  out = _run(records, cased_vocab, mask_token_prob=0.0, random_token_prob=1.0)
+  m = _masked_matrix(out)
+  drawn = out["input_word_ids"][m]
+  assert len(drawn) > 20_000
+  prefix = pr.shard_prefix(records[0])
+  counts = np.asarray(pr.read_stats(prefix, pr.COUNTS_SUFFIX)["counts"],
+                      float)
+  assert counts.sum() == out["maskable"].sum() / 2  # two epochs of the corpus
+  specials = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id]
+  counts[specials] = 0
+  expect = counts / counts.sum()
+  seen = np.bincount(drawn, minlength=vocab.size) / len(drawn)
+  assert not np.any(seen[specials])
+  assert np.all(seen[expect == 0] == 0)  # only tokens of the corpus
+  tv = 0.5 * np.abs(seen - expect).sum()
+  # Pure sampling noise of the same number of draws from the counts.
+  rng = np.random.default_rng(0)
+  noise = [0.5 * np.abs(rng.multinomial(len(drawn), expect) / len(drawn)
+                        - expect).sum() for _ in range(5)]
+  assert tv < max(noise) + 0.01, (tv, noise)
+  # The same on 20 bins of about equal expected mass (noise ~0.003).
+  order = np.argsort(-expect)
+  bins = np.minimum((np.cumsum(expect[order]) * 20).astype(int), 19)
+  tv_bins = 0.5 * np.abs(np.bincount(bins, seen[order], 20) -
+                         np.bincount(bins, expect[order], 20)).sum()
+  assert tv_bins < 0.01, tv_bins
+  uniform = np.zeros(vocab.size)
+  uniform[vocab.ordinary_ids()] = 1 / len(vocab.ordinary_ids())
+  assert 0.5 * np.abs(uniform - expect).sum() > 0.5
+
+
+def test_unigram_without_counts_fails_with_one_line(records, cased_vocab,
+                                                    tmp_path):
+  for path in records:  # the shards alone, as records written before counts
+    shutil.copy(path, tmp_path / os.path.basename(path))
+  copied = sorted(glob.glob(str(tmp_path / "rec-*.tfrecord")))
+  with pytest.raises(pdl.RecordsMismatchError) as e:
+    pdl.SpanBertPretrainDataLoader(_config(copied, cased_vocab))
+  message = str(e.value)
+  assert "\n" not in message
+  assert "random_token_distribution='unigram' needs the wordpiece counts" \
+      in message
+  assert "rewrite the records with spanbert-create-pretraining-data or set " \
+         "random_token_distribution='uniform'" in message
+  pdl.SpanBertPretrainDataLoader(
+      _config(copied, cased_vocab, random_token_distribution="uniform"))
 
 
 @pytest.mark.parametrize("override,match", [
@@ -318,6 +421,11 @@ def test_nsp_records_feed_token_masking(cased_vocab, tmp_path):
      r" than the masking budget ceil\(0.15 \* 510\) = 77"),
     (dict(masking_scheme="ngram"), "masking_scheme must be one of"),
     (dict(span_lower=3, span_upper=2), "span_lower"),
+    (dict(random_token_distribution="zipf"),
+     "random_token_distribution must be one of"),
+    (dict(tagged_span_prob=1.0), r"tagged_span_prob must be in \[0, 1\)"),
+    (dict(masking_scheme="named_entity", use_next_sentence_label=True),
+     "masks single-segment blocks"),
 ])
 def test_bad_configs_fail_at_construction(cased_vocab, override, match):
   cfg = pdl.SpanBertPretrainDataConfig(input_path="unused",

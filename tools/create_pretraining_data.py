@@ -2,7 +2,11 @@ r"""Creates SpanBERT (or BERT-baseline) pretraining TFRecords from text.
 
 Input is BERT corpus format: one sentence or paragraph per line, a blank line
 between documents. Output is `<output_prefix>-NNNNN-of-NNNNN.tfrecord` shards
-of unmasked blocks plus `<output_prefix>.stats.json`. Shards of an earlier
+of unmasked blocks plus `<output_prefix>.stats.json` and
+`<output_prefix>.counts.json` (wordpiece counts, for random replacement
+tokens). --tag_spans=entities,noun_phrases also tags named entities and noun
+phrases with spaCy (pip install 'official-spanbert[linguistic]'), for the
+named_entity / noun_phrase masking schemes. Shards of an earlier
 run at the same prefix with another --num_shards are removed once the new ones
 are in place; a failed or terminated (SIGTERM) run leaves no shard behind.
 
@@ -10,7 +14,8 @@ are in place; a failed or terminated (SIGTERM) run leaves no shard behind.
     --input_file='corpus/*.txt' \
     --vocab_file=vocab.txt \
     --output_prefix=/tmp/records/train \
-    --max_seq_length=512 --num_shards=8
+    --max_seq_length=512 --num_shards=8 \
+    --tag_spans=entities,noun_phrases
 """
 
 import signal
@@ -42,6 +47,12 @@ flags.DEFINE_enum("on_decode_error", "strict", corpus.DECODE_ERROR_MODES,
 flags.DEFINE_string("stats_file", None,
                     "Stats JSON (default <output_prefix>.stats.json).")
 flags.DEFINE_bool("progress", True, "Show a progress bar.")
+flags.DEFINE_list("tag_spans", [],
+                  "Span kinds to tag with spaCy and store per block: "
+                  "entities, noun_phrases (single mode; needs the "
+                  "'linguistic' extra).")
+flags.DEFINE_integer("tag_processes", 2,
+                     "spaCy worker processes for --tag_spans.")
 
 flags.mark_flags_as_required(["input_file", "vocab_file", "output_prefix"])
 
@@ -54,7 +65,8 @@ def main(argv):
         lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
         num_shards=FLAGS.num_shards, mode=FLAGS.mode, seed=FLAGS.seed,
         on_decode_error=FLAGS.on_decode_error, progress=FLAGS.progress,
-        stats_file=FLAGS.stats_file)
+        stats_file=FLAGS.stats_file, tag_spans=FLAGS.tag_spans,
+        tag_processes=FLAGS.tag_processes)
   except (corpus.CorpusError, tokenization.VocabError, ValueError) as e:
     sys.stderr.write(f"create_pretraining_data: error: {e}\n")
     return 1
@@ -66,6 +78,12 @@ def main(argv):
         f"{FLAGS.output_prefix}-*; {stats.mb_per_second} MB/s, "
         f"{stats.tokens_per_second:.0f} tokens/s, padding ratio "
         f"{stats.padding_ratio}")
+  if stats.tag_spans:
+    cut = stats.tagged_spans_cut_by_block_ends
+    spans = ", ".join(f"{stats.tagged_spans[k]} {k} ({cut[k]} cut by block "
+                      "ends, dropped)" for k in stats.tag_spans)
+    print(f"tagged {spans} in {stats.tagged_words} words: "
+          f"{stats.words_per_second:.0f} words/s")
   return 0
 
 

@@ -5,6 +5,7 @@ import random
 from typing import Dict, List, Optional, Tuple
 
 from absl import logging
+import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
@@ -14,6 +15,7 @@ from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
 from official_spanbert.data import masking
 from official_spanbert.data import pretraining_records
+from official_spanbert.data import span_tagging
 from official_spanbert.data import tokenization
 
 
@@ -21,6 +23,9 @@ from official_spanbert.data import tokenization
 _WARNED_UNCHECKED = set()
 # Records read to find the longest block when no stats file gives it.
 _SAMPLE_RECORDS = 256
+
+
+RANDOM_TOKEN_DISTRIBUTIONS = ("unigram", "uniform")
 
 
 class RecordsMismatchError(ValueError):
@@ -35,12 +40,19 @@ class SpanBertPretrainDataConfig(cfg.DataConfig):
     input_path: record files (glob or comma-separated).
     seq_length: framed length, [CLS]/[SEP] included.
     max_predictions_per_seq: size of masked_lm_* (and sbo_*) features.
-    vocab_file: vocab of the records; gives the [CLS]/[SEP]/[MASK] ids and the
-      random-replacement tokens.
-    masking_scheme: "span" (SpanBERT), "token" (BERT) or "whole_word".
+    vocab_file: vocab of the records; gives the [CLS]/[SEP]/[MASK] ids.
+    masking_scheme: "span" (SpanBERT), "token" (BERT), "whole_word",
+      "named_entity" or "noun_phrase" (the paper's Table 6; need records
+      written with --tag_spans).
     masking_rate: share of tokens masked, ceil(rate * n).
     geometric_p, span_lower, span_upper: span length distribution in words.
     mask_token_prob, random_token_prob: 80/10/10 replacement shares.
+    random_token_distribution: "unigram" (the reference: random tokens drawn
+      by their frequency in the records' corpus, from `<prefix>.counts.json`;
+      specials other than [UNK] never) or "uniform" (over the vocab's
+      ordinary tokens).
+    tagged_span_prob: for named_entity/noun_phrase, the probability that a
+      span is a tagged one rather than a geometric one (the reference's 0.5).
     max_sbo_targets: SBO targets per span.
     use_next_sentence_label: read two-segment NSP records (BERT baseline).
     use_xla_masking: compile the span sampling loop with XLA.
@@ -58,6 +70,8 @@ class SpanBertPretrainDataConfig(cfg.DataConfig):
   span_upper: int = 10
   mask_token_prob: float = 0.8
   random_token_prob: float = 0.1
+  random_token_distribution: str = "unigram"
+  tagged_span_prob: float = 0.5
   max_sbo_targets: int = 15
   use_next_sentence_label: bool = False
   use_xla_masking: bool = True
@@ -68,6 +82,16 @@ def masking_params(params: SpanBertPretrainDataConfig,
                    vocab: tokenization.Vocab) -> masking.MaskingParams:
   """Validated MaskingParams of a data config (raises MaskingConfigError)."""
   specials = 3 if params.use_next_sentence_label else 2
+  if params.random_token_distribution not in RANDOM_TOKEN_DISTRIBUTIONS:
+    raise masking.MaskingConfigError(
+        "masking config: random_token_distribution must be one of "
+        f"{RANDOM_TOKEN_DISTRIBUTIONS}, not "
+        f"{params.random_token_distribution!r}")
+  if (params.masking_scheme in masking.TAGGED_SCHEMES and
+      params.use_next_sentence_label):
+    raise masking.MaskingConfigError(
+        f"masking config: masking_scheme={params.masking_scheme!r} masks "
+        "single-segment blocks; set use_next_sentence_label=False")
   return masking.MaskingParams(
       scheme=params.masking_scheme, masking_rate=params.masking_rate,
       geometric_p=params.geometric_p, span_lower=params.span_lower,
@@ -76,7 +100,9 @@ def masking_params(params: SpanBertPretrainDataConfig,
       max_sbo_targets=params.max_sbo_targets,
       max_predictions_per_seq=params.max_predictions_per_seq,
       seq_length=params.seq_length, mask_id=vocab.mask_id,
-      use_xla=params.use_xla_masking).validate(params.seq_length - specials)
+      use_xla=params.use_xla_masking,
+      tagged_span_prob=params.tagged_span_prob).validate(
+          params.seq_length - specials, segments=specials - 1)
 
 
 def _input_files(input_path) -> List[str]:
@@ -121,6 +147,52 @@ def _records_layout(prefix: Optional[str], path: str
   return None, mode, lengths
 
 
+def _tagged_kinds(stats: Optional[Dict[str, object]], path: str
+                  ) -> List[str]:
+  """The span kinds the records carry (stats, else their first record)."""
+  if stats is not None:
+    return list(stats.get("tag_spans", []))
+  for raw in tf.data.TFRecordDataset(path).take(1):
+    features = tf.train.Example.FromString(raw.numpy()).features.feature
+    return [k for k in span_tagging.KINDS
+            if span_tagging.span_features([k])[0] in features]
+  return []
+
+
+def random_tokens(params: SpanBertPretrainDataConfig, vocab: tokenization.Vocab
+                  ) -> Tuple[List[int], Optional[List[int]]]:
+  """(ids, weights) random replacements draw from (weights None: uniform).
+
+  "unigram" sums `<prefix>.counts.json` over the records' shard prefixes and
+  keeps every id that occurs, [UNK] included, but no other special token.
+
+  Raises:
+    RecordsMismatchError: unigram, and records without (valid) counts.
+  """
+  if params.random_token_distribution == "uniform":
+    return vocab.ordinary_ids(), None
+  files = _input_files(params.input_path)
+  if not files:
+    return vocab.ordinary_ids(), None  # the input reader reports it
+  total = np.zeros(vocab.size, np.int64)
+  for prefix in sorted({pretraining_records.shard_prefix(f) for f in files}):
+    counts = (pretraining_records.read_stats(
+        prefix, pretraining_records.COUNTS_SUFFIX) if prefix else None)
+    name = f"{prefix}-*.tfrecord" if prefix else files[0]
+    if (counts is None or counts.get("vocab_fingerprint") != vocab.fingerprint
+        or len(counts.get("counts", [])) != vocab.size):
+      raise RecordsMismatchError(
+          f"random_token_distribution='unigram' needs the wordpiece counts "
+          f"of records {name} ({prefix}{pretraining_records.COUNTS_SUFFIX} "
+          "for this vocab), which are missing; rewrite the records with "
+          "spanbert-create-pretraining-data or set "
+          "random_token_distribution='uniform'")
+    total += np.asarray(counts["counts"], np.int64)
+  specials = set(vocab.special_ids.values()) - {vocab.unk_id}
+  ids = [i for i in np.flatnonzero(total).tolist() if i not in specials]
+  return ids, total[ids].tolist()
+
+
 def check_records(params: SpanBertPretrainDataConfig,
                   vocab: tokenization.Vocab) -> None:
   """Refuses records written for another vocab, layout or a longer length.
@@ -149,6 +221,13 @@ def check_records(params: SpanBertPretrainDataConfig,
           f"use_next_sentence_label={params.use_next_sentence_label} reads "
           f"{mode!r} ones; set use_next_sentence_label="
           f"{records_mode == 'nsp'} or rewrite the records with --mode={mode}")
+    kind = span_tagging.SCHEME_KIND.get(params.masking_scheme)
+    if kind and kind not in _tagged_kinds(stats, path):
+      raise RecordsMismatchError(
+          f"records {name} carry no {kind.replace('_', ' ')} spans, which "
+          f"masking_scheme={params.masking_scheme!r} masks; rewrite them with "
+          f"spanbert-create-pretraining-data --tag_spans={kind} (needs "
+          f"{span_tagging.INSTALL}) or choose another masking_scheme")
     fingerprint = (stats or {}).get("vocab_fingerprint")
     if not fingerprint:
       unchecked.append(name)
@@ -198,7 +277,10 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     self._vocab = tokenization.load_vocab(params.vocab_file)
     self._masking = masking_params(params, self._vocab)
     check_records(params, self._vocab)
-    self._random_ids = self._vocab.ordinary_ids()
+    self._random_ids, self._random_weights = random_tokens(params,
+                                                           self._vocab)
+    kind = span_tagging.SCHEME_KIND.get(params.masking_scheme)
+    self._tag_kinds = (kind,) if kind else ()
     self._seed = (params.seed if params.seed is not None
                   else random.randint(0, 2**31 - 1))
     self._mode = "nsp" if params.use_next_sentence_label else "single"
@@ -261,26 +343,49 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     if self._mode == "nsp":
       features["next_sentence_labels"] = tf.cast(
           tf.reshape(records["next_sentence_labels"], [-1]), tf.int32)
+    if self._tag_kinds:  # single blocks only (masking_params checks)
+      features["tagged_spans"] = self._tagged_spans(records,
+                                                    ids.row_lengths())
     return features
+
+  def _tagged_spans(self, records: Dict[str, tf.Tensor], lengths: tf.Tensor
+                    ) -> tf.Tensor:
+    """[batch, seq_length - 2, 2] framed (start, end) of the tagged spans.
+
+    Spans past a truncated block are dropped; the rest is (0, 0) padding.
+    """
+    starts, ends = (tf.cast(records[name], tf.int32) for name in
+                    span_tagging.span_features(self._tag_kinds))
+    keep = ends <= tf.cast(lengths, tf.int32)[:, tf.newaxis]
+    spans = tf.stack([tf.ragged.boolean_mask(starts, keep) + 1,
+                      tf.ragged.boolean_mask(ends, keep) + 1], axis=2)
+    return spans.to_tensor(shape=[None, self._params.seq_length - 2, 2])
 
   def _parse_frame_mask(self, index: tf.Tensor, serialized: tf.Tensor,
                         pipeline_id: int,
                         diagnostics: bool = False) -> Dict[str, tf.Tensor]:
     records = tf.io.parse_example(
-        serialized, pretraining_records.feature_spec(self._mode))
+        serialized,
+        pretraining_records.feature_spec(self._mode, self._tag_kinds))
     framed = self._frame(records)
     seed = tf.stack([tf.constant(self._seed, tf.int64),
                      tf.cast(index, tf.int64) * 1024 + pipeline_id])
     masked = masking.mask_batch(
         framed["input_word_ids"], framed["maskable"] > 0,
         framed["word_starts"] > 0, seed, self._masking, self._random_ids,
-        diagnostics=diagnostics)
+        diagnostics=diagnostics,
+        segment_ids=(framed["input_type_ids"] if self._mode == "nsp"
+                     else None),
+        random_weights=self._random_weights,
+        tagged_spans=framed.get("tagged_spans"))
     out = {k: v for k, v in framed.items()
-           if k not in ("word_starts", "maskable")}
+           if k not in ("word_starts", "maskable", "tagged_spans")}
     out.update(masked)
     if diagnostics:
       out["original_word_ids"] = framed["input_word_ids"]
       out["maskable"] = framed["maskable"]
+      if "tagged_spans" in framed:
+        out["tagged_spans"] = framed["tagged_spans"]
     return out
 
   def transform_and_batch(self, dataset: tf.data.Dataset,

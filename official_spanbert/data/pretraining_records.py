@@ -11,10 +11,17 @@ in the data loader, fresh every epoch. Two layouts:
   (0 = B follows A, 1 = B is random), as in BERT.
 
 Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
-`segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. Special tokens
-([CLS], [SEP]) are not stored; the loader frames the blocks. The stats file
-`<prefix>.stats.json` records the layout, the longest block and the vocab's
-fingerprint, which the loader checks against its config.
+`segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. With
+`tag_spans` (single blocks only; span_tagging, needs spaCy) each block also
+holds its named entities and/or noun phrases as `entity_starts`/`entity_ends`
+and `noun_phrase_starts`/`noun_phrase_ends`: wordpiece offsets in the block,
+end exclusive, whole words; a span that a block end cuts is dropped. Special
+tokens ([CLS], [SEP]) are not stored; the loader frames the blocks. The stats
+file `<prefix>.stats.json` records the layout, the longest block, the tagged
+kinds and the vocab's fingerprint, which the loader checks against its config.
+`<prefix>.counts.json` holds how often each wordpiece id occurs in the corpus,
+from which the loader draws random replacement tokens (the reference's corpus
+unigram distribution).
 """
 
 import dataclasses
@@ -34,10 +41,13 @@ import tensorflow as tf
 
 from official_spanbert.data import corpus as corpus_lib
 from official_spanbert.data import packing
+from official_spanbert.data import span_tagging
 from official_spanbert.data import tokenization
 
 MODES = ("single", "nsp")
 INCOMPLETE = ".incomplete"
+# Beside the shards: {"vocab_fingerprint": ..., "counts": [count per id]}.
+COUNTS_SUFFIX = ".counts.json"
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
 
 
@@ -49,15 +59,21 @@ class TerminatedError(RuntimeError):
   """SIGTERM arrived while the shards were being written."""
 
 
-def feature_spec(mode: str = "single") -> Dict[str, object]:
-  """The tf.io parsing spec of the records a mode writes."""
-  spec = {
-      "input_ids": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64),
-      "word_starts": tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64),
-  }
+def feature_spec(mode: str = "single",
+                 tag_kinds: Sequence[str] = ()) -> Dict[str, object]:
+  """The tf.io parsing spec of the records a mode writes.
+
+  Args:
+    mode: one of MODES.
+    tag_kinds: span_tagging.KINDS whose spans to read too.
+  """
+  ragged = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
+  spec = {"input_ids": ragged, "word_starts": ragged}
   if mode == "nsp":
-    spec["segment_ids"] = tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64)
+    spec["segment_ids"] = ragged
     spec["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
+  for name in span_tagging.span_features(tag_kinds):
+    spec[name] = ragged
   return spec
 
 
@@ -79,13 +95,15 @@ def existing_shards(output_prefix: str, suffix: str = "") -> List[str]:
                 shard_prefix(p[:len(p) - len(suffix)]) == output_prefix)
 
 
-def read_stats(output_prefix: str) -> Optional[Dict[str, object]]:
-  """The stats JSON of a prefix, or None when there is none.
+def read_stats(output_prefix: str, suffix: str = ".stats.json"
+               ) -> Optional[Dict[str, object]]:
+  """The stats JSON of a prefix (or another JSON beside the shards, e.g.
+  COUNTS_SUFFIX), or None when there is none.
 
   Raises:
     ValueError: the file is not JSON.
   """
-  path = output_prefix + ".stats.json"
+  path = output_prefix + suffix
   if not tf.io.gfile.exists(path):
     return None
   with tf.io.gfile.GFile(path, "r") as f:
@@ -178,13 +196,21 @@ def _int64_feature(values) -> tf.train.Feature:
 
 def serialize_block(ids: np.ndarray, word_starts: np.ndarray,
                     segment_ids: Optional[np.ndarray] = None,
-                    next_sentence_label: Optional[int] = None) -> bytes:
-  """Serializes one block as a tf.train.Example."""
+                    next_sentence_label: Optional[int] = None,
+                    tagged: Optional[Dict[str, np.ndarray]] = None) -> bytes:
+  """Serializes one block as a tf.train.Example.
+
+  `tagged` maps span_tagging.KINDS to [k, 2] spans in block coordinates.
+  """
   features = {"input_ids": _int64_feature(ids),
               "word_starts": _int64_feature(word_starts)}
   if segment_ids is not None:
     features["segment_ids"] = _int64_feature(segment_ids)
     features["next_sentence_labels"] = _int64_feature([next_sentence_label])
+  for kind, spans in (tagged or {}).items():
+    starts, ends = span_tagging.span_features([kind])
+    features[starts] = _int64_feature(spans[:, 0])
+    features[ends] = _int64_feature(spans[:, 1])
   return tf.train.Example(
       features=tf.train.Features(feature=features)).SerializeToString()
 
@@ -263,6 +289,27 @@ def nsp_instances(docs: Sequence[TokenizedDocument], doc_index: int,
     i += 1
 
 
+def _with_tags(docs: Iterator[TokenizedDocument], tagger, files,
+               on_decode_error, tag_counters: corpus_lib.CorpusCounters
+               ) -> Iterator[Tuple[TokenizedDocument, Dict[str, np.ndarray]]]:
+  """Each document with its tagged spans ({} without a tagger).
+
+  The tagger reads the corpus on its own (counting into tag_counters) and is
+  asked first, so its worker processes start before tf.data's threads do.
+  """
+  if tagger is None:
+    for doc in docs:
+      yield doc, {}
+    return
+  tags = tagger.tag(corpus_lib.read_documents(files, on_decode_error,
+                                              tag_counters))
+  for (tagged, length), doc in zip(tags, docs):
+    if length != len(doc.ids):  # the same tokenizer: never, unless a bug
+      raise RuntimeError(f"tagging saw {length} wordpieces in a document of "
+                         f"{len(doc.ids)}")
+    yield doc, tagged
+
+
 @dataclasses.dataclass
 class Stats:
   """What create_pretraining_records did; written as JSON."""
@@ -288,6 +335,12 @@ class Stats:
   seconds: float = 0.0
   mb_per_second: float = 0.0
   tokens_per_second: float = 0.0
+  tag_spans: List[str] = dataclasses.field(default_factory=list)
+  tagged_spans: Dict[str, int] = dataclasses.field(default_factory=dict)
+  tagged_spans_cut_by_block_ends: Dict[str, int] = dataclasses.field(
+      default_factory=dict)
+  tagged_words: int = 0
+  words_per_second: float = 0.0
 
 
 def _output_error(path: str, error: Exception) -> RecordsOutputError:
@@ -326,20 +379,22 @@ class _ShardWriter:
     except tf.errors.OpError as e:
       raise _output_error(self._tmp[shard], e) from None
 
-  def commit(self, stats_path: str, stats_json: str):
-    """Closes the shards, then renames them and the stats file into place."""
+  def commit(self, texts: Dict[str, str]):
+    """Closes the shards, then renames them and the text files (path ->
+    contents, e.g. the stats JSON) into place."""
     for tmp, w in zip(self._tmp, self._writers):
       try:
         w.close()
       except tf.errors.OpError as e:
         raise _output_error(tmp, e) from None
-    self._paths.append(stats_path)
-    self._tmp.append(stats_path + INCOMPLETE)  # abort() removes it too
-    try:
-      with open(self._tmp[-1], "w", encoding="utf-8") as f:
-        f.write(stats_json)
-    except OSError as e:
-      raise _output_error(self._tmp[-1], e) from None
+    for path, text in texts.items():
+      self._paths.append(path)
+      self._tmp.append(path + INCOMPLETE)  # abort() removes it too
+      try:
+        with open(self._tmp[-1], "w", encoding="utf-8") as f:
+          f.write(text)
+      except OSError as e:
+        raise _output_error(self._tmp[-1], e) from None
     for tmp, path in zip(self._tmp, self._paths):
       try:
         os.replace(tmp, path)
@@ -437,7 +492,9 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                                mode: str = "single", seed: int = 12345,
                                on_decode_error: str = "strict",
                                progress: bool = True,
-                               stats_file: Optional[str] = None) -> Stats:
+                               stats_file: Optional[str] = None,
+                               tag_spans: Sequence[str] = (),
+                               tag_processes: int = 2) -> Stats:
   """Turns text corpora into sharded pretraining TFRecords.
 
   Args:
@@ -453,6 +510,9 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     progress: show a progress bar on stderr.
     stats_file: where to write the stats JSON (default
       `<output_prefix>.stats.json`).
+    tag_spans: span_tagging.KINDS to tag with spaCy and store per block
+      (single mode only).
+    tag_processes: spaCy worker processes.
 
   Returns:
     The Stats also written to the stats file.
@@ -460,6 +520,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
   Raises:
     corpus.CorpusError, tokenization.VocabError, ValueError: bad input; no
       shard is left behind in that case.
+    span_tagging.TaggingUnavailableError (a ValueError): tag_spans without
+      spaCy and its English pipeline.
   """
   if mode not in MODES:
     raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -468,8 +530,15 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     raise ValueError(f"max_seq_length={max_seq_length} is too small")
   if num_shards < 1:
     raise ValueError(f"num_shards must be >= 1, got {num_shards}")
+  tag_spans = span_tagging.parse_kinds(tag_spans)
+  if tag_spans and mode != "single":
+    raise ValueError("tag_spans needs mode='single' (the named_entity and "
+                     "noun_phrase schemes mask single-segment blocks)")
   files = corpus_lib.expand_inputs(input_patterns)
   tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+  tagger = (span_tagging.SpanTagger(tag_spans, vocab_file, lower_case,
+                                    n_process=tag_processes)
+            if tag_spans else None)
   with _SigtermGuard(f"{output_prefix}-*") as guard:
     created_dirs = _make_dirs(os.path.dirname(os.path.abspath(output_prefix)))
     try:
@@ -478,7 +547,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                              max_seq_length=max_seq_length,
                              num_shards=num_shards, mode=mode, seed=seed,
                              on_decode_error=on_decode_error,
-                             progress=progress, stats_file=stats_file)
+                             progress=progress, stats_file=stats_file,
+                             tagger=tagger)
     except BaseException:
       _remove_empty_dirs(created_dirs)
       raise
@@ -499,11 +569,13 @@ def _finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
   stats.mean_block_tokens = round(stats.tokens / stats.blocks, 2)
   stats.mb_per_second = round(stats.bytes / 1e6 / max(stats.seconds, 1e-9), 3)
   stats.tokens_per_second = round(stats.tokens / max(stats.seconds, 1e-9), 1)
+  stats.words_per_second = round(
+      stats.tagged_words / max(stats.seconds, 1e-9), 1)
 
 
 def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
                    max_seq_length, num_shards, mode, seed, on_decode_error,
-                   progress, stats_file) -> Stats:
+                   progress, stats_file, tagger) -> Stats:
   """create_pretraining_records once its inputs are checked."""
   specials = 3 if mode == "nsp" else 2
   max_tokens = max_seq_length - specials
@@ -514,13 +586,18 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
   stats = Stats(mode=mode, max_seq_length=max_seq_length,
                 vocab_file=os.path.abspath(vocab.path),
                 vocab_fingerprint=vocab.fingerprint, vocab_size=vocab.size,
-                lower_case=lower_case, shards=num_shards)
+                lower_case=lower_case, shards=num_shards,
+                tag_spans=list(tagger.kinds if tagger else ()))
+  stats.tagged_spans = dict.fromkeys(stats.tag_spans, 0)
+  stats.tagged_spans_cut_by_block_ends = dict.fromkeys(stats.tag_spans, 0)
+  counts = np.zeros(vocab.size, np.int64)
   total_bytes = sum(os.path.getsize(f) for f in files)
   bar = None
   if progress:
     import tqdm  # pylint: disable=g-import-not-at-top
     bar = tqdm.tqdm(total=total_bytes, unit="B", unit_scale=True,
-                    desc="tokenize+pack", mininterval=1.0)
+                    desc="tag+tokenize+pack" if tagger else "tokenize+pack",
+                    mininterval=1.0)
 
   def on_progress(_):
     guard.check()
@@ -543,15 +620,29 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
         corpus_lib.read_documents(files, on_decode_error, counters),
         tokenizer, on_progress=on_progress)
     if mode == "single":
-      for doc in docs:
+      tag_counters = corpus_lib.CorpusCounters()
+      for doc, tagged in _with_tags(docs, tagger, files, on_decode_error,
+                                    tag_counters):
+        if tagger is not None and bar is not None:  # tagging sets the pace
+          bar.update(tag_counters.bytes - bar.n)
+        counts += np.bincount(doc.ids, minlength=vocab.size)
         blocks, split = packing.pack_document(doc.line_lengths,
                                               doc.word_starts, max_tokens)
         stats.split_lines += split
         for s, e in blocks:
+          block_tags = {}
+          for kind, spans in tagged.items():
+            block_tags[kind], cut = span_tagging.block_spans(spans, s, e)
+            stats.tagged_spans[kind] += len(block_tags[kind])
+            stats.tagged_spans_cut_by_block_ends[kind] += cut
           add(doc.ids[s:e],
-              serialize_block(doc.ids[s:e], doc.word_starts[s:e]))
+              serialize_block(doc.ids[s:e], doc.word_starts[s:e],
+                              tagged=block_tags))
+      stats.tagged_words = tagger.words if tagger else 0
     else:
       all_docs = [d for d in docs if len(d.ids)]
+      for d in all_docs:
+        counts += np.bincount(d.ids, minlength=vocab.size)
       for d in range(len(all_docs)):
         for ids, starts, segs, label in nsp_instances(all_docs, d, max_tokens,
                                                       rng):
@@ -561,8 +652,12 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
           f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
     _finish_stats(stats, counters, time.time() - start)
     guard.check()
-    writer.commit(stats_file or output_prefix + ".stats.json",
-                  json.dumps(dataclasses.asdict(stats), indent=2) + "\n")
+    writer.commit({
+        stats_file or output_prefix + ".stats.json":
+            json.dumps(dataclasses.asdict(stats), indent=2) + "\n",
+        output_prefix + COUNTS_SUFFIX: json.dumps(
+            {"vocab_fingerprint": vocab.fingerprint,
+             "counts": counts.tolist()}) + "\n"})
   except BaseException:
     writer.abort()
     raise

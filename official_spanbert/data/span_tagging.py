@@ -142,12 +142,12 @@ def block_spans(spans: np.ndarray, start: int, end: int
   """The spans inside the block [start, end), in block coordinates.
 
   Returns:
-    (spans [k, 2], number of spans that overlap the block but cross one of
-    its ends, which are dropped).
+    (spans [k, 2], number of spans that start in the block but end past it,
+    which are dropped: over consecutive blocks each cut span counts once).
   """
-  inside = (spans[:, 0] >= start) & (spans[:, 1] <= end)
-  overlap = (spans[:, 0] < end) & (spans[:, 1] > start)
-  return spans[inside] - start, int(np.sum(overlap & ~inside))
+  starts_here = (spans[:, 0] >= start) & (spans[:, 0] < end)
+  inside = starts_here & (spans[:, 1] <= end)
+  return spans[inside] - start, int(np.sum(starts_here & ~inside))
 
 
 class SpanTagger:
