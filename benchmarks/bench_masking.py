@@ -1,12 +1,15 @@
 r"""Masking throughput of the SpanBERT pretraining loader, with a breakdown.
 
 Builds real records first (the first --corpus_mb MB of linux-doc.txt through
-create_pretraining_records at seq 512, into a temporary directory), then
-measures, at each batch size:
+create_pretraining_records at seq 512, into a temporary directory; tagged with
+--tag_spans, which needs the `linguistic` extra, and the tagging rate in
+words/s on --tag_processes cores is printed), then measures, at each batch
+size:
 
 1. loader: `TFRecordDataset(files).repeat()` -> `loader.transform_and_batch`
    (batch, parse, frame, mask; map with AUTOTUNE) -> `.prefetch(2)`, for the
-   schemes `span`, `token`, `whole_word` and `span` with use_xla_masking=False.
+   schemes `span`, `token`, `whole_word`, `named_entity`, `noun_phrase` (with
+   tagged records) and `span` with use_xla_masking=False.
    Each trial builds a fresh pipeline, warms it up (the first batch compiles
    the XLA span sampling), then times --sequences sequences. Trials are
    interleaved across schemes so that load changes hit all of them alike.
@@ -16,8 +19,8 @@ measures, at each batch size:
 3. core: on pre-framed batches held in memory, a tf.function of
    `masking.mask_batch` (full masking incl. post-processing: 80/10/10,
    SBO targets, dense outputs) and of the sampling step alone
-   (`_span_mask` / `_token_mask` / `_whole_word_mask`), called one batch at a
-   time (no tf.data parallelism across batches).
+   (`masking._select`), called one batch at a time (no tf.data parallelism
+   across batches); not for the tagged schemes.
 4. oracle: the NumPy/Python transcription of the reference implementation
    (tests/span_masking_oracle.py, `mask_block`) over the same blocks, one
    block at a time, single core.
@@ -60,7 +63,11 @@ from machine_info import load_avg, machine  # noqa: E402  pylint: disable=g-bad-
 # (label, masking_scheme, use_xla_masking)
 VARIANTS = (("span", "span", True), ("token", "token", True),
             ("whole_word", "whole_word", True),
+            ("named_entity", "named_entity", True),
+            ("noun_phrase", "noun_phrase", True),
             ("span (no XLA)", "span", False))
+TAGGED = {label for label, scheme, _ in VARIANTS
+          if scheme in masking.TAGGED_SCHEMES}
 
 
 _WAITED = [0.0]
@@ -163,7 +170,8 @@ class Bench:
       for trial in range(self.args.trials):
         wait_for_load(self.args.max_load, self.args.max_wait)
         for label, scheme, use_xla in VARIANTS:
-          if label == "span (no XLA)" and not self.args.no_xla:
+          if (label == "span (no XLA)" and not self.args.no_xla or
+              label in TAGGED and not self.args.tag_spans):
             continue
           ds = self.loader_pipeline(scheme, use_xla, batch)
           r = self._time_pipeline(ds, batch)
@@ -188,16 +196,18 @@ class Bench:
     results = {}
     for batch in self.args.batch_sizes:
       framed, loader = self.framed_batches(batch, self.args.core_batches)
-      random_ids = loader._random_ids
+      random = loader._random_ids, loader._random_weights
       fns = {}
       pre_masks = {}
       for label, scheme, use_xla in VARIANTS:
+        if label in TAGGED:
+          continue
         params = pdl.masking_params(self.config(scheme, use_xla, batch),
                                     loader._vocab)
-        fns[("mask_batch", label)] = self._mask_batch_fn(params, random_ids)
+        fns[("mask_batch", label)] = self._mask_batch_fn(params, *random)
         fns[("sampling only", label)] = self._sampling_fn(params)
         if use_xla:
-          fns[("post only", label)] = self._post_fn(params, random_ids)
+          fns[("post only", label)] = self._post_fn(params, *random)
           pre_masks[label] = [
               fns[("sampling only", label)](
                   f["input_word_ids"], f["maskable"], f["word_starts"],
@@ -228,32 +238,31 @@ class Bench:
     return results
 
   @staticmethod
-  def _mask_batch_fn(params, random_ids):
+  def _mask_batch_fn(params, random_ids, random_weights):
     @tf.function
     def fn(ids, maskable, word_starts, seed, pre_mask):
       del pre_mask
       out = masking.mask_batch(ids, maskable > 0, word_starts > 0, seed,
-                               params, random_ids)
+                               params, random_ids,
+                               random_weights=random_weights)
       return out["masked_lm_positions"]
     return fn
 
   @staticmethod
-  def _post_fn(params, random_ids):
+  def _post_fn(params, random_ids, random_weights):
     """mask_batch with its sampling step replaced by a given mask."""
     # pylint: disable=protected-access
     @tf.function
     def fn(ids, maskable, word_starts, seed, pre_mask):
-      saved = (masking._span_mask, masking._token_mask,
-               masking._whole_word_mask)
+      saved = (masking._span_mask, masking._token_mask)
       masking._span_mask = lambda *a, **k: (pre_mask, None)
       masking._token_mask = lambda *a, **k: pre_mask
-      masking._whole_word_mask = lambda *a, **k: pre_mask
       try:  # only while tracing
         out = masking.mask_batch(ids, maskable > 0, word_starts > 0, seed,
-                                 params, random_ids)
+                                 params, random_ids,
+                                 random_weights=random_weights)
       finally:
-        (masking._span_mask, masking._token_mask,
-         masking._whole_word_mask) = saved
+        masking._span_mask, masking._token_mask = saved
       return out["masked_lm_positions"]
     return fn
 
@@ -265,18 +274,9 @@ class Bench:
       del ids, pre_mask
       maskable = maskable > 0
       word_starts = (word_starts > 0) | tf.logical_not(maskable)
-      seed = tf.cast(seed, tf.int64)
-      n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
-      budget = masking._budget(n, params.masking_rate)
       word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
-      if params.scheme == "span":
-        masked, _ = masking._span_mask(maskable, word_starts, word_idx, n,
-                                       budget, params, seed)
-      elif params.scheme == "token":
-        masked = masking._token_mask(maskable, budget, seed)
-      else:
-        masked = masking._whole_word_mask(maskable, word_idx, budget, seed)
-      return masked
+      return masking._select(maskable, word_starts, word_idx,
+                             tf.cast(seed, tf.int64), params)[0]
     return fn
 
   def run_span_breakdown(self):
@@ -308,7 +308,7 @@ class Bench:
       loop_plain = tf.function(masking._span_loop, autograph=False)
       inputs = [prep(f["maskable"], f["word_starts"]) for f in framed]
       tables = [tables_xla(m, w, wi) for m, w, wi, _, _ in inputs]
-      loop_args = [(*t, wi, n, budget, tf.constant([5, i], tf.int64))
+      loop_args = [(*t, wi, n, budget, tf.constant([5, i], tf.int64), None)
                    for i, (t, (_, _, wi, n, budget)) in enumerate(
                        zip(tables, inputs))]
       results[(batch, "iterations")] = [
@@ -348,16 +348,15 @@ class Bench:
       ex = tf.io.parse_single_example(rec, spec)
       blocks.append((ex["input_ids"].numpy().tolist(),
                      ex["word_starts"].numpy().tolist()))
-    loader = pdl.SpanBertPretrainDataLoader(self.config("span", True, 64))
-    # pylint: disable-next=protected-access
-    random_ids = np.asarray(loader._random_ids)
+    # The reference draws random replacements from the corpus's tokens.
+    corpus_tokens = np.concatenate([ids for ids, _ in blocks])
     results = []
     for trial in range(self.args.trials):
       wait_for_load(self.args.max_load, self.args.max_wait)
       rng = np.random.default_rng(trial)
       t0 = time.perf_counter()
       for ids, starts in blocks:
-        oracle.mask_block(ids, starts, rng, random_ids=random_ids)
+        oracle.mask_block(ids, starts, rng, corpus_tokens=corpus_tokens)
       dt = time.perf_counter() - t0
       results.append((dt, len(blocks)))
       print(f"  oracle trial {trial + 1}: {len(blocks)} blocks in {dt:.2f} s "
@@ -369,7 +368,7 @@ class Bench:
     draws = []
     for ids, starts in blocks:
       before = counting.integers_calls
-      oracle.mask_block(ids, starts, counting, random_ids=random_ids)
+      oracle.mask_block(ids, starts, counting, corpus_tokens=corpus_tokens)
       draws.append(counting.integers_calls - before)
     return results, real / len(blocks), draws
 
@@ -421,7 +420,7 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
         "ms/batch (measured) |")
   print("|---:|---|---:|---:|---:|---:|---:|")
   for batch in bench.args.batch_sizes:
-    for label in [v[0] for v in VARIANTS]:
+    for label in [v[0] for v in VARIANTS if v[0] not in TAGGED]:
       full = core_res.get((batch, "mask_batch", label))
       samp = core_res.get((batch, "sampling only", label))
       if not full:
@@ -508,6 +507,16 @@ def _print_targets(bench, loader_res):
           f"span/token time {ratio:.2f}x -> {ok2} (CPU-time view: "
           f"{cpu2 / 1e6:.3f} M tokens/s if both cores were fully ours, "
           f"span/token CPU {cratio:.2f}x)")
+    for label in sorted(TAGGED):
+      tagged = loader_res.get((batch, label))
+      if not tagged:
+        continue
+      # Throughput relative to span = span's time per sequence / this one's.
+      speed = (statistics.median(dt / s for dt, s, *_ in span) /
+               statistics.median(dt / s for dt, s, *_ in tagged))
+      ok = "MET" if speed >= 0.5 else "MISSED"
+      print(f"- B={batch}: {label} throughput {speed:.2f}x span's (target "
+            f">= 0.5x) -> {ok}")
 
 
 def main(argv=None):
@@ -519,6 +528,10 @@ def main(argv=None):
   ap.add_argument("--corpus_mb", type=float, default=3.0,
                   help="MB of the corpus head turned into records")
   ap.add_argument("--seq_length", type=int, default=512)
+  ap.add_argument("--tag_spans", default="entities,noun_phrases",
+                  help="span kinds to tag the records with (spaCy, the "
+                       "linguistic extra); empty: no tagged schemes")
+  ap.add_argument("--tag_processes", type=int, default=2)
   ap.add_argument("--batch_sizes", default="256,64",
                   type=lambda s: [int(x) for x in s.split(",")])
   ap.add_argument("--sequences", type=int, default=10240,
@@ -555,14 +568,18 @@ def main(argv=None):
   with tempfile.TemporaryDirectory(prefix="bench_masking_") as tmp:
     head = first_bytes(args.corpus, int(args.corpus_mb * 1e6),
                           os.path.join(tmp, "head.txt"))
-    stats = pr.create_pretraining_records([head], args.vocab,
-                                          os.path.join(tmp, "rec"),
-                                          max_seq_length=args.seq_length,
-                                          num_shards=2, progress=False)
+    stats = pr.create_pretraining_records(
+        [head], args.vocab, os.path.join(tmp, "rec"),
+        max_seq_length=args.seq_length, num_shards=2, progress=False,
+        tag_spans=args.tag_spans, tag_processes=args.tag_processes)
     files = pr.shard_paths(os.path.join(tmp, "rec"), 2)
     print(f"records: {stats.blocks} blocks, {stats.tokens:,} tokens from "
           f"{stats.bytes / 1e6:.1f} MB of {os.path.basename(args.corpus)}, "
           f"padding_ratio {stats.padding_ratio:.3f}")
+    if stats.tag_spans:
+      print(f"tagging: {stats.tagged_words:,} words in {stats.seconds:.0f} s "
+            f"= {stats.words_per_second:,.0f} words/s on "
+            f"{args.tag_processes} processes; spans {stats.tagged_spans}")
     bench = Bench(args, files)
     loader_res = {} if "loader" in skip else bench.run_loader()
     core_res = {} if "core" in skip else bench.run_core()
