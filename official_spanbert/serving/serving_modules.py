@@ -49,7 +49,7 @@ class SpanBertServingModule(tf.Module):
     config = model.encoder_network.get_config()
     self.vocab_size = config["vocab_size"]
     self.type_vocab_size = config["type_vocab_size"]
-    self.sbo_max_targets = (model.span_boundary._max_targets  # pylint: disable=protected-access
+    self.sbo_max_targets = (model.span_boundary.max_targets
                             if self.has_sbo else 0)
 
   def _encode(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
