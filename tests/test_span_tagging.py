@@ -6,6 +6,7 @@ shared corpus with both cores.
 """
 
 import glob
+import os
 import subprocess
 import sys
 
@@ -18,7 +19,9 @@ from official_spanbert.data import pretrain_dataloader as pdl
 from official_spanbert.data import pretraining_records as pr
 from official_spanbert.data import span_tagging
 from official_spanbert.data import tokenization
-from conftest import data_path, first_lines
+from conftest import REPO, data_path, first_lines
+
+TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
 
 LINE = "Café owner\u00a0Zoë Ünterberg moved to São Paulo, didn't she?"
 
@@ -98,11 +101,11 @@ def test_cli_tag_spans_without_spacy_fails_with_one_line(cased_vocab,
   text = tmp_path / "c.txt"
   text.write_text("Emma Woodhouse lived at Hartfield.\n")
   # `import spacy` fails as it does where the extra is not installed.
-  code = ("import sys; sys.modules['spacy'] = None; "
-          "from official_spanbert_tools import create_pretraining_data as t; "
-          "sys.argv = sys.argv[:1] + sys.argv[2:]; t.run()")
+  code = ("import runpy, sys; sys.modules['spacy'] = None; "
+          "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], "
+          "run_name='__main__')")
   proc = subprocess.run(
-      [sys.executable, "-c", code, "-", f"--input_file={text}",
+      [sys.executable, "-c", code, TOOL, f"--input_file={text}",
        f"--vocab_file={cased_vocab}", f"--output_prefix={tmp_path / 'o'}",
        "--tag_spans=entities"], capture_output=True, text=True, timeout=300)
   assert proc.returncode == 1, proc.stderr
