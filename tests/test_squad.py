@@ -108,19 +108,27 @@ def tokenizer():
       data_path("vocab", "bert-base-cased-vocab.txt"))
 
 
-def _slice_json(src, dst, questions):
-  """The first paragraphs of a SQuAD file holding about `questions`."""
+def _slice_json(src, dst, questions, pick=lambda qas: qas):
+  """The first paragraphs of a SQuAD file holding about `questions`.
+
+  `pick` chooses which of a paragraph's questions to keep (default: all);
+  paragraphs left without questions are dropped.
+  """
   with open(src, encoding="utf-8") as f:
     data = json.load(f)
   out, n = [], 0
   for article in data["data"]:
     paragraphs = []
     for p in article["paragraphs"]:
-      paragraphs.append(p)
-      n += len(p["qas"])
+      qas = pick(p["qas"])
+      if qas:
+        paragraphs.append(dict(p, qas=qas))
+      n += len(qas)
       if n >= questions:
         break
-    out.append({"title": article.get("title", ""), "paragraphs": paragraphs})
+    if paragraphs:
+      out.append({"title": article.get("title", ""),
+                  "paragraphs": paragraphs})
     if n >= questions:
       break
   with open(dst, "w", encoding="utf-8") as f:
@@ -219,6 +227,55 @@ def test_postprocess_picks_the_best_valid_span_and_projects_text(tokenizer):
   assert squad_predictions.apply_threshold(preds, 5.0) == {"q1": "Steve Smith"}
 
 
+@pytest.mark.parametrize("version_2", [False, True])
+def test_label_positions_score_100_through_postprocessing(tokenizer, tmp_path,
+                                                          version_2):
+  """Logits peaked at the training positions give the gold answers back.
+
+  Training features (answer positions, [CLS] for windows without the answer
+  and, for 2.0, for every third question made unanswerable) and evaluation
+  features of the same 200 SQuADShifts questions, in 128-token windows: the
+  post-processing and the official metric must score the positions ~100.
+  Not 100: one gold answer ends inside a word ("... Sis (mode"), which a
+  word-level span cannot give. Shifted by one token in a scratch run, EM
+  (v1.1 / 2.0) fell to 19 / 46 (start positions +1 in convert_examples) and
+  45 / 64 (postprocess's token -> word map read one token on).
+  """
+  path = _slice_json(data_path("squad", "new_wiki_v1.0.json"),
+                     str(tmp_path / "train.json"), 200)
+  if version_2:
+    with open(path, encoding="utf-8") as f:
+      data = json.load(f)
+    qas = [qa for a in data["data"] for para in a["paragraphs"]
+           for qa in para["qas"]]
+    for qa in qas[::3]:
+      qa.update(answers=[], is_impossible=True)
+    path = _write(tmp_path, data, "train_v2.json")
+  windows = dict(max_seq_length=128, doc_stride=48, max_query_length=32)
+  train_f = squad.convert_examples(
+      squad.read_examples(path, True, version_2), tokenizer,
+      is_training=True, **windows)
+  examples = squad.read_examples(path, False, version_2)
+  features = squad.convert_examples(examples, tokenizer, **windows)
+  assert [f.input_ids for f in train_f] == [f.input_ids for f in features]
+  logits = {}
+  for t, f in zip(train_f, features):
+    start, end = np.full(128, -10.0), np.full(128, -10.0)
+    start[t.start_position] = end[t.end_position] = 10.0
+    logits[f.unique_id] = (start, end)
+  preds = squad_predictions.postprocess(
+      examples, features, logits, max_answer_length=128,
+      version_2_with_negative=version_2)
+  data = squad.load_data(path)
+  if version_2:
+    metrics = squad_evaluate.evaluate_v2(data, preds.answers, preds.null_odds)
+    assert metrics["NoAns_exact"] == 100.0
+    exact = metrics["exact"]
+  else:
+    exact = squad_evaluate.evaluate_v1(data, preds.answers)["exact_match"]
+  assert exact >= 99.0
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -309,6 +366,7 @@ def _tiny_params(tmp_path, experiment, train_json, eval_json, steps=30):
       "trainer": {"train_steps": steps, "steps_per_loop": 10,
                   "summary_interval": 10, "checkpoint_interval": steps,
                   "validation_interval": steps, "validation_steps": -1,
+                  "best_checkpoint_export_subdir": "best_ckpt",
                   "optimizer_config": {
                       "learning_rate": {"polynomial": {
                           "initial_learning_rate": 1e-4,
@@ -362,8 +420,36 @@ def test_tiny_squad_run_trains_predicts_and_scores(tmp_path, experiment, dev,
     assert thresh["best_f1_thresh"] == pytest.approx(
         expected["best_f1_thresh"])
     assert os.path.exists(os.path.join(out, "predictions_best_f1_thresh.json"))
-  # The run left a checkpoint at the last step.
+  # The run left a checkpoint at the last step, and the evaluation's best
+  # checkpoint (its own metric logs untouched: for 2.0 it is chosen on
+  # best_f1, so the exporter's "best_" entry does not overwrite best_f1).
   assert tf.train.latest_checkpoint(model_dir).endswith("-30")
+  metric = params.trainer.best_checkpoint_eval_metric
+  with open(os.path.join(model_dir, "best_ckpt", "info.json"),
+            encoding="utf-8") as f:
+    info = json.load(f)
+  assert info["best_ckpt_global_step"] == 30
+  assert info[metric] == pytest.approx(logs[metric])
+
+
+@pytest.mark.parametrize("experiment, evaluate", [
+    ("spanbert/squad_v1", squad_evaluate.evaluate_v1),
+    # As the task calls it: with the null odds.
+    ("spanbert/squad_v2",
+     lambda data, preds: squad_evaluate.evaluate_v2(data, preds, {"q": 0.0})),
+])
+def test_best_checkpoint_metric_is_reported_and_not_overwritten(experiment,
+                                                                 evaluate):
+  """The exporter adds "best_<metric>" to the eval logs; it must be new.
+
+  With 2.0 chosen on f1, "best_f1" (the F1 at the best null threshold) was
+  replaced in the logs and TensorBoard by the best F1 so far at threshold 0.
+  """
+  trainer = exp_factory.get_exp_config(experiment).trainer
+  reported = evaluate(_dataset(_qa("q", "a")), {"q": "a"})
+  assert trainer.best_checkpoint_eval_metric in reported
+  assert "best_" + trainer.best_checkpoint_eval_metric not in reported
+  assert trainer.best_checkpoint_metric_comp == "higher"
 
 
 def test_data_tool_writes_squad_training_records_or_one_error(tmp_path):

@@ -11,6 +11,13 @@ on LayerNorm/bias), peak lr 2e-5, linear warmup over 10% of the steps, linear
 decay to 0, clip-norm 1.0. When changing trainer.train_steps, also set
 trainer.optimizer_config.learning_rate.polynomial.decay_steps to it and
 .warmup.polynomial.warmup_steps to a tenth of it.
+
+Best checkpoint (as the reference, which evaluates several times per epoch
+and keeps the best dev model): with --mode=train_and_eval, set
+trainer.validation_interval and trainer.best_checkpoint_export_subdir (e.g.
+best_ckpt); each evaluation that beats the best so far on
+trainer.best_checkpoint_eval_metric (cls_accuracy for glue, matthews_corrcoef
+to set for CoLA, tacred_f1 for tacred) is saved there with info.json.
 """
 
 from official.core import config_definitions as cfg
@@ -23,7 +30,7 @@ TACRED_NUM_RELATIONS = 42
 
 
 def _experiment(metric_type: str, num_classes: int, train_steps: int,
-                batch_size: int = 32, seq_length: int = 128
+                best_metric: str, batch_size: int = 32, seq_length: int = 128
                 ) -> cfg.ExperimentConfig:
   """Fine-tuning with evaluation over the whole dev set."""
   def data(is_training):
@@ -41,6 +48,8 @@ def _experiment(metric_type: str, num_classes: int, train_steps: int,
           train_steps=train_steps, steps_per_loop=100, summary_interval=100,
           checkpoint_interval=train_steps, validation_interval=train_steps,
           validation_steps=-1, max_to_keep=1,
+          best_checkpoint_eval_metric=best_metric,
+          best_checkpoint_metric_comp="higher",
           optimizer_config=optimization_config(
               train_steps=train_steps, warmup_steps=train_steps // 10,
               learning_rate=2e-5)),
@@ -53,11 +62,12 @@ def _experiment(metric_type: str, num_classes: int, train_steps: int,
 @exp_factory.register_config_factory("spanbert/glue")
 def spanbert_glue() -> cfg.ExperimentConfig:
   """GLUE-style classification; 3 epochs of RTE train (2,490) at batch 32."""
-  return _experiment("accuracy", num_classes=2, train_steps=231)
+  return _experiment("accuracy", num_classes=2, train_steps=231,
+                     best_metric="cls_accuracy")
 
 
 @exp_factory.register_config_factory("spanbert/tacred")
 def spanbert_tacred() -> cfg.ExperimentConfig:
   """TACRED relation extraction; 10 epochs of TACRED train (68,124) at batch 32."""
   return _experiment("tacred_f1", num_classes=TACRED_NUM_RELATIONS,
-                     train_steps=21_280)
+                     train_steps=21_280, best_metric="tacred_f1")

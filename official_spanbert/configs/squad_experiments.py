@@ -15,6 +15,14 @@ peak lr 2e-5, 10% linear warmup, linear decay, batch 32, 4 epochs of the
                                    from spanbert-create-finetuning-data)
   task.validation_data.input_path  SQuAD-format evaluation JSON
   task.{train,validation}_data.vocab_file / do_lower_case   its vocab
+
+Best checkpoint (as the reference, which evaluates on dev several times per
+epoch and keeps the best model): with --mode=train_and_eval, set
+trainer.validation_interval and trainer.best_checkpoint_export_subdir (e.g.
+best_ckpt). Each evaluation that beats the best so far is saved there, with
+its metrics and step in info.json. It is chosen on f1 for v1.1 and on best_f1
+(F1 at the best null threshold, kept in info.json as best_f1_thresh) for 2.0,
+as the reference's --eval_metric.
 """
 
 from official.core import config_definitions as cfg
@@ -45,7 +53,7 @@ def _experiment(version_2: bool) -> cfg.ExperimentConfig:
           train_steps=steps, steps_per_loop=100, summary_interval=100,
           checkpoint_interval=1000, validation_interval=steps,
           validation_steps=-1, max_to_keep=3,
-          best_checkpoint_eval_metric="f1",
+          best_checkpoint_eval_metric="best_f1" if version_2 else "f1",
           best_checkpoint_metric_comp="higher",
           optimizer_config=experiments.optimization_config(
               train_steps=steps, warmup_steps=steps // 10,
