@@ -13,6 +13,7 @@ import yaml
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
+from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert import train as train_lib
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.data import classification as cls_data
@@ -316,10 +317,12 @@ def test_bad_task_config_is_rejected_up_front():
 # Tiny model end to end.
 
 
-def _tiny(params, records_dir, num_classes, steps, batch=16):
+def _tiny(params, records_dir, num_classes, steps, batch=16, lr=1e-3,
+          hidden=32):
   enc = params.task.model.encoder.bert_v2
-  enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
+  enc.hidden_size, enc.intermediate_size, enc.num_layers = hidden, 2 * hidden, 1
   enc.num_attention_heads = 2
+  enc.dropout_rate = enc.attention_dropout_rate = 0.0
   params.task.model.num_classes = num_classes
   params.runtime.distribution_strategy = "one_device"
   params.runtime.num_gpus = 0
@@ -330,44 +333,121 @@ def _tiny(params, records_dir, num_classes, steps, batch=16):
   t = params.trainer
   t.train_steps = t.checkpoint_interval = t.validation_interval = steps
   t.steps_per_loop = t.summary_interval = steps
+  t.best_checkpoint_export_subdir = "best_ckpt"
   opt = t.optimizer_config
-  opt.learning_rate.polynomial.initial_learning_rate = 1e-3
+  opt.learning_rate.polynomial.initial_learning_rate = lr
   opt.learning_rate.polynomial.decay_steps = steps
   opt.warmup.polynomial.warmup_steps = max(steps // 10, 1)
   return params
 
 
-def test_tiny_cola_trains_and_evaluates_mcc(tmp_path, cased_vocab):
+def _predict(params, model):
+  """Predicted label ids of the eval records, in file order (Model Garden)."""
+  task = task_factory.get_task(params.task)
+  data = params.task.validation_data.replace(include_example_id=True)
+  return [int(p) for p in mg_sentence_prediction.predict(task, data, model)]
+
+
+def test_tiny_cola_memorises_training_sentences_mcc_from_predictions(
+    tmp_path, cased_vocab):
+  """64 CoLA training sentences, evaluated on themselves: MCC near 1.
+
+  The MCC is recomputed from the model's predictions against the labels of
+  the raw tsv (not the records), so a label misaligned in the records, which
+  a memorising model learns just as well, cannot pass: with the records'
+  labels rotated by one example (scratch run), the logged MCC was 1.0 and
+  the recomputed one 0.25.
+  """
+  train_tsv = data_path("glue", "CoLA", "in_domain_train.tsv")
   records = str(tmp_path / "cola")
   meta = cls_data.create_finetuning_data(
-      "cola", cased_vocab, records,
-      train_file=data_path("glue", "CoLA", "in_domain_train.tsv"),
-      eval_file=data_path("glue", "CoLA", "in_domain_dev.tsv"),
-      max_seq_length=SEQ, max_train_examples=320, max_eval_examples=100)
+      "cola", cased_vocab, records, train_file=train_tsv,
+      eval_file=train_tsv, max_seq_length=SEQ, max_train_examples=64,
+      max_eval_examples=64)
   params = exp_factory.get_exp_config("spanbert/glue")
   params.task.metric_type = meta["metric_type"]
-  params = _tiny(params, records, meta["num_labels"], steps=20)
-  model_dir = str(tmp_path / "model")
-  _, logs = train_lib.run(params, model_dir, mode="train",
-                          run_post_eval=True)
-  assert -1.0 <= logs["matthews_corrcoef"] <= 1.0
-  assert np.isfinite(logs["validation_loss"])
-  assert 0.0 <= logs["cls_accuracy"] <= 1.0
-  assert tf.train.latest_checkpoint(model_dir)
+  params = _tiny(params, records, meta["num_labels"], steps=160, lr=3e-3,
+                 hidden=64)
+  model, logs = train_lib.run(params, str(tmp_path / "model"), mode="train",
+                              run_post_eval=True)
+  with open(train_tsv, encoding="utf-8") as f:
+    gold = [int(line.split("\t")[1]) for line in f][:64]
+  predicted = _predict(params, model)
+  tp = sum(p == g == 1 for p, g in zip(predicted, gold))
+  tn = sum(p == g == 0 for p, g in zip(predicted, gold))
+  fp = sum(p == 1 and g == 0 for p, g in zip(predicted, gold))
+  fn = sum(p == 0 and g == 1 for p, g in zip(predicted, gold))
+  denominator = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)) ** 0.5
+  mcc = (tp * tn - fp * fn) / denominator if denominator else 0.0
+  assert mcc >= 0.8, (mcc, logs)
+  assert logs["matthews_corrcoef"] == pytest.approx(mcc)
+  assert logs["cls_accuracy"] == pytest.approx((tp + tn) / 64)
 
 
-def test_tiny_tacred_trains_and_evaluates_f1(tmp_path, cased_vocab):
-  path = _write(tmp_path / "train.json", json.dumps(_records(12)))
+_FILLER = ("said", "that", "the", "new", "report", "about", "was", "in", "a",
+           "statement", "on", "Monday", "and", "also", "met", "with",
+           "officials", "from", "during", "visit", "its", "last", "year")
+# (subject type, object type) -> relation: only the entity markers tell.
+_RELATIONS = (("ORGANIZATION", "PERSON", "org:founded_by"),
+              ("PERSON", "CITY", "per:cities_of_residence"),
+              ("PERSON", "ORGANIZATION", "no_relation"))
+
+
+def _relation_records(n, seed, prefix):
+  """TACRED records whose relation follows from the entity types only."""
+  rng = np.random.default_rng(seed)
+  records = []
+  for i in range(n):
+    subj_type, obj_type, relation = _RELATIONS[i % len(_RELATIONS)]
+    words = [str(w) for w in rng.choice(_FILLER, size=5, replace=False)]
+    subj, obj = (0, 6) if rng.random() < 0.5 else (6, 0)
+    words.insert(subj, "Alpha")
+    words.insert(obj, "Beta")
+    records.append(dict(
+        id=f"{prefix}{i}", token=words + ["."], subj_start=subj,
+        subj_end=subj, obj_start=obj, obj_end=obj, subj_type=subj_type,
+        obj_type=obj_type, relation=relation))
+  return records
+
+
+def test_tiny_tacred_learns_entity_types_scored_on_a_separate_split(
+    tmp_path, cased_vocab):
+  """Trained on 24 records, scored on 12 others with other wording.
+
+  TACRED itself (LDC) is not in the shared data, so both splits are
+  hand-made; the relation depends only on the entity types, which the model
+  sees only through the entity markers. tacred_f1 is recomputed from the
+  predictions against the relations in the eval JSON: with the records'
+  labels rotated by one example (scratch run), the logged tacred_f1 was 1.0
+  and the recomputed one 0.0.
+  """
+  train_json = _write(tmp_path / "train.json",
+                      json.dumps(_relation_records(24, 0, "t")))
+  eval_records = _relation_records(12, 1, "e")
+  eval_json = _write(tmp_path / "eval.json", json.dumps(eval_records))
   records = str(tmp_path / "tacred")
   meta = cls_data.create_finetuning_data("tacred", cased_vocab, records,
-                                         train_file=path, eval_file=path,
+                                         train_file=train_json,
+                                         eval_file=eval_json,
                                          max_seq_length=SEQ)
   params = exp_factory.get_exp_config("spanbert/tacred")
-  params = _tiny(params, records, meta["num_labels"], steps=2, batch=4)
-  _, logs = train_lib.run(params, str(tmp_path / "model"), mode="train",
-                          run_post_eval=True)
-  assert 0.0 <= logs["tacred_f1"] <= 1.0
-  assert 0.0 <= logs["tacred_precision"] <= 1.0
+  params = _tiny(params, records, meta["num_labels"], steps=60, batch=8,
+                 lr=3e-3, hidden=64)
+  model, logs = train_lib.run(params, str(tmp_path / "model"), mode="train",
+                              run_post_eval=True)
+  predicted = [meta["labels"][p] for p in _predict(params, model)]
+  gold = [r["relation"] for r in eval_records]
+  guessed = [p for p in predicted if p != "no_relation"]
+  correct = sum(p == g != "no_relation" for p, g in zip(predicted, gold))
+  precision = correct / len(guessed) if guessed else 1.0
+  recall = correct / sum(g != "no_relation" for g in gold)
+  f1 = 2 * precision * recall / (precision + recall) if correct else 0.0
+  assert f1 >= 0.9, (f1, predicted, gold)
+  assert logs["tacred_f1"] == pytest.approx(f1)
+  assert logs["tacred_precision"] == pytest.approx(precision)
+  with open(tmp_path / "model" / "best_ckpt" / "info.json",
+            encoding="utf-8") as f:
+    assert json.load(f)["tacred_f1"] == pytest.approx(f1)
 
 
 def test_initialize_restores_encoder_with_converted_params(tmp_path):
