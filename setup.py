@@ -57,6 +57,7 @@ setuptools.setup(
             "spanbert-train=official_spanbert.train:console_main",
             ("spanbert-export-savedmodel="
              "official_spanbert_tools.export_savedmodel:run"),
+            "spanbert-export-tfhub=official_spanbert_tools.export_tfhub:run",
             "spanbert-demo=official_spanbert.demo:console_main",
         ],
     },

@@ -1,0 +1,219 @@
+r"""SpanBERT as reusable SavedModels in the TF Hub format, for Keras users.
+
+`export` writes two SavedModels that follow TF Hub's API for text encoders
+(https://www.tensorflow.org/hub/common_saved_model_apis/text), as Model
+Garden's official/nlp/tools/export_tfhub_lib.py does for BERT:
+
+* `<export_dir>/encoder`: callable on {input_word_ids, input_mask,
+  input_type_ids} (int32 [batch, seq_length]; `training=` for dropout),
+  returning pooled_output [batch, H], sequence_output [batch, seq_length, H],
+  encoder_outputs (one [batch, seq_length, H] per layer) and `default` (=
+  pooled_output). It has variables, trainable_variables and
+  regularization_losses, so hub.KerasLayer(..., trainable=True) fine-tunes it.
+  Sub-objects for span filling, with the pretraining heads' weights (not
+  among the encoder's trainable variables):
+    - `mlm(sequence_output, masked_lm_positions)`: MLM logits
+      [batch, P, vocab] for the tokens at positions [batch, P] (int32);
+    - `sbo(sequence_output, left_positions, right_positions,
+      relative_positions)`: SBO logits [batch, P, vocab] for the token i of a
+      masked span s..e from the boundaries left = s - 1 and right = e + 1 and
+      relative = i - s (all [batch, P] int32; relative is clipped to the
+      head's max targets). Absent when the model has no SBO head.
+  Also `vocab_file` (an asset) and `do_lower_case`, like BERT encoders on Hub.
+* `<export_dir>/preprocessor`: the BERT preprocessing API, with the
+  tokenization of the TF Serving export (text_preprocessor.TextPreprocessor:
+  the marker `[MASK]` becomes the [MASK] token, invalid UTF-8 becomes U+FFFD):
+    - `preprocessor(text)`: [batch] strings -> encoder inputs of one segment
+      at the export's seq_length;
+    - `tokenize(text)`: int32 RaggedTensor [batch, (words), (wordpieces)];
+      `tokenize.get_special_tokens_dict()` gives vocab_size,
+      start_of_sequence_id, end_of_segment_id, padding_id and mask_id;
+    - `bert_pack_inputs([tokens_a, tokens_b], seq_length=N)`: one or two
+      segments (ragged rank 1 or 2) -> encoder inputs of length N (default:
+      the export's seq_length), trimmed round-robin; segments with different
+      batch sizes are an InvalidArgumentError.
+"""
+
+import os
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.nlp.modeling import layers
+from official_spanbert.serving import text_preprocessor as tp
+
+
+class MaskedLmHead(tf.Module):
+  """The `mlm` sub-object: MLM logits at given positions of sequence_output."""
+
+  def __init__(self, masked_lm: tf_keras.layers.Layer, hidden_size: int):
+    super().__init__(name="mlm")
+    self.masked_lm = masked_lm
+    self.__call__.get_concrete_function(
+        tf.TensorSpec([None, None, hidden_size], tf.float32),
+        tf.TensorSpec([None, None], tf.int32))
+
+  @tf.function
+  def __call__(self, sequence_output, masked_lm_positions):
+    return self.masked_lm(sequence_output, masked_positions=masked_lm_positions)
+
+
+class SpanBoundaryHead(tf.Module):
+  """The `sbo` sub-object: SBO logits from the spans' boundaries."""
+
+  def __init__(self, span_boundary: tf_keras.layers.Layer, hidden_size: int):
+    super().__init__(name="sbo")
+    self.span_boundary = span_boundary
+    positions = tf.TensorSpec([None, None], tf.int32)
+    self.__call__.get_concrete_function(
+        tf.TensorSpec([None, None, hidden_size], tf.float32), positions,
+        positions, positions)
+
+  @tf.function
+  def __call__(self, sequence_output, left_positions, right_positions,
+               relative_positions):
+    return self.span_boundary(sequence_output, left_positions,
+                              right_positions, relative_positions)
+
+
+def encoder_model(model, vocab_file: str,
+                  lower_case: bool = False) -> tf_keras.Model:
+  """The encoder of a SpanBertPretrainer as a Hub text encoder (see module)."""
+  encoder = model.encoder_network
+  outputs = dict(encoder(encoder.inputs))
+  outputs["default"] = outputs["pooled_output"]
+  core = tf_keras.Model(inputs=encoder.inputs, outputs=outputs)
+  # The heads' weights stay out of the encoder's (trainable) variables.
+  core._auto_track_sub_layers = False  # pylint: disable=protected-access
+  hidden_size = model.masked_lm.embedding_table.shape[-1]
+  core.mlm = MaskedLmHead(model.masked_lm, hidden_size)
+  if getattr(model, "span_boundary", None) is not None:
+    core.sbo = SpanBoundaryHead(model.span_boundary, hidden_size)
+  core.vocab_file = tf.saved_model.Asset(vocab_file)
+  core.do_lower_case = tf.Variable(lower_case, trainable=False)
+  return core
+
+
+class Tokenize(tf.Module):
+  """The `tokenize` sub-object: text -> [batch, (words), (wordpieces)]."""
+
+  def __init__(self, preprocessor: tp.TextPreprocessor):
+    super().__init__(name="tokenize")
+    self.preprocessor = preprocessor
+    vocab = preprocessor.vocab
+    self._special = dict(vocab_size=vocab.size, start_of_sequence_id=vocab.cls_id,
+                         end_of_segment_id=vocab.sep_id,
+                         padding_id=vocab.pad_id, mask_id=vocab.mask_id)
+    self.__call__.get_concrete_function(tf.TensorSpec([None], tf.string))
+
+  @tf.function
+  def __call__(self, text):
+    tokens = self.preprocessor.tokenize(text)  # [batch, (wordpieces)] int64
+    ids = tokens.flat_values
+    rows = tokens.value_rowids()
+    first_in_row = tf.equal(tf.range(tf.size(ids, tf.int64)),
+                            tf.gather(tokens.row_starts(), rows))
+    pieces = tf.strings.substr(tf.gather(self.preprocessor.vocab_tokens, ids),
+                               0, 2)
+    starts = tf.cast(first_in_row | tf.not_equal(pieces, "##"), tf.int64)
+    words = tf.RaggedTensor.from_value_rowids(
+        tf.cast(ids, tf.int32), tf.cumsum(starts) - 1,
+        nrows=tf.reduce_sum(starts))
+    return tf.RaggedTensor.from_row_lengths(
+        words, tf.math.unsorted_segment_sum(starts, rows, tokens.nrows()))
+
+  @tf.function(input_signature=[])
+  def get_special_tokens_dict(self):
+    return {k: tf.constant(v, tf.int32) for k, v in self._special.items()}
+
+
+class BertPackInputs(tf.Module):
+  """The `bert_pack_inputs` sub-object (Model Garden's packer, checked).
+
+  Callable as bert_pack_inputs(inputs, seq_length=...) on a list of one or
+  two int32 RaggedTensors of ragged rank 1 or 2 (as in
+  export_tfhub_lib.BertPackInputsSavedModelWrapper, whose call is set on the
+  instance so that the default seq_length survives saving).
+  """
+
+  def __init__(self, preprocessor: tp.TextPreprocessor):
+    super().__init__(name="bert_pack_inputs")
+    vocab = preprocessor.vocab
+
+    @tf.function(autograph=False)
+    def call(inputs, seq_length=preprocessor.seq_length):
+      inputs = list(inputs)
+      if len(inputs) == 2:
+        # The trimmer reads out of bounds on batches of different sizes.
+        check = tf.debugging.assert_equal(
+            inputs[0].nrows(), inputs[1].nrows(),
+            message="segments must have the same batch size")
+        with tf.control_dependencies([check]):
+          inputs = tf.nest.map_structure(tf.identity, inputs,
+                                         expand_composites=True)
+      return layers.BertPackInputs.bert_pack_inputs(
+          inputs, seq_length=seq_length,
+          start_of_sequence_id=vocab.cls_id, end_of_segment_id=vocab.sep_id,
+          padding_id=vocab.pad_id)
+
+    self.__call__ = call
+    for ragged_rank in (1, 2):
+      for segments in (1, 2):
+        call.get_concrete_function(
+            [tf.RaggedTensorSpec([None] * (ragged_rank + 1), tf.int32)] *
+            segments, seq_length=tf.TensorSpec([], tf.int32))
+
+
+class Preprocessor(tf.Module):
+  """The preprocessing SavedModel's root (see module docstring)."""
+
+  def __init__(self, vocab_file: str, lower_case: bool = False,
+               seq_length: int = 128):
+    super().__init__(name="spanbert_hub_preprocessor")
+    self.preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
+    self.tokenize = Tokenize(self.preprocessor)
+    self.bert_pack_inputs = BertPackInputs(self.preprocessor)
+    self.__call__.get_concrete_function(tf.TensorSpec([None], tf.string))
+
+  @tf.function
+  def __call__(self, text):
+    return self.preprocessor(text)
+
+
+def export(model, vocab_file: str, export_dir: str, *,
+           lower_case: bool = False, seq_length: int = 128) -> Dict[str, str]:
+  """Writes <export_dir>/encoder and <export_dir>/preprocessor.
+
+  Args:
+    model: a SpanBertPretrainer with weights.
+    vocab_file: its WordPiece vocab.
+    export_dir: a directory that has neither `encoder` nor `preprocessor`.
+    lower_case: uncased tokenization.
+    seq_length: default sequence length of the preprocessor.
+
+  Returns:
+    {"encoder": dir, "preprocessor": dir}.
+
+  Raises:
+    ValueError: one of the two exists already.
+  """
+  dirs = {name: os.path.join(export_dir, name)
+          for name in ("encoder", "preprocessor")}
+  for path in dirs.values():
+    if tf.io.gfile.exists(path):
+      raise ValueError(f"{path} exists; give another --export_dir")
+  tmp = os.path.join(export_dir, f".tmp-hub-{os.getpid()}")
+  try:
+    encoder_model(model, vocab_file, lower_case).save(
+        os.path.join(tmp, "encoder"), include_optimizer=False,
+        save_format="tf")
+    tf.saved_model.save(Preprocessor(vocab_file, lower_case, seq_length),
+                        os.path.join(tmp, "preprocessor"))
+    for name, path in dirs.items():
+      tf.io.gfile.rename(os.path.join(tmp, name), path)
+  finally:
+    if tf.io.gfile.exists(tmp):
+      tf.io.gfile.rmtree(tmp)
+  return dirs
