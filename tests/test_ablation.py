@@ -1,0 +1,130 @@
+"""benchmarks/ablation.py: a micro study end to end, resume, the gpu configs."""
+
+import dataclasses
+import json
+import os
+import sys
+
+import conftest
+import pytest
+
+BENCHMARKS = os.path.join(conftest.REPO, "benchmarks")
+if not os.path.exists(os.path.join(BENCHMARKS, "ablation.py")):
+  pytest.skip(f"{BENCHMARKS}/ablation.py is absent (not in the runfiles)",
+              allow_module_level=True)
+sys.path.insert(0, BENCHMARKS)
+import ablation  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from official.core import task_factory  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from official_spanbert.data import pretrain_dataloader  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import tf_keras  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def _study(work_dir, preset=ablation.PRESETS["micro"]):
+  return ablation.Study(
+      preset, str(work_dir),
+      corpus=os.path.join(conftest.data_path("corpus"), "*.txt"),
+      vocab=conftest.data_path("vocab", "bert-base-cased-vocab.txt"),
+      squad_dir=conftest.data_path("squad"), tag_processes=1)
+
+
+def _checkpoints(model_dir):
+  return sorted(f for f in os.listdir(model_dir) if f.endswith(".index"))
+
+
+def test_micro_study_resumes_and_reports(tmp_path):
+  study = _study(tmp_path / "study")
+  arms, seeds = ["random_init", "span_sbo"], [1, 2]
+  ablation.run_study(study, arms, seeds, ["records", "finetune_records"])
+
+  # A pretraining stage stopped at step 2: a checkpoint, no manifest entry.
+  params = ablation.pretrain_params(study, "span_sbo")
+  params.trainer.train_steps = 2
+  ablation.train.run(params, study.pretrain_dir("span_sbo"), mode="train")
+  assert _checkpoints(study.pretrain_dir("span_sbo")) == ["ckpt-2.index"]
+  manifest = ablation.run_study(study, arms, seeds, ["pretrain"])
+  pretrain = manifest["stages"]["pretrain:span_sbo"]
+  assert pretrain["result"]["start_step"] == 2
+  assert pretrain["result"]["steps"] == study.preset.pretrain_steps
+  assert "ckpt-6.index" in _checkpoints(study.pretrain_dir("span_sbo"))
+
+  # Finished stages are skipped: nothing reruns, the manifest is unchanged.
+  again = ablation.run_study(study, arms, seeds, ["records", "pretrain"])
+  assert again["stages"] == manifest["stages"]
+
+  manifest = ablation.run_study(study, arms, seeds)
+  assert list(manifest["stages"]) == ablation.plan(arms, seeds)
+  with open(os.path.join(study.work_dir, ablation.MANIFEST)) as f:
+    assert json.load(f)["stages"].keys() == manifest["stages"].keys()
+  heldout = manifest["stages"]["heldout_mlm:span_sbo"]["result"]
+  assert heldout["restored_from"] == study.pretrain_dir("span_sbo")
+  assert heldout["blocks"] > 0 and 0 <= heldout["masked_lm_accuracy"] <= 1
+
+  with open(study.path("report.md"), encoding="utf-8") as f:
+    report = f.read()
+  for arm in arms:
+    row = next(line for line in report.splitlines()
+               if line.startswith(f"| {arm} |"))
+    assert " ± " in row and "| 2 |" in row, row
+  with open(study.path("ablation.png"), "rb") as f:
+    assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+  # The report is rebuilt from disk alone, e.g. in a fresh process.
+  os.remove(study.path("report.md"))
+  ablation.main(["--preset=micro", f"--work_dir={study.work_dir}",
+                 "--stages=report", "--arms=random_init,span_sbo"])
+  assert os.path.exists(study.path("report.md"))
+
+  # Another preset in the same work dir is refused.
+  other = dataclasses.replace(study.preset, pretrain_steps=8)
+  with pytest.raises(ValueError, match="another preset"):
+    ablation.run_study(_study(study.work_dir, other), arms, seeds, ["report"])
+
+
+def test_stage_needs_its_inputs(tmp_path):
+  with pytest.raises(ValueError, match="needs records:single first"):
+    ablation.run_study(_study(tmp_path), ["span"], [1], ["pretrain"])
+
+
+def test_tagged_arms_pending_without_spacy(tmp_path, monkeypatch):
+  def unavailable(*args, **kwargs):
+    raise ablation.span_tagging.TaggingUnavailableError("no spaCy here")
+  monkeypatch.setattr(ablation.span_tagging, "SpanTagger", unavailable)
+  study = _study(tmp_path)
+  manifest = ablation.run_study(study, ["noun_phrase"], [1],
+                                ["records:tagged", "pretrain", "report"])
+  assert "no spaCy here" in manifest["stages"]["records:tagged"]["result"][
+      "pending"]
+  assert "pretrain:noun_phrase" not in manifest["stages"]
+  with open(study.path("report.md"), encoding="utf-8") as f:
+    assert "(pending: install .[linguistic])" in f.read()
+
+
+def test_gpu_preset_configs_dry_run(tmp_path):
+  """Every arm's gpu-preset experiment is built and validated and its task
+  and input pipeline are constructed on tiny records (the named_entity and
+  noun_phrase arms only where spaCy is installed); span_sbo then trains 2
+  steps in mixed_bfloat16 on CPU. Only sizes are overridden."""
+  preset = dataclasses.replace(
+      ablation.PRESETS["gpu"], layers=1, hidden=64, heads=2, ffn=128,
+      seq_length=64, batch_size=4, max_predictions=11, pretrain_steps=2,
+      warmup_steps=1, steps_per_loop=1, num_gpus=0, corpus_bytes=10_000,
+      heldout_every=5, num_shards=1, shuffle_buffer=10)
+  assert preset.mixed_precision == "bfloat16"
+  study = _study(tmp_path, preset)
+  kinds = {k: ablation.stage_records(study, k)
+           for k in ("single", "nsp", "tagged", "heldout")}
+  for arm, spec in ablation.ARMS.items():
+    if spec.experiment and "pending" not in kinds[spec.records]:
+      params = ablation.pretrain_params(study, arm)
+      assert params.runtime.mixed_precision_dtype == "bfloat16"
+      assert params.task.model.encoder.bert_v2.num_layers == 1
+      task_factory.get_task(params.task)
+      pretrain_dataloader.SpanBertPretrainDataLoader(params.task.train_data)
+    ablation.heldout_params(study, arm).validate()
+    ablation.finetune_params(study, arm, 1, "dev.json")
+  try:
+    result = ablation.stage_pretrain(study, "span_sbo")
+    assert tf_keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  assert result["steps"] == 2 and result["final"]["mlm_loss"] > 0
