@@ -133,8 +133,9 @@ def test_tagged_scheme_needs_tagged_records(cased_vocab, tmp_path):
   with pytest.raises(pdl.RecordsMismatchError) as e:
     pdl.SpanBertPretrainDataLoader(cfg)
   assert str(e.value) == (
-      f"records {prefix}-*.tfrecord carry no noun phrases spans, which "
-      "masking_scheme='noun_phrase' masks; rewrite them with "
+      f"records {prefix}-*.tfrecord were written without "
+      "--tag_spans=noun_phrases, which masking_scheme='noun_phrase' needs; "
+      "rewrite them with "
       "spanbert-create-pretraining-data --tag_spans=noun_phrases (needs pip "
       "install 'official-spanbert[linguistic]') or choose another "
       "masking_scheme")

@@ -178,14 +178,15 @@ def random_tokens(params: SpanBertPretrainDataConfig, vocab: tokenization.Vocab
   for prefix in sorted({pretraining_records.shard_prefix(f) for f in files}):
     counts = (pretraining_records.read_stats(
         prefix, pretraining_records.COUNTS_SUFFIX) if prefix else None)
-    name = f"{prefix}-*.tfrecord" if prefix else files[0]
     if (counts is None or counts.get("vocab_fingerprint") != vocab.fingerprint
         or len(counts.get("counts", [])) != vocab.size):
+      where = (f"{prefix}{pretraining_records.COUNTS_SUFFIX}" if prefix
+               else "not named as shards")
       raise RecordsMismatchError(
-          f"random_token_distribution='unigram' needs the wordpiece counts "
-          f"of records {name} ({prefix}{pretraining_records.COUNTS_SUFFIX} "
-          "for this vocab), which are missing; rewrite the records with "
-          "spanbert-create-pretraining-data or set "
+          "random_token_distribution='unigram' needs the wordpiece counts of "
+          f"records {f'{prefix}-*.tfrecord' if prefix else files[0]} for "
+          f"this vocab ({where}), which are missing; rewrite the records "
+          "with spanbert-create-pretraining-data or set "
           "random_token_distribution='uniform'")
     total += np.asarray(counts["counts"], np.int64)
   specials = set(vocab.special_ids.values()) - {vocab.unk_id}
@@ -224,8 +225,8 @@ def check_records(params: SpanBertPretrainDataConfig,
     kind = span_tagging.SCHEME_KIND.get(params.masking_scheme)
     if kind and kind not in _tagged_kinds(stats, path):
       raise RecordsMismatchError(
-          f"records {name} carry no {kind.replace('_', ' ')} spans, which "
-          f"masking_scheme={params.masking_scheme!r} masks; rewrite them with "
+          f"records {name} were written without --tag_spans={kind}, which "
+          f"masking_scheme={params.masking_scheme!r} needs; rewrite them with "
           f"spanbert-create-pretraining-data --tag_spans={kind} (needs "
           f"{span_tagging.INSTALL}) or choose another masking_scheme")
     fingerprint = (stats or {}).get("vocab_fingerprint")

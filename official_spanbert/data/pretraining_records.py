@@ -303,10 +303,13 @@ def _with_tags(docs: Iterator[TokenizedDocument], tagger, files,
     return
   tags = tagger.tag(corpus_lib.read_documents(files, on_decode_error,
                                               tag_counters))
-  for (tagged, length), doc in zip(tags, docs):
-    if length != len(doc.ids):  # the same tokenizer: never, unless a bug
-      raise RuntimeError(f"tagging saw {length} wordpieces in a document of "
-                         f"{len(doc.ids)}")
+  for i, ((tagged, length), doc) in enumerate(zip(tags, docs)):
+    if length != len(doc.ids):  # the same tokenizer, so the text changed
+      raise corpus_lib.CorpusError(
+          f"the inputs changed while they were read (once to tag, once to "
+          f"tokenize): document {i + 1} has {length} wordpieces in one read "
+          f"and {len(doc.ids)} in the other; rerun on files that are not "
+          "being written")
     yield doc, tagged
 
 
