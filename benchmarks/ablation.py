@@ -45,21 +45,24 @@ finished stages are skipped, a stopped stage resumes from its checkpoints):
 Presets:
 
   cpu    4 layers, hidden 256, 4 heads, FFN 1024, cased vocab 28,996, seq 128,
-         batch 32, 3,000 steps (peak lr 5e-4, 300 warmup). Measured with the
-         current code on the 2-core machine: ~47 examples/s (span + SBO) to
-         ~59 (token MLM), so an arm takes ~27-34 min and the 7 pretrained arms
-         ~3.7 h. Fine-tuning: 600 steps of batch 32 at seq 128 (~0.3 epoch of
-         the ~60k training windows), lr 2e-4, then the full dev set (10,570
-         questions): ~5 min training + ~4 min features, inference and
-         post-processing per run, so 8 arms x 3 seeds ~3.6 h. Records: the
-         single and NSP ones ~1 min each (~1 MB/s); spaCy tagging measured
-         674 words/s at load 13 (a 300 KB sample), so the ~4.5M words take
-         ~1.8 h at that load (less on an idle machine). Held-out MLM ~1 min
-         an arm. In all ~9-10 h on 2 cores; estimates, not yet measured end
-         to end.
+         batch 32, 3,000 steps (peak lr 5e-4, 300 warmup). Issue 15 measured
+         ~47 examples/s (span + SBO) to ~59 (token MLM) on the 2-core
+         machine, so an arm takes ~27-34 min and the 7 pretrained arms
+         ~3.7 h; the 64,043 training blocks (5,912 documents; 120 held out,
+         1,446 blocks) are seen 1.5 times. Fine-tuning: 600 steps of batch 32
+         at seq 128 (0.27 epoch of the 71,550 training windows of the 27,626
+         questions), lr 2e-4, then the full dev set (10,570 questions):
+         ~5 min training + ~4 min features, inference and post-processing
+         per run, so 8 arms x 3 seeds ~3.6 h. Records (measured at load 12):
+         single 43 s, NSP 73 s, held-out 4 s, SQuAD features 79 s (15-19 CPU
+         s each); spaCy tagging ran at 674 words/s at load 13 (a 300 KB
+         sample), so the ~4.5M words take ~1.8 h at that load (less on an
+         idle machine). Held-out MLM ~1 min an arm. In all ~9-10 h on 2
+         cores; estimates, not yet measured end to end.
   gpu    6 layers, hidden 512, 8 heads, FFN 2048, seq 128, batch 256, 1,500
-         steps, bf16 (runtime.mixed_precision_dtype=bfloat16, i.e. the
-         mixed_bfloat16 policy; Model Garden rejects "mixed_bfloat16"), one GPU.
+         steps (6 passes over the 64k blocks), bf16
+         (runtime.mixed_precision_dtype=bfloat16, i.e. the mixed_bfloat16
+         policy; Model Garden rejects "mixed_bfloat16"), one GPU.
          Sizing: non-embedding parameters 6 x 12 x 512^2 = 18.9M; a step is
          256 x 128 = 32,768 tokens, ~6 x 18.9M x 32,768 = 3.7 TFLOP in the
          encoder plus ~0.4 TFLOP per MLM/SBO projection (5,120 targets x

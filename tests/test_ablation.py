@@ -6,7 +6,10 @@ import os
 import sys
 
 import conftest
+from official.core import task_factory
+from official_spanbert.data import pretrain_dataloader
 import pytest
+import tf_keras
 
 BENCHMARKS = os.path.join(conftest.REPO, "benchmarks")
 if not os.path.exists(os.path.join(BENCHMARKS, "ablation.py")):
@@ -14,9 +17,6 @@ if not os.path.exists(os.path.join(BENCHMARKS, "ablation.py")):
               allow_module_level=True)
 sys.path.insert(0, BENCHMARKS)
 import ablation  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-from official.core import task_factory  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-from official_spanbert.data import pretrain_dataloader  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import tf_keras  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def _study(work_dir, preset=ablation.PRESETS["micro"]):
@@ -102,8 +102,9 @@ def test_tagged_arms_pending_without_spacy(tmp_path, monkeypatch):
 def test_gpu_preset_configs_dry_run(tmp_path):
   """Every arm's gpu-preset experiment is built and validated and its task
   and input pipeline are constructed on tiny records (the named_entity and
-  noun_phrase arms only where spaCy is installed); span_sbo then trains 2
-  steps in mixed_bfloat16 on CPU. Only sizes are overridden."""
+  noun_phrase arms only where spaCy is installed); token_nsp then trains 2
+  steps in mixed_bfloat16 on CPU and is scored on held-out blocks. Only
+  sizes are overridden."""
   preset = dataclasses.replace(
       ablation.PRESETS["gpu"], layers=1, hidden=64, heads=2, ffn=128,
       seq_length=64, batch_size=4, max_predictions=11, pretrain_steps=2,
@@ -123,8 +124,11 @@ def test_gpu_preset_configs_dry_run(tmp_path):
     ablation.heldout_params(study, arm).validate()
     ablation.finetune_params(study, arm, 1, "dev.json")
   try:
-    result = ablation.stage_pretrain(study, "span_sbo")
+    result = ablation.stage_pretrain(study, "token_nsp")
     assert tf_keras.mixed_precision.global_policy().name == "mixed_bfloat16"
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
-  assert result["steps"] == 2 and result["final"]["mlm_loss"] > 0
+  assert result["steps"] == 2 and result["final"]["next_sentence_loss"] > 0
+  # Held-out MLM restores the NSP arm's encoder and MLM head without NSP.
+  heldout = ablation.stage_heldout_mlm(study, "token_nsp")
+  assert heldout["blocks"] > 0 and "next_sentence_accuracy" not in heldout
