@@ -57,7 +57,8 @@ def exported(tmp_path_factory, cased_vocab):
   rte = classification.read_tsv(data_path("glue", "RTE", "train.tsv"), "rte")
   return {"encoder": str(d / "hub" / "encoder"),
           "preprocessor": str(d / "hub" / "preprocessor"),
-          "serving": tf.saved_model.load(serving["model"]), "model": model,
+          "serving": tf.saved_model.load(serving["model"]),
+          "serving_dir": serving["model"], "model": model,
           "rte": rte, "dir": d}
 
 
@@ -185,8 +186,9 @@ def test_keras_classifier_fine_tunes_saves_and_reloads(exported):
     optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
     return loss
 
-  # 15 steps on one batch of 16 pairs: the loss falls from about ln 2.
-  losses = [float(step(train, labels)) for _ in range(15)]
+  # 20 steps on one batch of 16 pairs: the loss falls from about ln 2 (under
+  # 0.05 at the end in every run measured; it starts falling at step 5-10).
+  losses = [float(step(train, labels)) for _ in range(20)]
   assert np.mean(losses[-3:]) < 0.5 * np.mean(losses[:3]), losses
   changed = [not np.allclose(b, v.numpy())
              for b, v in zip(before, encoder.trainable_weights)]
@@ -199,3 +201,13 @@ def test_keras_classifier_fine_tunes_saves_and_reloads(exported):
   got = reloaded(held_out)
   for key in expected:
     np.testing.assert_allclose(got[key], expected[key], atol=1e-5)
+
+  # The fine-tuned weights in the TF Serving export encode alike.
+  serving = tf.saved_model.load(exported["serving_dir"])
+  tuned = {v.name: v for v in reloaded.weights}
+  for v in serving.model.encoder_network.variables:
+    v.assign(tuned[v.name])
+  served = serving.signatures["encode_pair"](text=held_out[0],
+                                             text_pair=held_out[1])
+  for key in ("sequence_output", "pooled_output"):
+    np.testing.assert_allclose(got[key], served[key], atol=1e-5)
