@@ -60,6 +60,7 @@ def main(argv):
   del argv
   start = time.time()
   try:
+    hub_export.output_dirs(FLAGS.export_dir)  # before the slow part
     params = _params()
     checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
     if not checkpoint:

@@ -182,6 +182,20 @@ class Preprocessor(tf.Module):
     return self.preprocessor(text)
 
 
+def output_dirs(export_dir: str) -> Dict[str, str]:
+  """{"encoder": dir, "preprocessor": dir} under export_dir.
+
+  Raises:
+    ValueError: one of the two exists already.
+  """
+  dirs = {name: os.path.join(export_dir, name)
+          for name in ("encoder", "preprocessor")}
+  for path in dirs.values():
+    if tf.io.gfile.exists(path):
+      raise ValueError(f"{path} exists; give another --export_dir")
+  return dirs
+
+
 def export(model, vocab_file: str, export_dir: str, *,
            lower_case: bool = False, seq_length: int = 128) -> Dict[str, str]:
   """Writes <export_dir>/encoder and <export_dir>/preprocessor.
@@ -199,11 +213,7 @@ def export(model, vocab_file: str, export_dir: str, *,
   Raises:
     ValueError: one of the two exists already.
   """
-  dirs = {name: os.path.join(export_dir, name)
-          for name in ("encoder", "preprocessor")}
-  for path in dirs.values():
-    if tf.io.gfile.exists(path):
-      raise ValueError(f"{path} exists; give another --export_dir")
+  dirs = output_dirs(export_dir)
   tmp = os.path.join(export_dir, f".tmp-hub-{os.getpid()}")
   try:
     encoder_model(model, vocab_file, lower_case).save(
