@@ -33,6 +33,11 @@ finished stages are skipped, a stopped stage resumes from its checkpoints):
   report                  <work_dir>/report.md, report.json and ablation.png,
                           rebuilt from the result files and event files
 
+A stopped pretraining or fine-tuning stage resumes from its last checkpoint
+(checked here: pretrain:span_sbo killed with SIGKILL after ckpt-100 resumed
+from step 100). A SIGTERM exits (releasing the model_dir lock) only once the
+current loop of steps_per_loop steps ends.
+
 --stages takes stage names or their prefixes (`records`, `pretrain`,
 `finetune:span`); --arms restricts the arms.
 
@@ -46,9 +51,11 @@ Presets:
 
   cpu    4 layers, hidden 256, 4 heads, FFN 1024, cased vocab 28,996, seq 128,
          batch 32, 3,000 steps (peak lr 5e-4, 300 warmup). Issue 15 measured
-         ~47 examples/s (span + SBO) to ~59 (token MLM) on the 2-core
+         ~47 examples/s (span + SBO) to ~59 (token MLM) on the idle 2-core
          machine, so an arm takes ~27-34 min and the 7 pretrained arms
-         ~3.7 h; the 64,043 training blocks (5,912 documents; 120 held out,
+         ~3.7 h; pretrain:span_sbo here at load 10 ran at 10 examples/s
+         (100 steps in 5 min wall, 3.6 CPU min), i.e. ~2.7 h an arm at such
+         a load; the 64,043 training blocks (5,912 documents; 120 held out,
          1,446 blocks) are seen 1.5 times. Fine-tuning: 600 steps of batch 32
          at seq 128 (0.27 epoch of the 71,550 training windows of the 27,626
          questions), lr 2e-4, then the full dev set (10,570 questions):
@@ -58,7 +65,8 @@ Presets:
          s each); spaCy tagging ran at 674 words/s at load 13 (a 300 KB
          sample), so the ~4.5M words take ~1.8 h at that load (less on an
          idle machine). Held-out MLM ~1 min an arm. In all ~9-10 h on 2
-         cores; estimates, not yet measured end to end.
+         idle cores, 2-3 times that at load 10; estimates, not yet measured
+         end to end.
   gpu    6 layers, hidden 512, 8 heads, FFN 2048, seq 128, batch 256, 1,500
          steps (6 passes over the 64k blocks), bf16
          (runtime.mixed_precision_dtype=bfloat16, i.e. the mixed_bfloat16
