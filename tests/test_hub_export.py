@@ -204,9 +204,14 @@ def test_keras_classifier_fine_tunes_saves_and_reloads(exported):
 
   # The fine-tuned weights in the TF Serving export encode alike.
   serving = tf.saved_model.load(exported["serving_dir"])
-  tuned = {v.name: v for v in reloaded.weights}
+  # Names without the encoder's own scope: its suffix (bert_encoder_v2_51)
+  # counts the encoders built earlier in the process, e.g. by other tests.
+  def key(variable):
+    return variable.name.split("/", 1)[-1]
+
+  tuned = {key(v): v for v in reloaded.weights}
   for v in serving.model.encoder_network.variables:
-    v.assign(tuned[v.name])
+    v.assign(tuned[key(v)])
   served = serving.signatures["encode_pair"](text=held_out[0],
                                              text_pair=held_out[1])
   for key in ("sequence_output", "pooled_output"):
