@@ -45,6 +45,9 @@ _MAX_WARNINGS_PER_KIND = 20
 _WHITESPACE = re.compile(r"[\s\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 
 
+TRAIN_SHUFFLE_SEED = 12345
+
+
 class SquadFormatError(ValueError):
   """A SQuAD file that cannot be read at all."""
 
@@ -493,7 +496,14 @@ def prepare(path: str, tokenizer: tokenization.WordpieceTokenizer,
       is_training=is_training, source=path)
   if not features:
     raise SquadFormatError(f"{path}: no features (all contexts empty?)")
-  count = write_features(features, output, is_training, pad_to_multiple)
+  written = features
+  if is_training:
+    # Records in random order, as BERT's run_squad writes them: the file is in
+    # article order and the loader only shuffles within a 100-record buffer,
+    # so a run shorter than an epoch would see just the first articles.
+    order = np.random.default_rng(TRAIN_SHUFFLE_SEED).permutation(len(features))
+    written = [features[i] for i in order]
+  count = write_features(written, output, is_training, pad_to_multiple)
   logging.info("%s: %s -> %s (%d records)", path,
                feature_stats(examples, features), output, count)
   return examples, features
