@@ -13,15 +13,12 @@ one base get different versions, and a --version that exists or that another
 export is writing is a one-line error.
 """
 
-import os
 import sys
 
 from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official.core import exp_factory
-from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import export as export_lib
 
@@ -48,31 +45,13 @@ flags.DEFINE_integer("version", None,
 flags.mark_flag_as_required("export_base")
 
 
-def load_params():
-  """The experiment config: --experiment, then params.yaml, then overrides."""
-  params = exp_factory.get_exp_config(FLAGS.experiment)
-  yaml = FLAGS.model_dir and os.path.join(FLAGS.model_dir, "params.yaml")
-  if yaml and os.path.exists(yaml):
-    params = params_dict.override_params_dict(params, yaml, is_strict=False)
-  for f in FLAGS.config_file:
-    params = params_dict.override_params_dict(params, f, is_strict=True)
-  if FLAGS.params_override:
-    params = params_dict.override_params_dict(params, FLAGS.params_override,
-                                              is_strict=True)
-  return params
-
-
 def main(argv):
   del argv
   try:
-    params = load_params()
-    checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
-    if not checkpoint:
-      raise ValueError("give --model_dir or --checkpoint_path")
-    vocab = FLAGS.vocab_file or params.task.train_data.vocab_file
-    if not vocab:
-      raise ValueError("give --vocab_file (params have no vocab_file)")
-    model = export_lib.build_model(params, checkpoint)
+    params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
+                                    FLAGS.config_file, FLAGS.params_override)
+    model, vocab = export_lib.load_for_export(
+        params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
     paths = export_lib.export(
         model, vocab, FLAGS.export_base, lower_case=FLAGS.do_lower_case,
         seq_length=FLAGS.seq_length, top_k=FLAGS.top_k,

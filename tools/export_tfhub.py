@@ -10,7 +10,6 @@ preprocessing API: tokenize, bert_pack_inputs, and text -> inputs at
 --seq_length). See official_spanbert/serving/hub_export.py.
 """
 
-import os
 import sys
 import time
 
@@ -18,8 +17,6 @@ from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official.core import exp_factory
-from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import hub_export
@@ -43,32 +40,15 @@ flags.DEFINE_integer("seq_length", 128,
 flags.mark_flag_as_required("export_dir")
 
 
-def _params():
-  """The experiment config: --experiment, then params.yaml, then overrides."""
-  params = exp_factory.get_exp_config(FLAGS.experiment)
-  yaml = FLAGS.model_dir and os.path.join(FLAGS.model_dir, "params.yaml")
-  overrides = [(yaml, False)] if yaml and os.path.exists(yaml) else []
-  overrides += [(f, True) for f in FLAGS.config_file]
-  overrides += [(FLAGS.params_override, True)] if FLAGS.params_override else []
-  for override, strict in overrides:
-    params = params_dict.override_params_dict(params, override,
-                                              is_strict=strict)
-  return params
-
-
 def main(argv):
   del argv
   start = time.time()
   try:
     hub_export.output_dirs(FLAGS.export_dir)  # before the slow part
-    params = _params()
-    checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
-    if not checkpoint:
-      raise ValueError("give --model_dir or --checkpoint_path")
-    vocab = FLAGS.vocab_file or params.task.train_data.vocab_file
-    if not vocab:
-      raise ValueError("give --vocab_file (params have no vocab_file)")
-    model = export_lib.build_model(params, checkpoint)
+    params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
+                                    FLAGS.config_file, FLAGS.params_override)
+    model, vocab = export_lib.load_for_export(
+        params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
     dirs = hub_export.export(model, vocab, FLAGS.export_dir,
                              lower_case=FLAGS.do_lower_case,
                              seq_length=FLAGS.seq_length)

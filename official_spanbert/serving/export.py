@@ -12,7 +12,9 @@ from typing import Dict, List, Optional, Sequence
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
+from official.core import exp_factory
 from official.core import task_factory
+from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import serving_modules
@@ -22,6 +24,39 @@ WARMUP_TEXTS = (
     "SpanBERT predicts [MASK] [MASK] from the tokens around them.",
     "The quick brown fox jumps over the lazy dog.",
 )
+
+
+def load_params(experiment: str, model_dir: Optional[str] = None,
+                config_files: Sequence[str] = (),
+                params_override: str = ""):
+  """An experiment config: the experiment, then <model_dir>/params.yaml (if
+  there is one, loosely), then config files and overrides (strictly)."""
+  params = exp_factory.get_exp_config(experiment)
+  yaml = model_dir and os.path.join(model_dir, "params.yaml")
+  overrides = [(yaml, False)] if yaml and os.path.exists(yaml) else []
+  overrides += [(f, True) for f in config_files]
+  overrides += [(params_override, True)] if params_override else []
+  for override, strict in overrides:
+    params = params_dict.override_params_dict(params, override,
+                                              is_strict=strict)
+  return params
+
+
+def load_for_export(params, model_dir: Optional[str] = None,
+                    checkpoint_path: Optional[str] = None,
+                    vocab_file: Optional[str] = None):
+  """(model restored from the checkpoint, vocab file) for the export tools.
+
+  Raises:
+    ValueError: no checkpoint or no vocab given.
+  """
+  checkpoint = checkpoint_path or model_dir
+  if not checkpoint:
+    raise ValueError("give --model_dir or --checkpoint_path")
+  vocab = vocab_file or params.task.train_data.vocab_file
+  if not vocab:
+    raise ValueError("give --vocab_file (params have no vocab_file)")
+  return build_model(params, checkpoint), vocab
 
 
 def build_model(params, checkpoint_path: Optional[str] = None):
