@@ -1,0 +1,89 @@
+"""The side-by-side harness shared by parity_squad.py and parity_rte.py.
+
+Each side ("pkg": this package, "hf": the transformers + PyTorch reference)
+and seed runs in its own process (`--worker SIDE --seed N`) and writes
+<work_dir>/<side>-seed<N>/result.json; `run_all` skips runs whose result exists,
+so a stopped comparison resumes where it stopped.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SIDES = ("pkg", "hf")
+
+
+def add_common_args(ap, default_seeds, margin: float, margin_help: str):
+  """The flags every parity script has."""
+  ap.add_argument("--work_dir", required=True)
+  ap.add_argument("--seeds", type=int, nargs="+", default=default_seeds)
+  ap.add_argument("--margin", type=float, default=margin, help=margin_help)
+  ap.add_argument("--worker", choices=SIDES, default=None,
+                  help="internal: run one side")
+  ap.add_argument("--seed", type=int, default=1, help="with --worker")
+
+
+def worker(args, runners, config_keys):
+  """Runs one side/seed in this process and writes its result.json."""
+  run_dir = os.path.join(args.work_dir, f"{args.worker}-seed{args.seed}")
+  os.makedirs(run_dir, exist_ok=True)
+  load_before = os.getloadavg()
+  result = runners[args.worker](args, run_dir)
+  predictions = result.pop("predictions", None)
+  if predictions is not None:
+    with open(os.path.join(run_dir, "predictions.json"), "w",
+              encoding="utf-8") as f:
+      json.dump(predictions, f)
+  result.update(side=args.worker, seed=args.seed,
+                load_before=load_before, load_after=os.getloadavg(),
+                finished=time.strftime("%Y-%m-%d %H:%M:%S"),
+                config={k: getattr(args, k) for k in config_keys})
+  with open(os.path.join(run_dir, "result.json"), "w", encoding="utf-8") as f:
+    json.dump(result, f, indent=1)
+  print(json.dumps(result, indent=1))
+
+
+def run_all(args, script: str, config_keys, overrides=None):
+  """Runs every missing side/seed in a subprocess; returns all results."""
+  overrides = overrides or {}
+  results = []
+  for seed in args.seeds:
+    for side in SIDES:
+      result_file = os.path.join(args.work_dir, f"{side}-seed{seed}",
+                                 "result.json")
+      if not os.path.exists(result_file):
+        command = [sys.executable, os.path.abspath(script),
+                   "--worker", side, "--seed", str(seed),
+                   "--work_dir", args.work_dir]
+        command += [x for k in config_keys
+                    for x in (f"--{k}", str(overrides.get(k, getattr(args, k))))]
+        print(f"{time.strftime('%H:%M:%S')} running: {' '.join(command)}",
+              flush=True)
+        subprocess.run(command, check=True)
+      with open(result_file, encoding="utf-8") as f:
+        results.append(json.load(f))
+  return results
+
+
+def mean_sd(values):
+  sd = statistics.stdev(values) if len(values) > 1 else 0.0
+  return f"{statistics.mean(values):.2f} ± {sd:.2f}"
+
+
+def lr_factor(step: int, warmup: int, steps: int) -> float:
+  """Model Garden's PolynomialWarmUp(PolynomialDecay), power 1, as a factor."""
+  if step < warmup:
+    return max(step, 1) / warmup * (1 - warmup / steps)
+  return max(0.0, 1 - step / steps)
+
+
+def write_summary(work_dir: str, text: str, line: str, results, **extra):
+  print(text)
+  print(line)
+  with open(os.path.join(work_dir, "summary.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(dict(extra, table=text, verdict=line, results=results), f,
+              indent=1)

