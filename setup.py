@@ -10,10 +10,17 @@ setuptools.setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11,<3.12",
+    license="Apache-2.0",
+    license_files=["LICENSE"],
     packages=(setuptools.find_packages(include=["official_spanbert",
                                                 "official_spanbert.*"]) +
-              ["official_spanbert_tools"]),
-    package_dir={"official_spanbert_tools": "tools"},
+              ["official_spanbert_tools", "official_spanbert.yaml_configs"]),
+    # The YAML configs stay in the top-level configs/ (where the README's
+    # commands name them) and install as official_spanbert/yaml_configs/;
+    # official_spanbert.configs.yaml_files.path() finds them either way.
+    package_dir={"official_spanbert_tools": "tools",
+                 "official_spanbert.yaml_configs": "configs"},
+    package_data={"official_spanbert.yaml_configs": ["*/*.yaml"]},
     install_requires=[
         "tensorflow~=2.20.0",
         "tensorflow-text~=2.20.0",
