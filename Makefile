@@ -3,6 +3,8 @@
 #   make venv        create .venv (python3.11) and install the package
 #   make test        pytest over tests/ (2 workers), then `make bazel-test`
 #   make bazel-test  the Bazel unit tests (//:unit_tests), offline
+#   make wheel-check install the wheel (non-editable) in a clean venv and run
+#                    every console script from a temp dir (.ci/wheel_check.sh)
 #   make demo        python -m official_spanbert.demo
 #   make clean       remove build/test outputs (keeps .venv)
 #   make distclean   clean, and remove .venv too
@@ -30,7 +32,7 @@ BAZEL_FLAGS := --repo_env=SPANBERT_PYTHON=$(PY) \
                --repo_env=SPANBERT_DATA_DIR=$(SPANBERT_DATA_DIR)
 BAZEL_TARGETS ?= //:unit_tests
 
-.PHONY: venv test pytest bazel-test ensure-bazel demo clean distclean
+.PHONY: venv test pytest bazel-test wheel-check ensure-bazel demo clean distclean
 
 venv: $(STAMP)
 
@@ -56,6 +58,10 @@ pytest: venv
 
 bazel-test: venv ensure-bazel
 	$(BAZEL) test $(BAZEL_FLAGS) $(BAZEL_TARGETS)
+
+# Dependencies come from $(VENV); see the script's header.
+wheel-check: venv
+	PROJECT_PY=$(PY) bash .ci/wheel_check.sh
 
 # Installs Debian's Bazel 4.2.3 when no `bazel` is on PATH (CI machines).
 ensure-bazel:
