@@ -7,6 +7,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
+from official_spanbert.modeling import head_projection as head_projection_lib
 from official_spanbert.modeling import span_boundary_head
 
 ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -40,6 +41,10 @@ class SpanBertPretrainer(tf_keras.Model):
     sbo_activation: activation inside the SBO MLP.
     sbo_initializer: initializer of the SBO head.
     use_next_sentence: add BERT's NSP classification head (baseline).
+    head_projection: how the MLM and SBO logits are computed, one of
+      head_projection.HEAD_PROJECTIONS (modeling/head_projection.py):
+      "auto" takes the measured fastest on CPU and Model Garden's layers on
+      a GPU or TPU; the values are the same either way.
   """
 
   def __init__(self, encoder_network: tf_keras.Model, mlm_activation="gelu",
@@ -47,15 +52,19 @@ class SpanBertPretrainer(tf_keras.Model):
                sbo_max_targets: int = 15,
                sbo_position_embedding_size: int = 200,
                sbo_activation="gelu", sbo_initializer="glorot_uniform",
-               use_next_sentence: bool = False, **kwargs):
+               use_next_sentence: bool = False, head_projection: str = "auto",
+               **kwargs):
     super().__init__(**kwargs)
+    head_projection_lib.check(head_projection)
     self._config = dict(
         encoder_network=encoder_network, mlm_activation=mlm_activation,
         mlm_initializer=mlm_initializer, use_sbo=use_sbo,
         sbo_max_targets=sbo_max_targets,
         sbo_position_embedding_size=sbo_position_embedding_size,
         sbo_activation=sbo_activation, sbo_initializer=sbo_initializer,
-        use_next_sentence=use_next_sentence)
+        use_next_sentence=use_next_sentence, head_projection=head_projection)
+    # Resolved for "auto" once, where the model is built.
+    self._on_accelerator = head_projection_lib.accelerator_visible()
     self.encoder_network = encoder_network
     # Subclassed encoders create their embedding table when first called.
     _ = encoder_network(encoder_network.inputs)
@@ -107,17 +116,9 @@ class SpanBertPretrainer(tf_keras.Model):
     """MLM (and SBO) logits against the tied embedding table.
 
     The same values as calling `masked_lm` (and `span_boundary`), from the
-    same variables, computed faster on CPU:
-    - the projection is (table @ states^T)^T (`span_boundary_head.
-      tied_logits`, as SpanBoundaryHead itself does): oneDNN runs it about
-      2.4x faster than MaskedLM's states @ table^T at H = 768;
-    - with SBO and H >= 512, the MLM and SBO states go through one [2M, H]
-      projection instead of two [M, H] ones, laid out as [2, M * vocab] so
-      that splitting the logits copies nothing (measured: it saves a third
-      of the SBO head's time at H = 768 and costs half again at H = 128).
-    See benchmarks/RESULTS.md, section 3. The heads' first (building) call,
-    or SBO slots that differ in number from the masked positions, fall back
-    to calling the layers.
+    same variables, computed by the configured `head_projection` (see
+    modeling/head_projection.py: on CPU "auto" is the faster transposed /
+    joint projection, with a GPU or TPU visible Model Garden's layers).
 
     Args:
       sequence_output: encoder output [batch, seq_length, H].
@@ -129,38 +130,16 @@ class SpanBertPretrainer(tf_keras.Model):
     Returns:
       mlm_logits [batch, P, vocab], or (mlm_logits, sbo_logits) with SBO.
     """
-    mlm, sbo = self.masked_lm, self.span_boundary
-    with_sbo = left_positions is not None
-    slots = masked_positions.shape[1]
-    if not (mlm.built and (not with_sbo or sbo.built) and slots is not None
-            and (not with_sbo or slots == left_positions.shape[1])):
-      mlm_logits = mlm(sequence_output, masked_positions=masked_positions)
-      if not with_sbo:
-        return mlm_logits
-      return mlm_logits, sbo(sequence_output, left_positions,
-                             right_positions, relative_positions)
-    # MaskedLM.call up to its projection (Model Garden 2.20's layer).
-    mlm_states = mlm.layer_norm(mlm.dense(
-        mlm._gather_indexes(sequence_output, masked_positions)))  # pylint: disable=protected-access
-    shape = [tf.shape(masked_positions)[0], slots, mlm.embedding_table.shape[0]]
-    if not with_sbo or mlm_states.shape[-1] < _JOINT_PROJECTION_MIN_WIDTH:
-      mlm_logits = tf.reshape(span_boundary_head.tied_logits(
-          mlm_states, mlm.embedding_table, [mlm.bias]), shape)
-      if not with_sbo:
-        return mlm_logits
-      # The SBO head projects the same way.
-      return mlm_logits, sbo(sequence_output, left_positions,
-                             right_positions, relative_positions)
-    sbo_states = sbo.hidden_states(sequence_output, left_positions,
-                                   right_positions, relative_positions)
-    sbo_states = tf.cast(tf.reshape(sbo_states, [-1, mlm_states.shape[-1]]),
-                         mlm_states.dtype)
-    logits = span_boundary_head.tied_logits(
-        tf.concat([mlm_states, sbo_states], 0), mlm.embedding_table,
-        [mlm.bias, sbo.bias])
-    # Splitting the outer dimension of [2, M * vocab] shares the buffer.
-    mlm_logits, sbo_logits = tf.split(tf.reshape(logits, [2, -1]), 2)
-    return tf.reshape(mlm_logits, shape), tf.reshape(sbo_logits, shape)
+    projection = head_projection_lib.resolve(
+        self._config["head_projection"],
+        self.masked_lm.embedding_table.shape[-1],
+        with_sbo=left_positions is not None,
+        on_accelerator=self._on_accelerator,
+        joint_min_width=_JOINT_PROJECTION_MIN_WIDTH)
+    return head_projection_lib.head_logits(
+        self.masked_lm, self.span_boundary, sequence_output, masked_positions,
+        left_positions, right_positions, relative_positions,
+        projection=projection)
 
   @property
   def checkpoint_items(self) -> Dict[str, tf.Module]:
@@ -180,9 +159,9 @@ class SpanBertPretrainer(tf_keras.Model):
     return cls(**config)
 
 
-# Hidden width from which SpanBertPretrainer.head_logits projects the MLM and
-# SBO states together (faster on CPU at 768, slower at 128).
-_JOINT_PROJECTION_MIN_WIDTH = 512
+# Hidden width from which head_projection "auto" projects the MLM and SBO
+# states together on CPU (tests lower it).
+_JOINT_PROJECTION_MIN_WIDTH = head_projection_lib.JOINT_MIN_WIDTH
 
 
 def dummy_inputs(batch_size: int, seq_length: int, max_predictions: int,
