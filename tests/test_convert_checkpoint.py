@@ -8,6 +8,7 @@ skipped without it. Nothing is downloaded: transformers runs offline.
 import importlib.util
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -572,6 +573,31 @@ def test_tool_one_line_errors_and_success(tiny_hf, tmp_path, capsys):
                       f"--input={tmp_path / 'y'}",
                       f"--output={tmp_path / 'z'}")
   assert rc == 0 and (tmp_path / "z" / "model.safetensors").exists()
+  tool.FLAGS.unparse_flags()
+
+
+def test_tool_reports_progress_and_ends_with_a_summary(tiny_hf, tmp_path,
+                                                         capsys):
+  """Progress with an ETA on stderr; stdout ends with what went where."""
+  for direction, src, dst in (("hf_to_tf", tiny_hf[0], tmp_path / "tf"),
+                              ("tf_to_hf", tmp_path / "tf", tmp_path / "hf")):
+    rc, out = _run_tool(capsys, f"--direction={direction}", f"--input={src}",
+                        f"--output={dst}")
+    assert rc == 0, out.err
+    ticks = re.findall(rf"^{direction} \[[\d.]+ s\] (\d+)/(\d+) tensors "
+                       r"\(\d+%\), ETA [\d.]+ s$", out.err, re.M)
+    assert 2 <= len(ticks) <= 10 and ticks[-1][0] == ticks[-1][1], out.err
+    size = sum(f.stat().st_size for f in dst.iterdir()) / 1e6
+    summary = re.fullmatch(
+        rf"{direction}: wrote encoder, masked_lm, next_sentence "
+        rf"\((\d+) tensors, ([\d.]+) MB\) to {re.escape(str(dst))} in "
+        r"[\d.]+ s", out.out.splitlines()[-1])
+    assert summary, out.out
+    # Our variables converted; Hugging Face has one pooler for two of them.
+    assert int(summary.group(1)) == int(ticks[-1][1]) - (
+        direction == "tf_to_hf") * 2
+    assert abs(float(summary.group(2)) - size) <= 0.051
+    assert direction + ": wrote" not in out.err  # printed once, on stdout
   tool.FLAGS.unparse_flags()
 
 

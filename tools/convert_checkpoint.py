@@ -19,6 +19,10 @@ and back (our converted, pretraining or trainer checkpoint + its params.yaml
 
 Params with the exact GELU of Hugging Face's "gelu" name the activation
 `spanbert>gelu_exact`, registered by official_spanbert.modeling.activations.
+
+Progress goes to stderr (a line about every 10% of the tensors, with an
+ETA); the last line on stdout says what was written where (directory,
+tensors, MB, seconds). The conversion is official_spanbert.interop.
 """
 
 import sys
@@ -28,7 +32,10 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.data import tokenization
-from official_spanbert.modeling import hf_conversion
+from official_spanbert.interop import hf_files
+from official_spanbert.interop import hf_to_tf
+from official_spanbert.interop import progress
+from official_spanbert.interop import tf_to_hf
 
 FLAGS = flags.FLAGS
 
@@ -70,24 +77,25 @@ def main(argv):
                      f"{' '.join(argv[1:])}\n")
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
+  # Progress lines on stderr; the summary is printed below, last.
+  report = progress.Progress(FLAGS.direction, summary=False)
   try:
     if FLAGS.direction == "hf_to_tf":
-      result = hf_conversion.hf_to_tf(
+      result = hf_to_tf.hf_to_tf(
           FLAGS.input, FLAGS.output, approximate_gelu=FLAGS.approximate_gelu,
           allow_layer_norm_eps_mismatch=FLAGS.allow_layer_norm_eps_mismatch,
           ignore_prefixes=FLAGS.ignore_prefix, vocab_file=FLAGS.vocab_file,
-          lower_case=lower, overwrite=FLAGS.overwrite)
+          lower_case=lower, overwrite=FLAGS.overwrite, progress=report)
     else:
-      result = hf_conversion.tf_to_hf(
+      result = tf_to_hf.tf_to_hf(
           FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,
           vocab_file=FLAGS.vocab_file, lower_case=lower,
           drop_next_sentence=FLAGS.drop_next_sentence,
-          overwrite=FLAGS.overwrite)
-  except (hf_conversion.ConversionError, tokenization.VocabError,
+          overwrite=FLAGS.overwrite, progress=report)
+  except (hf_files.ConversionError, tokenization.VocabError,
           OSError) as e:
     sys.stderr.write(f"convert_checkpoint: error: {e}\n")
     return 1
-  print(f"wrote {', '.join(result.items)} to {result.output}")
   if result.initialized:
     print(f"not in the source, initialised: {', '.join(result.initialized)}")
   if result.dropped:
@@ -97,8 +105,9 @@ def main(argv):
             False: "cased: create records without --do_lower_case",
             None: "unknown: check the source's tokenizer settings"}
     print(f"checkpoint {result.checkpoint}; params {result.output}/"
-          f"{hf_conversion.PARAMS_FILE}; vocab {result.output}/"
-          f"{hf_conversion.VOCAB_FILE} ({case[result.lower_case]})")
+          f"{hf_files.PARAMS_FILE}; vocab {result.output}/"
+          f"{hf_files.VOCAB_FILE} ({case[result.lower_case]})")
+  print(result.summary())
   return 0
 
 

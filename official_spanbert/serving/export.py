@@ -13,9 +13,10 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.core import exp_factory
-from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import serving_modules
 from official_spanbert.serving import text_preprocessor as tp
@@ -60,9 +61,19 @@ def load_for_export(params, model_dir: Optional[str] = None,
 
 
 def build_model(params, checkpoint_path: Optional[str] = None):
-  """The task's model, restored from a training/encoder checkpoint."""
-  task = task_factory.get_task(params.task)
-  model = task.build_model()
+  """The pretrainer of `params.task.model` (modeling/builder.py), restored
+  from a training/encoder checkpoint if one is given.
+
+  Raises:
+    ValueError: params of an experiment that is not pretraining.
+  """
+  if not isinstance(params.task.model,
+                    spanbert_configs.SpanBertPretrainerConfig):
+    raise ValueError(
+        "the export takes a pretraining experiment (task.model a "
+        f"SpanBertPretrainerConfig), not one with "
+        f"{type(params.task.model).__name__}")
+  model = builder.build_pretrainer(params.task.model)
   if checkpoint_path:
     checkpoints.restore(model, checkpoint_path)
   return model

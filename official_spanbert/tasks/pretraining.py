@@ -9,13 +9,10 @@ import tf_keras
 
 from official.core import base_task
 from official.core import task_factory
-from official.modeling import tf_utils
-from official.nlp.configs import encoders
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
-from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
-from official_spanbert.modeling import span_bert_pretrainer
 
 
 def weighted_cross_entropy(labels, logits, weights):
@@ -85,18 +82,8 @@ class SpanBertPretrainTask(base_task.Task):
                        f"{params.reference_sequences_per_gpu}")
 
   def build_model(self, params=None) -> tf_keras.Model:
-    config = params or self.task_config.model
-    encoder = encoders.build_encoder(config.encoder)
-    init = tf_keras.initializers.TruncatedNormal(
-        stddev=config.mlm_initializer_range)
-    return span_bert_pretrainer.SpanBertPretrainer(
-        encoder_network=encoder,
-        mlm_activation=tf_utils.get_activation(config.mlm_activation),
-        mlm_initializer=init, use_sbo=config.use_sbo,
-        sbo_max_targets=config.sbo_max_targets,
-        sbo_position_embedding_size=config.sbo_position_embedding_size,
-        sbo_activation=tf_utils.get_activation(config.sbo_activation),
-        sbo_initializer=init, use_next_sentence=config.use_next_sentence)
+    """modeling/builder.py's pretrainer of `params` (default: task.model)."""
+    return builder.build_pretrainer(params or self.task_config.model)
 
   def initialize(self, model: tf_keras.Model):
     """Loads `init_checkpoint` (used when model_dir has no checkpoint yet).

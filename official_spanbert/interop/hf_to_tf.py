@@ -1,0 +1,147 @@
+"""Import: a Hugging Face BERT directory -> our checkpoint, params and vocab.
+
+See the package docstring (interop/__init__.py) for what is written.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+from typing import Any, Dict, Optional, Sequence, Union
+
+import numpy as np
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tensorflow as tf
+import yaml
+
+from official.nlp.configs import encoders
+from official_spanbert.data import tokenization
+from official_spanbert.interop import hf_files
+from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import weight_map
+
+ConversionError = hf_files.ConversionError
+
+
+def params_dict(encoder_config: encoders.EncoderConfig,
+                mlm_activation: str) -> Dict[str, Any]:
+  """The params override (task.model) for a converted encoder."""
+  return {"task": {"model": {
+      "encoder": {"type": encoder_config.type,
+                  encoder_config.type: encoder_config.get().as_dict()},
+      "mlm_activation": mlm_activation}}}
+
+
+def hf_to_tf(input_dir: str, output_dir: str, *,
+             approximate_gelu: bool = False,
+             allow_layer_norm_eps_mismatch: bool = False,
+             ignore_prefixes: Sequence[str] = (),
+             vocab_file: Optional[str] = None,
+             lower_case: Optional[bool] = None,
+             overwrite: bool = False,
+             progress: Union[bool, progress_lib.Progress] = True
+             ) -> progress_lib.ConversionResult:
+  """Converts a Hugging Face BERT directory into our checkpoint.
+
+  Args:
+    input_dir: the Hugging Face directory.
+    output_dir: where to write (see the module docstring).
+    approximate_gelu: with hidden_act "gelu", use Model Garden's tanh "gelu"
+      instead of the exact `spanbert>gelu_exact` (outputs then differ slightly
+      from PyTorch's; params need no registration).
+    allow_layer_norm_eps_mismatch: convert even if config.json's
+      layer_norm_eps is not Model Garden's 1e-12 (outputs then differ).
+    ignore_prefixes: source key prefixes to drop (e.g. "qa_outputs.").
+    vocab_file: vocab to copy if input_dir has no vocab.txt.
+    lower_case: tokenization to record (default: the input's
+      tokenizer_config.json do_lower_case, if any).
+    overwrite: replace an earlier conversion in output_dir.
+    progress: True: a line about every 10% of the tensors on stderr, with an
+      ETA, and a summary line at the end (see progress.py); False: quiet; or
+      a progress.Progress.
+
+  Returns:
+    A ConversionResult.
+
+  Raises:
+    ConversionError: unusable input (message names the key or setting).
+  """
+  report = progress_lib.reporter(progress, "hf_to_tf")
+  hf_files.check_output(output_dir, hf_files.HF_TO_TF_OUTPUTS, overwrite)
+  config = hf_files.read_hf_config(input_dir)
+  if (not np.isclose(config.layer_norm_eps,
+                     hf_files.MODEL_GARDEN_LAYER_NORM_EPS,
+                     rtol=1e-6, atol=0) and not allow_layer_norm_eps_mismatch):
+    raise ConversionError(
+        f"{input_dir}/config.json: layer_norm_eps is {config.layer_norm_eps}, "
+        f"but Model Garden's BertEncoderV2 and MaskedLM use "
+        f"{hf_files.MODEL_GARDEN_LAYER_NORM_EPS}; outputs would differ "
+        "slightly (allow the mismatch to convert anyway)")
+  vocab_src = os.path.join(input_dir, hf_files.VOCAB_FILE)
+  if not os.path.exists(vocab_src):
+    vocab_src = vocab_file
+    if not vocab_src:
+      raise ConversionError(f"{input_dir} has no vocab.txt; pass a vocab file")
+  vocab = tokenization.load_vocab(vocab_src)
+  if vocab.size > config.vocab_size:
+    raise ConversionError(
+        f"vocab {vocab_src} has {vocab.size} tokens but config.json's "
+        f"vocab_size is {config.vocab_size}")
+  source_state = hf_files.read_hf_state_dict(input_dir)
+  report.note(f"read {len(source_state)} tensors "
+              f"({sum(v.nbytes for v in source_state.values()) / 1e6:.1f} MB)"
+              f" from {input_dir}; building the model")
+  state = weight_map.canonical_state(source_state, ignore_prefixes)
+  has_mlm, has_nsp = weight_map.heads_in(state)
+  encoder_config = config.encoder_config()
+  activation = config.tf_activation
+  if approximate_gelu and activation == hf_files.EXACT_GELU:
+    activation = "gelu"
+    encoder_config.bert_v2.hidden_activation = "gelu"
+  model = weight_map.build_model(encoder_config, activation,
+                                 use_next_sentence=has_nsp)
+  initialized = weight_map.assign_hf_weights(model, state, config,
+                                             source=input_dir, progress=report)
+  items = ["encoder"] + (["masked_lm"] if has_mlm else []) + (
+      ["next_sentence"] if has_nsp else [])
+
+  os.makedirs(output_dir, exist_ok=True)
+  prefix = os.path.join(output_dir, hf_files.CHECKPOINT_NAME)
+  report.note(f"writing {prefix}")
+  tf.train.Checkpoint(**weight_map.checkpoint_items(model, items)).write(
+      prefix)
+  # The checkpoint state file, so that output_dir works as a checkpoint dir.
+  with open(os.path.join(output_dir, "checkpoint"), "w", encoding="utf-8") as f:
+    f.write(f'model_checkpoint_path: "{hf_files.CHECKPOINT_NAME}"\n'
+            f'all_model_checkpoint_paths: "{hf_files.CHECKPOINT_NAME}"\n')
+  with open(os.path.join(output_dir, hf_files.PARAMS_FILE), "w",
+            encoding="utf-8") as f:
+    f.write("# Converted from a Hugging Face BERT checkpoint: a params "
+            "override for the\n# SpanBERT experiments. Use "
+            f"task.init_checkpoint={prefix}.\n")
+    yaml.safe_dump(params_dict(encoder_config, activation), f,
+                   sort_keys=False)
+  if os.path.abspath(vocab_src) != os.path.abspath(
+      os.path.join(output_dir, hf_files.VOCAB_FILE)):
+    shutil.copyfile(vocab_src, os.path.join(output_dir, hf_files.VOCAB_FILE))
+  lower = lower_case if lower_case is not None else hf_files.read_lower_case(
+      input_dir)
+  with open(os.path.join(output_dir, hf_files.CONVERSION_FILE), "w",
+            encoding="utf-8") as f:
+    json.dump({"direction": "hf_to_tf", "source": os.path.abspath(input_dir),
+               "source_config": dataclasses.asdict(config),
+               "items": items, "initialized": initialized,
+               "lower_case": lower, "activation": activation,
+               "checkpoint": hf_files.CHECKPOINT_NAME}, f, indent=2)
+  written = tf.io.gfile.glob(prefix + ".*") + [
+      os.path.join(output_dir, name) for name in (
+          "checkpoint", hf_files.PARAMS_FILE, hf_files.VOCAB_FILE,
+          hf_files.CONVERSION_FILE)]
+  result = progress_lib.ConversionResult(
+      output=output_dir, items=items, initialized=initialized,
+      lower_case=lower, checkpoint=prefix, direction="hf_to_tf",
+      tensors=len([e for e in weight_map.weight_map(config.num_hidden_layers)
+                   if e.item in items]),
+      bytes_written=hf_files.files_size(written))
+  return report.finish(result)
+

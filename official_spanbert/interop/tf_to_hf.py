@@ -1,0 +1,210 @@
+"""Export: our checkpoint + its params -> a Hugging Face BERT directory.
+
+See the package docstring (interop/__init__.py) for what is written.
+"""
+
+import json
+import os
+import shutil
+from typing import Optional, Tuple, Union
+
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tensorflow as tf
+import yaml
+
+from official.nlp.configs import encoders
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data import tokenization
+from official_spanbert.interop import hf_files
+from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import weight_map
+from official_spanbert.modeling import checkpoints
+
+ConversionError = hf_files.ConversionError
+
+
+def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
+  """(encoder config, mlm_activation) from a params YAML.
+
+  Accepts a full params.yaml (as the trainer writes to model_dir) or an
+  override with task.model.encoder (configs/models/*.yaml, or the one
+  hf_to_tf writes). Unset fields take the SpanBERT experiment defaults.
+
+  Raises:
+    ConversionError: no task.model.encoder in it, or a non-bert_v2 encoder.
+  """
+  if not os.path.exists(path):
+    raise ConversionError(f"params file {path} does not exist")
+  with open(path, encoding="utf-8") as f:
+    try:
+      d = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+      raise ConversionError(f"{path}: not valid YAML ({e})") from None
+  model_d = (d.get("task") or {}).get("model") or {}
+  if "encoder" not in model_d:
+    raise ConversionError(f"{path} has no task.model.encoder")
+  model_config = spanbert_configs.SpanBertPretrainerConfig()
+  try:
+    model_config.override(
+        {"encoder": model_d["encoder"],
+         "mlm_activation": model_d.get("mlm_activation",
+                                       model_config.mlm_activation)},
+        is_strict=True)
+  except (KeyError, ValueError, TypeError) as e:
+    raise ConversionError(f"{path}: bad task.model.encoder ({e})") from None
+  enc = model_config.encoder
+  if enc.type != "bert_v2":
+    raise ConversionError(f"{path}: encoder type is {enc.type!r}; only "
+                          "bert_v2 (BertEncoderV2) converts")
+  b = enc.bert_v2
+  for field, ok, why in (
+      ("embedding_size", b.embedding_size in (None, b.hidden_size),
+       "factorised embeddings"),
+      ("norm_first", not b.norm_first, "pre-LN transformers"),
+      ("output_range", b.output_range is None, "a truncated output")):
+    if not ok:
+      raise ConversionError(f"{path}: {field}={getattr(b, field)} "
+                            f"({why}) has no Hugging Face BERT counterpart")
+  for name in (b.hidden_activation, model_config.mlm_activation):
+    if name not in hf_files.TF_TO_HF_ACTIVATION:
+      raise ConversionError(
+          f"{path}: activation {name!r} has no Hugging Face counterpart "
+          f"(supported: {', '.join(sorted(hf_files.TF_TO_HF_ACTIVATION))})")
+  if b.hidden_activation != model_config.mlm_activation:
+    raise ConversionError(
+        f"{path}: hidden_activation {b.hidden_activation!r} and "
+        f"mlm_activation {model_config.mlm_activation!r} differ; Hugging "
+        "Face BERT uses one hidden_act for both")
+  return enc, model_config.mlm_activation
+
+
+def resolve_checkpoint(path: str) -> str:
+  """checkpoints.resolve, raising ConversionError."""
+  try:
+    return checkpoints.resolve(path)
+  except ValueError as e:
+    raise ConversionError(str(e)) from None
+
+
+def tf_to_hf(checkpoint: str, output_dir: str, *,
+             params_file: Optional[str] = None,
+             vocab_file: Optional[str] = None,
+             lower_case: Optional[bool] = None,
+             drop_next_sentence: bool = False,
+             overwrite: bool = False,
+             progress: Union[bool, progress_lib.Progress] = True
+             ) -> progress_lib.ConversionResult:
+  """Converts one of our checkpoints into a Hugging Face BERT directory.
+
+  Args:
+    checkpoint: checkpoint prefix or directory (its latest checkpoint), with
+      an `encoder` item (written by hf_to_tf, the trainer, or
+      tf.train.Checkpoint(encoder=...)); `masked_lm` and `next_sentence` are
+      converted when present.
+    output_dir: the Hugging Face directory to write.
+    params_file: params YAML with task.model.encoder; default: params.yaml
+      beside the checkpoint (hf_to_tf and the trainer write one).
+    vocab_file: default: vocab.txt beside the checkpoint, else the params'
+      task.train_data.vocab_file.
+    lower_case: the vocab's tokenization, written to tokenizer_config.json;
+      default: conversion.json beside the checkpoint, else False (cased, as
+      SpanBERT).
+    drop_next_sentence: leave out an NSP head (needed when its pooler differs
+      from the encoder's).
+    overwrite: replace an earlier export in output_dir.
+    progress: as in hf_to_tf.hf_to_tf (stderr lines with an ETA and a
+      summary; False: quiet).
+
+  Returns:
+    A ConversionResult.
+
+  Raises:
+    ConversionError: unusable input (message names the problem).
+  """
+  report = progress_lib.reporter(progress, "tf_to_hf")
+  hf_files.check_output(output_dir, hf_files.TF_TO_HF_OUTPUTS, overwrite)
+  prefix = resolve_checkpoint(checkpoint)
+  ckpt_dir = os.path.dirname(prefix)
+  params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
+  if not os.path.exists(params_file):
+    raise ConversionError(f"no params file: {params_file} does not exist; "
+                          "pass the params YAML the checkpoint was made with")
+  encoder_config, mlm_activation = read_params(params_file)
+  if vocab_file is None:
+    beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
+    if os.path.exists(beside):
+      vocab_file = beside
+    else:
+      with open(params_file, encoding="utf-8") as f:
+        data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
+            "train_data") or {}
+      vocab_file = data.get("vocab_file") or None
+  if not vocab_file:
+    raise ConversionError("no vocab file beside the checkpoint or in the "
+                          "params; pass one")
+  vocab = tokenization.load_vocab(vocab_file)
+  if vocab.size > encoder_config.bert_v2.vocab_size:
+    raise ConversionError(
+        f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
+        f"vocab_size is {encoder_config.bert_v2.vocab_size}")
+  if lower_case is None:
+    meta = os.path.join(ckpt_dir, hf_files.CONVERSION_FILE)
+    if os.path.exists(meta):
+      with open(meta, encoding="utf-8") as f:
+        lower_case = json.load(f).get("lower_case")
+    lower_case = bool(lower_case)
+
+  names = {n.split("/", 1)[0] for n, _ in tf.train.list_variables(prefix)}
+  if "encoder" not in names:
+    raise ConversionError(
+        f"checkpoint {prefix} has no `encoder` item (it has "
+        f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
+        "tf.train.Checkpoint(encoder=...)")
+  dropped = sorted(n for n in names if n in ("span_boundary",))
+  use_nsp = "next_sentence" in names and not drop_next_sentence
+  if "next_sentence" in names and drop_next_sentence:
+    dropped.append("next_sentence")
+  items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
+      ["next_sentence"] if use_nsp else [])
+  report.note(f"building the model of {params_file}, reading {prefix}")
+  model = weight_map.build_model(encoder_config, mlm_activation,
+                                 use_next_sentence=use_nsp)
+  try:
+    status = tf.train.Checkpoint(
+        **weight_map.checkpoint_items(model, items)).read(prefix)
+    status.expect_partial().assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+    raise ConversionError(
+        f"checkpoint {prefix} does not match the encoder in {params_file}: "
+        f"{first}") from None
+
+  if items == ["encoder"]:
+    architectures, key_prefix = ["BertModel"], ""
+  elif use_nsp:
+    architectures, key_prefix = ["BertForPreTraining"], "bert."
+  else:
+    architectures, key_prefix = ["BertForMaskedLM"], "bert."
+  state = weight_map.export_hf_state(model, items, prefix=key_prefix,
+                                     progress=report)
+  os.makedirs(output_dir, exist_ok=True)
+  config = hf_files.hf_config_dict(encoder_config, architectures,
+                                   pad_token_id=vocab.pad_id)
+  with open(os.path.join(output_dir, hf_files.HF_CONFIG_FILE), "w",
+            encoding="utf-8") as f:
+    json.dump(config, f, indent=2)
+  report.note(f"writing {output_dir}")
+  hf_files.write_safetensors(
+      state, os.path.join(output_dir, hf_files.HF_WEIGHTS_FILE))
+  shutil.copyfile(vocab_file, os.path.join(output_dir, hf_files.VOCAB_FILE))
+  hf_files.write_tokenizer_files(
+      output_dir, lower_case,
+      model_max_length=encoder_config.bert_v2.max_position_embeddings)
+  written = [os.path.join(output_dir, name) for name in (
+      hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
+      hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
+  result = progress_lib.ConversionResult(
+      output=output_dir, items=items, dropped=dropped, lower_case=lower_case,
+      checkpoint=prefix, direction="tf_to_hf", tensors=len(state),
+      bytes_written=hf_files.files_size(written))
+  return report.finish(result)

@@ -1,0 +1,44 @@
+"""Builds the SpanBERT pretrainer from its config: the one model builder.
+
+The pretraining task (tasks/pretraining.py), the Hugging Face converter
+(interop/) and the SavedModel export (serving/export.py) all build their
+model here, so the three cannot drift apart.
+"""
+
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tf_keras
+
+from official.modeling import tf_utils
+from official.nlp.configs import encoders
+from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
+from official_spanbert.modeling import span_bert_pretrainer
+
+
+def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
+  """A SpanBertPretrainer with all its variables, from its config.
+
+  Args:
+    config: a SpanBertPretrainerConfig (configs/spanbert.py, the
+      experiments' `task.model`): encoder, MLM/SBO activations and
+      initializer range, which heads, head_projection. Activations may name
+      `spanbert>gelu_exact` (registered by modeling/activations.py, imported
+      here).
+
+  Returns:
+    The model; its heads' variables exist (the constructor calls it once).
+
+  Raises:
+    ValueError: an unknown head_projection.
+  """
+  encoder = encoders.build_encoder(config.encoder)
+  init = tf_keras.initializers.TruncatedNormal(
+      stddev=config.mlm_initializer_range)
+  return span_bert_pretrainer.SpanBertPretrainer(
+      encoder_network=encoder,
+      mlm_activation=tf_utils.get_activation(config.mlm_activation),
+      mlm_initializer=init, use_sbo=config.use_sbo,
+      sbo_max_targets=config.sbo_max_targets,
+      sbo_position_embedding_size=config.sbo_position_embedding_size,
+      sbo_activation=tf_utils.get_activation(config.sbo_activation),
+      sbo_initializer=init, use_next_sentence=config.use_next_sentence,
+      head_projection=config.head_projection)

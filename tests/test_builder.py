@@ -1,0 +1,85 @@
+"""One model builder: the task, the converter and the export build alike."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert.configs import classification_experiments  # noqa: F401
+from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.interop import weight_map
+from official_spanbert.modeling import builder
+from official_spanbert.modeling import span_bert_pretrainer
+from official_spanbert.serving import export
+
+TINY = {"task": {"model": {
+    "encoder": {"type": "bert_v2", "bert_v2": {
+        "vocab_size": 40, "hidden_size": 16, "num_layers": 1,
+        "num_attention_heads": 2, "intermediate_size": 32,
+        "max_position_embeddings": 16}},
+    "mlm_activation": "spanbert>gelu_exact",
+    "sbo_activation": "spanbert>gelu_exact"}}}
+
+
+def _params(experiment="spanbert/pretraining"):
+  params = exp_factory.get_exp_config(experiment)
+  return params_dict.override_params_dict(params, TINY, is_strict=True)
+
+
+def _shapes(model):
+  return sorted((v.name.split("/", 1)[-1], tuple(v.shape))
+                for v in model.weights)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+  """The configs that builder.build_pretrainer was called with."""
+  seen = []
+  build = builder.build_pretrainer
+
+  def counting(config):
+    seen.append(config)
+    return build(config)
+
+  monkeypatch.setattr(builder, "build_pretrainer", counting)
+  return seen
+
+
+def test_task_export_and_converter_use_the_one_builder(calls):
+  params = _params()
+  task_model = task_factory.get_task(params.task).build_model()
+  export_model = export.build_model(params)
+  converter_model = weight_map.build_model(
+      params.task.model.encoder, params.task.model.mlm_activation,
+      use_next_sentence=True)
+  assert len(calls) == 3
+  assert calls[0] is params.task.model and calls[1] is params.task.model
+  assert not calls[2].use_sbo and calls[2].use_next_sentence
+  for model in (task_model, export_model, converter_model):
+    assert isinstance(model, span_bert_pretrainer.SpanBertPretrainer)
+  assert _shapes(task_model) == _shapes(export_model)
+  assert set(converter_model.checkpoint_items) == {
+      "encoder", "masked_lm", "next_sentence"}
+
+
+def test_builder_follows_the_config():
+  params = _params("bert/token_nsp")
+  model = builder.build_pretrainer(params.task.model)
+  assert model.span_boundary is None and model.next_sentence is not None
+  config = model.get_config()
+  assert config["head_projection"] == params.task.model.head_projection
+  # The heads use the configured (exact) GeLU.
+  x = tf.constant([-1.5, 0.3, 2.0])
+  np.testing.assert_allclose(model.masked_lm.dense.activation(x),
+                             tf.nn.gelu(x, approximate=False), atol=1e-6)
+
+
+def test_export_refuses_a_fine_tuning_experiment():
+  params = exp_factory.get_exp_config("spanbert/glue")
+  assert not isinstance(params.task.model,
+                        spanbert_configs.SpanBertPretrainerConfig)
+  with pytest.raises(ValueError, match="pretraining experiment"):
+    export.build_model(params)
