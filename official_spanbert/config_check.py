@@ -1,17 +1,34 @@
-"""Type check of an experiment config's numeric and boolean fields.
+"""Configuration errors of spanbert-train: a type check, and the one line.
 
 Model Garden stores a --params_override value as YAML parses it, so a typo
 such as `task.train_data.masking_rate=abc` leaves the string 'abc' in a float
 field and surfaces much later as a TypeError that names no field.
 `check_value_types` names the field instead.
+
+`is_configuration_error` tells the errors the binary reports in one line
+(`spanbert-train: error: <one_line(e)>`) from bugs that keep their traceback.
 """
 
 import dataclasses
 import typing
 
+import gin
+import yaml
+
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tensorflow as tf
+from official.core import train_lib
 from official.modeling import hyperparams
+from official_spanbert import run_lock
 
 _SCALARS = {int: "an integer", float: "a number", bool: "true or false"}
+
+# Errors in the configuration, in the inputs it names or with the model_dir,
+# also from gin-wrapped builders -- when raised while the run is set up.
+CONFIGURATION_ERRORS = (
+    ValueError, TypeError, KeyError, OSError, yaml.YAMLError,
+    tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
+    run_lock.ModelDirLockedError)
 
 
 class ConfigTypeError(ValueError):
@@ -38,3 +55,41 @@ def check_value_types(config: hyperparams.Config, prefix: str = "") -> None:
     elif expected and isinstance(value, str):
       raise ConfigTypeError(
           f"{name} must be {_SCALARS[expected]}, got {value!r}")
+
+
+def _during_setup(e: BaseException) -> bool:
+  """Whether `e` was raised before Model Garden's runner started training or
+  evaluating (while it built the task, trainer, datasets or controller), not
+  by a step, where a TypeError is a bug."""
+  tb = e.__traceback__
+  while tb is not None:
+    if tb.tb_frame.f_code is train_lib.OrbitExperimentRunner.run.__code__:
+      return False
+    tb = tb.tb_next
+  return True
+
+
+def is_configuration_error(e: BaseException) -> bool:
+  """Whether spanbert-train reports `e` in one line."""
+  return isinstance(e, CONFIGURATION_ERRORS) and _during_setup(e)
+
+
+def _original(e: BaseException) -> BaseException:
+  """The exception that gin re-raised as `e` to add "In call to configurable
+  ..." to its message (gin's proxy has the original as its context)."""
+  while (e.__context__ is not None and
+         getattr(type(e).__str__, "__module__", None) == gin.utils.__name__):
+    e = e.__context__
+  return e
+
+
+def one_line(e: BaseException) -> str:
+  """`e`'s message on one line, without gin's call-site notes."""
+  e = _original(e)
+  if isinstance(e, tf.errors.OpError):
+    message = e.message
+  elif isinstance(e, KeyError) and e.args:
+    message = str(e.args[0])
+  else:
+    message = str(e)
+  return " ".join(message.split()) or type(e).__name__

@@ -1,24 +1,32 @@
-r"""SpanBERT training binary (Model Garden style).
+r"""SpanBERT training binary: Model Garden's runner, with a model_dir guard.
 
   spanbert-train --experiment=spanbert/pretraining \
     --config_file=configs/models/base.yaml \
     --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
     --mode=train --model_dir=/tmp/spanbert
 
-Modes: train, eval, train_and_eval, continuous_eval. A killed run resumes from
-the last checkpoint in --model_dir; if that checkpoint's files are broken, it
-is moved into <model_dir>/broken_checkpoints/ and the run resumes from the
-newest intact one. A NaN/Inf loss stops the run with an error and leaves the
-last good checkpoint in place.
+The run is Model Garden's: `train_lib.run_experiment` (OrbitExperimentRunner:
+checkpointing, summaries, best-checkpoint export, blowup recovery, preemption
+checkpoints) for train, eval, train_and_eval, continuous_eval and
+train_and_post_eval, and `continuous_finetune_lib` for
+continuous_train_and_eval, as official/nlp/train.py; with the strategy's
+model parallelism from `runtime`, TPU preemption recovery and
+--enable_async_checkpointing. The trainer is `trainer.SpanBertTrainer`
+(examples_per_second, a progress line with ETA, typed divergence).
 
-Training modes hold <model_dir>/train.lock while they run, so a second
-training run on the same --model_dir refuses to start and names the first;
-eval and continuous_eval take no lock.
+Around the run, on the model_dir:
+- training modes hold <model_dir>/train.lock, so a second training run on
+  it refuses to start and names the first (run_lock.py); eval modes take none;
+- a broken newest checkpoint is moved into <model_dir>/broken_checkpoints/
+  and the run resumes from the newest intact one (checkpoint_recovery.py);
+- a NaN/Inf loss (Model Garden's trainer.loss_upper_bound /
+  recovery_max_trials rule) stops the run with TrainingDivergedError naming
+  the last good checkpoint, which stays in place.
 
 A configuration error (a bad config value or override, inputs matching no
 file, a locked or unusable model_dir) or a diverged run prints one line,
-`spanbert-train: error: <message>`, and exits with status 1. Pass
---verbosity=1 to see the traceback as well.
+`spanbert-train: error: <message>`, and exits with status 1; --verbosity=1
+adds the traceback. A finished run prints one line saying what it wrote where.
 """
 
 import contextlib
@@ -29,8 +37,8 @@ from typing import Any, Mapping, Optional, Tuple
 
 from absl import app
 from absl import flags
+from absl import logging
 import gin
-import yaml
 
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
@@ -43,6 +51,7 @@ from official.core import task_factory
 from official.core import train_lib
 from official.core import train_utils
 from official.modeling import performance
+from official.nlp import continuous_finetune_lib
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
@@ -52,10 +61,8 @@ from official_spanbert import run_lock
 from official_spanbert import trainer as trainer_lib
 
 FLAGS = flags.FLAGS
-
-
-class TrainingDivergedError(RuntimeError):
-  """The loss became NaN/Inf (or exceeded trainer.loss_upper_bound)."""
+TrainingDivergedError = trainer_lib.TrainingDivergedError
+CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
 
 
 def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
@@ -67,7 +74,8 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
   Args:
     params: the experiment config.
     model_dir: checkpoints, summaries and params.yaml go here.
-    mode: train, eval, train_and_eval or continuous_eval.
+    mode: train, eval, train_and_eval, continuous_eval, train_and_post_eval
+      or continuous_train_and_eval (which returns no model: None).
     strategy: distribution strategy (default: from params.runtime).
     run_post_eval: evaluate once after training and return those logs.
 
@@ -78,94 +86,94 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
   """
+  return run_experiment(params, model_dir, mode, strategy=strategy,
+                        run_post_eval=run_post_eval)
+
+
+def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
+                   strategy: Optional[tf.distribute.Strategy] = None,
+                   run_post_eval: bool = False,
+                   enable_async_checkpointing: bool = False,
+                   pretrain_steps: Optional[int] = None
+                   ) -> Tuple[Optional[tf_keras.Model], Mapping[str, Any]]:
+  """run() with the binary's options: Model Garden's async checkpointing,
+  and for continuous_train_and_eval the pretraining run's last step."""
   if params.runtime.mixed_precision_dtype:
     performance.set_mixed_precision_policy(
         params.runtime.mixed_precision_dtype)
-  if strategy is None:
-    strategy = distribute_utils.get_distribution_strategy(
+  if mode == CONTINUOUS_TRAIN_AND_EVAL:
+    # Model Garden's loop makes its own strategy; it fine-tunes on one host.
+    with _model_dir_guard(params, model_dir, mode, chief=True), \
+        trainer_lib.scope():
+      return None, continuous_finetune_lib.run_continuous_finetune(
+          mode, params, model_dir, run_post_eval=run_post_eval,
+          pretrain_steps=pretrain_steps)
+  while True:
+    run_strategy = strategy or distribute_utils.get_distribution_strategy(
         distribution_strategy=params.runtime.distribution_strategy,
         all_reduce_alg=params.runtime.all_reduce_alg,
         num_gpus=params.runtime.num_gpus,
-        tpu_address=params.runtime.tpu)
-  # The chief owns model_dir (other workers checkpoint to temporary dirs).
-  chief = strategy.extended.should_checkpoint
-  train = "train" in mode
-  with (run_lock.hold(model_dir) if train and chief
-        else contextlib.nullcontext()):
-    if train:
-      train_utils.serialize_config(params, model_dir)
-      if chief:
-        checkpoint_recovery.recover_latest(model_dir)
-    else:
-      checkpoint_recovery.check_latest(model_dir)
-    return _run_experiment(params, model_dir, mode, strategy, run_post_eval)
+        tpu_address=params.runtime.tpu,
+        **params.runtime.model_parallelism())
+    # As official/nlp/train.py: a preempted TPU job reconnects and resumes
+    # from the last checkpoint. TF's watcher acts on Google's TPUs only;
+    # elsewhere trainer.preemption_on_demand_checkpoint (a train action of
+    # the runner) saves on preemption and the next run resumes.
+    watcher = (tf.distribute.experimental.PreemptionWatcher()
+               if isinstance(run_strategy, tf.distribute.TPUStrategy)
+               else None)
+    try:
+      # The chief owns model_dir (other workers checkpoint to temporary dirs).
+      with _model_dir_guard(params, model_dir, mode,
+                            run_strategy.extended.should_checkpoint):
+        with run_strategy.scope():
+          task = task_factory.get_task(params.task, logging_dir=model_dir)
+        with trainer_lib.scope():
+          return train_lib.run_experiment(
+              distribution_strategy=run_strategy, task=task, mode=mode,
+              params=params, model_dir=model_dir,
+              run_post_eval=run_post_eval,
+              enable_async_checkpointing=enable_async_checkpointing)
+    except tf.errors.OpError:
+      if strategy or not (watcher and watcher.preemption_message):
+        raise
+      logging.warning("TPU workers were preempted (%s); restarting from the "
+                      "last checkpoint", watcher.preemption_message)
+      watcher.block_until_worker_exit()
 
 
-def _run_experiment(params, model_dir, mode, strategy, run_post_eval):
-  """run()'s Model Garden part, raising TrainingDivergedError."""
-  with strategy.scope():
-    task = task_factory.get_task(params.task, logging_dir=model_dir)
-    trainer = train_utils.create_trainer(
-        params, task, train="train" in mode,
-        evaluate=("eval" in mode) or run_post_eval,
-        trainer_cls=trainer_lib.SpanBertTrainer,
-        checkpoint_exporter=train_utils.maybe_create_best_ckpt_exporter(
-            params, model_dir))
-  try:
-    return train_lib.run_experiment(
-        distribution_strategy=strategy, task=task, mode=mode, params=params,
-        model_dir=model_dir, trainer=trainer, run_post_eval=run_post_eval)
-  except RuntimeError as e:
-    if "loss value" not in str(e):
-      raise
-    last = tf.train.latest_checkpoint(model_dir)
-    raise TrainingDivergedError(
-        f"training diverged at step {int(trainer.global_step.numpy())}: {e} "
-        f"Last good checkpoint: {last or 'none (no checkpoint was written)'}; "
-        "lower the learning rate or check the data, then rerun to resume "
-        "from it.") from None
+@contextlib.contextmanager
+def _model_dir_guard(params, model_dir, mode, chief):
+  """Training modes: hold the lock, write params.yaml, set the newest intact
+  checkpoint to resume from. Eval modes: refuse a broken latest checkpoint."""
+  if "train" not in mode:
+    checkpoint_recovery.check_latest(model_dir)
+    yield
+    return
+  with (run_lock.hold(model_dir) if chief else contextlib.nullcontext()):
+    train_utils.serialize_config(params, model_dir)
+    if chief:
+      checkpoint_recovery.recover_latest(model_dir)
+    yield
 
 
-# What `spanbert-train` reports in one line when raised while the run is set
-# up (see _during_setup): errors in the configuration, in the inputs it names
-# or with the model_dir, also from gin-wrapped builders; and a diverged run.
-CONFIGURATION_ERRORS = (
-    ValueError, TypeError, KeyError, OSError, yaml.YAMLError,
-    tf.errors.NotFoundError, tf.errors.InvalidArgumentError,
-    TrainingDivergedError, run_lock.ModelDirLockedError)
-
-
-def _during_setup(e: BaseException) -> bool:
-  """Whether `e` was raised outside Model Garden's run_experiment, i.e. not by
-  a training or evaluation step, where a TypeError is a bug that keeps its
-  traceback. run() raises TrainingDivergedError itself, outside it."""
-  tb = e.__traceback__
-  while tb is not None:
-    if tb.tb_frame.f_code is train_lib.run_experiment.__code__:
-      return False
-    tb = tb.tb_next
-  return True
-
-
-def _original(e: BaseException) -> BaseException:
-  """The exception that gin re-raised as `e` to add "In call to configurable
-  ..." to its message (gin's proxy has the original as its context)."""
-  while (e.__context__ is not None and
-         getattr(type(e).__str__, "__module__", None) == gin.utils.__name__):
-    e = e.__context__
-  return e
-
-
-def _error_message(e: BaseException) -> str:
-  """`e`'s message on one line, without gin's call-site notes."""
-  e = _original(e)
-  if isinstance(e, tf.errors.OpError):
-    message = e.message
-  elif isinstance(e, KeyError) and e.args:
-    message = str(e.args[0])
-  else:
-    message = str(e)
-  return " ".join(message.split()) or type(e).__name__
+def summary(model_dir: str, mode: str) -> str:
+  """The line a finished run ends with: what it wrote where."""
+  if mode == CONTINUOUS_TRAIN_AND_EVAL:
+    metrics = sorted(tf.io.gfile.glob(f"{model_dir}/metrics-*.json"),
+                     key=lambda p: int(p.rsplit("-", 1)[1][:-len(".json")]))
+    return (f"fine-tuned and evaluated {len(metrics)} pretraining "
+            f"checkpoint(s): metrics in {model_dir}/metrics-<step>.json "
+            f"(last {metrics[-1] if metrics else 'none'}), TensorBoard "
+            f"summaries in {model_dir}/eval")
+  last = tf.train.latest_checkpoint(model_dir)
+  step = last and int(train_utils.read_global_step_from_checkpoint(last))
+  if "train" not in mode:
+    return (f"evaluated {last or 'the initial model (no checkpoint)'} "
+            f"(step {step or 0}): TensorBoard summaries in "
+            f"{model_dir}/validation")
+  return (f"trained to step {step}: checkpoint {last}, TensorBoard summaries "
+          f"in {model_dir}/train, config {model_dir}/params.yaml")
 
 
 def main(_):
@@ -175,18 +183,31 @@ def main(_):
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     params = train_utils.parse_configuration(FLAGS)
     config_check.check_value_types(params)
-    run(params, FLAGS.model_dir, FLAGS.mode)
-  except CONFIGURATION_ERRORS as e:
-    if not _during_setup(e):
+    run_experiment(params, FLAGS.model_dir, FLAGS.mode,
+                   enable_async_checkpointing=FLAGS.enable_async_checkpointing,
+                   pretrain_steps=FLAGS.pretrain_steps)
+  except Exception as e:  # pylint: disable=broad-except
+    if not (isinstance(e, TrainingDivergedError) or
+            config_check.is_configuration_error(e)):
       raise
     if FLAGS.verbosity >= 1:
       traceback.print_exc()
-    sys.stderr.write(f"spanbert-train: error: {_error_message(e)}\n")
+    sys.stderr.write(f"spanbert-train: error: {config_check.one_line(e)}\n")
     sys.exit(1)
+  train_utils.save_gin_config(FLAGS.mode, FLAGS.model_dir)
+  print(f"spanbert-train: {summary(FLAGS.model_dir, FLAGS.mode)}")
 
 
 def define_flags():
   tfm_flags.define_flags()
+  flags.DEFINE_bool(
+      "enable_async_checkpointing", False,
+      "Save checkpoints in the background (Model Garden's async "
+      "checkpointing; official/nlp/train.py defaults it to True).")
+  flags.DEFINE_integer(
+      "pretrain_steps", None,
+      "continuous_train_and_eval: the pretraining run's last step; until a "
+      "checkpoint of that step was fine-tuned, keep waiting for new ones.")
   flags.mark_flags_as_required(["experiment", "mode", "model_dir"])
 
 

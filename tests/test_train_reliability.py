@@ -1,10 +1,18 @@
-"""spanbert-train never loses a run's work and reports bad configs in a line.
+"""spanbert-train never loses a run's work, reports errors in a line and
+runs Model Garden's runner in the modes its users expect.
 
 - A second training run on a model_dir refuses to start and names the first
   (the lock in official_spanbert/run_lock.py); eval runs still read it.
 - A truncated newest checkpoint is moved aside and training resumes from the
   newest intact one (official_spanbert/checkpoint_recovery.py).
 - Configuration errors print `spanbert-train: error: <message>`, exit 1.
+- Divergence is Model Garden's loss_upper_bound / recovery_max_trials rule,
+  raised as TrainingDivergedError: restores first when trials are allowed,
+  one `spanbert-train: error:` line from the binary.
+- Progress lines with an ETA and one summary line of what was written where;
+  --enable_async_checkpointing is honoured.
+- continuous_train_and_eval fine-tunes each checkpoint of a pretraining run
+  (Model Garden's continuous_finetune_lib) with SpanBertTrainer.
 """
 
 import glob
@@ -26,6 +34,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import checkpoint_recovery
 from official_spanbert import run_lock
 from official_spanbert import train as train_lib
+from official_spanbert import trainer as trainer_lib
 from conftest import REPO, tiny_params
 
 TIMEOUT_S = 300
@@ -214,3 +223,112 @@ def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
   assert "In call to configurable" not in last
   assert re.search(message, last), last
   assert ("Traceback" in result.stderr) == bool(flags)
+
+
+def test_progress_line_counts_steps_and_estimates_the_rest():
+  progress = trainer_lib._Progress(total_steps=12, global_batch_size=8)
+  progress.add(4, 10.0)  # the first loop also traced the train function
+  assert progress.line(4) == (
+      "train progress: step 4/12 (33%) | 3.2 examples/s | ETA 0:00:20")
+  progress.add(4, 2.0)  # later loops alone give the rate: 2 steps/s
+  assert progress.line(8) == (
+      "train progress: step 8/12 (67%) | 16.0 examples/s | ETA 0:00:02")
+  progress.add(4, 2.0)
+  assert progress.line(12) == (
+      "train progress: step 12/12 (100%) | 16.0 examples/s")
+
+
+def test_binary_shows_progress_and_what_it_wrote(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  model_dir = _copy(trained, tmp_path)
+  config = _config(tmp_path, pretraining_records, cased_vocab, steps=16)
+  result = subprocess.run(
+      _train_cmd(config, model_dir, "--mode=train_and_eval",
+                 "--enable_async_checkpointing",
+                 "--params_override=trainer.validation_interval=8"),
+      cwd=REPO, env=_env(), capture_output=True, text=True,
+      timeout=TIMEOUT_S, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert re.search(r"train progress: step 12/16 \(75%\) \| [\d.]+ "
+                   r"examples/s \| ETA \d+:\d\d:\d\d", result.stderr)
+  assert re.search(r"train progress: step 16/16 \(100%\) \| [\d.]+ "
+                   r"examples/s\n", result.stderr)
+  assert "async checkpoint" in result.stderr.lower()
+  assert result.stdout.strip().splitlines()[-1] == (
+      f"spanbert-train: trained to step 16: checkpoint {model_dir}/ckpt-16, "
+      f"TensorBoard summaries in {model_dir}/train, config "
+      f"{model_dir}/params.yaml")
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-16")
+  assert os.listdir(os.path.join(model_dir, "validation"))
+  assert os.path.exists(
+      os.path.join(model_dir, "operative_config.train_and_eval.gin"))
+
+
+def test_binary_reports_divergence_in_one_line(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  model_dir = _copy(trained, tmp_path)
+  config = _config(tmp_path, pretraining_records, cased_vocab, steps=12)
+  result = subprocess.run(
+      _train_cmd(config, model_dir, "--params_override=task.sbo_weight=.nan"),
+      cwd=REPO, env=_env(), capture_output=True, text=True,
+      timeout=TIMEOUT_S, check=False)
+  assert result.returncode == 1, result.stderr[-3000:]
+  assert "Traceback" not in result.stderr
+  assert result.stderr.strip().splitlines()[-1] == (
+      "spanbert-train: error: training diverged at step 12: The loss value "
+      "is NaN after training loop and it happens 1 times. Last good "
+      f"checkpoint: {model_dir}/ckpt-8; lower the learning rate or check the "
+      "data, then rerun to resume from it.")
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+
+
+def test_recovery_trials_restore_the_last_checkpoint_before_stopping(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  model_dir = _copy(trained, tmp_path)
+  params = tiny_params(pretraining_records, cased_vocab, steps=16)
+  params.task.sbo_weight = float("nan")
+  params.trainer.recovery_max_trials = 1
+  with caplog.at_level(logging.WARNING):
+    with pytest.raises(train_lib.TrainingDivergedError,
+                       match=r"diverged at step 12: .*NaN.* happens 2 times"):
+      train_lib.run(params, model_dir)
+  assert caplog.text.count(
+      f"Recovering the model from checkpoint: {model_dir}/ckpt-8") == 1
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+
+
+def test_loss_upper_bound_stops_the_run(pretraining_records, cased_vocab,
+                                        trained, tmp_path):
+  model_dir = _copy(trained, tmp_path)
+  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+  params.trainer.loss_upper_bound = 1.0  # the tiny model's loss is ~20
+  with pytest.raises(train_lib.TrainingDivergedError,
+                     match=r"diverged at step 12: .*larger than the bound "
+                     r"1\.0.* Last good checkpoint: .*ckpt-8"):
+    train_lib.run(params, model_dir)
+
+
+def test_continuous_train_and_eval_fine_tunes_each_checkpoint(
+    pretraining_records, cased_vocab, trained, tmp_path, monkeypatch):
+  created = []
+  init = trainer_lib.SpanBertTrainer.__init__
+
+  def spy_init(self, *args, **kwargs):
+    created.append(self)
+    init(self, *args, **kwargs)
+
+  monkeypatch.setattr(trainer_lib.SpanBertTrainer, "__init__", spy_init)
+  model_dir = str(tmp_path / "finetune")
+  params = tiny_params(pretraining_records, cased_vocab, steps=4)
+  params.task.init_checkpoint = trained
+  params.trainer.continuous_eval_timeout = 1
+  model, logs = train_lib.run(params, model_dir,
+                              mode="continuous_train_and_eval",
+                              run_post_eval=True)
+  assert model is None and "mlm_loss" in logs, logs
+  assert created  # Model Garden's loop built SpanBertTrainer
+  assert os.path.exists(os.path.join(model_dir, "metrics-8.json"))
+  assert train_lib.summary(model_dir, "continuous_train_and_eval") == (
+      "fine-tuned and evaluated 1 pretraining checkpoint(s): metrics in "
+      f"{model_dir}/metrics-<step>.json (last {model_dir}/metrics-8.json), "
+      f"TensorBoard summaries in {model_dir}/eval")
