@@ -1,4 +1,4 @@
-"""Tests for the built-in demo corpus (official_spanbert.data.demo_corpus and
+"""Tests for the built-in demo corpus (official_spanbert.demo.corpus and
 tools/build_demo_corpus.py)."""
 
 import os
@@ -9,7 +9,7 @@ import pytest
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 from official_spanbert.data import corpus
-from official_spanbert.data import demo_corpus
+from official_spanbert.demo import corpus as demo_corpus
 from conftest import REPO
 
 MAX_DOCS = 40

@@ -3,7 +3,7 @@ r"""Writes the built-in demo corpus: Python standard library docstrings.
 Needs no network and no data: it parses (never imports) the .py files of the
 running interpreter's standard library and writes their docstring prose in
 BERT corpus format, one module per document (see
-official_spanbert.data.demo_corpus).
+official_spanbert.demo.corpus).
 
   spanbert-build-demo-corpus --output=demo_out/corpus.txt
 """
@@ -13,7 +13,7 @@ import sys
 from absl import app
 from absl import flags
 
-from official_spanbert.data import demo_corpus
+from official_spanbert.demo import corpus as demo_corpus
 
 FLAGS = flags.FLAGS
 

@@ -44,7 +44,7 @@ from official_spanbert.data import squad_predictions
 from official_spanbert.data import tokenization
 from official_spanbert.metrics import squad_evaluate
 from official_spanbert.modeling import checkpoints
-from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
+from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 
 QADataConfig = question_answering_dataloader.QADataConfig
 PREDICTIONS_DIR = "predictions"

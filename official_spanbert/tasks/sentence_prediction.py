@@ -23,7 +23,7 @@ from official.nlp.data import sentence_prediction_dataloader as loader_lib
 from official.nlp.tasks import sentence_prediction
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
-from official_spanbert.modeling import hf_conversion  # noqa: F401  (gelu_exact)
+from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 
 METRIC_TYPES = frozenset(["accuracy", "matthews_corrcoef", "tacred_f1"])
 
