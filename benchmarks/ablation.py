@@ -106,9 +106,9 @@ from official.core import task_factory
 from official_spanbert import train
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.data import pretraining_records
-from official_spanbert.data import span_tagging
-from official_spanbert.data import squad
+from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining import span_tagging
+from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_bert_pretrainer
 

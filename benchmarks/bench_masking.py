@@ -46,9 +46,9 @@ import numpy as np
 import official_spanbert  # noqa: F401  (before tensorflow)
 import tensorflow as tf
 
-from official_spanbert.data import masking
-from official_spanbert.data import pretrain_dataloader as pdl
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining import pretrain_dataloader as pdl
+from official_spanbert.data.pretraining import pretraining_records as pr
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",

@@ -24,7 +24,7 @@ import time
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import pretraining_records as pr
 # A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
 from machine_info import machine  # pylint: disable=g-bad-import-order
 

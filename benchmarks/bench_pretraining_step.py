@@ -72,8 +72,8 @@ from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official.nlp.configs import pretraining_experiments  # noqa: F401
 from official_spanbert.configs import experiments  # noqa: F401
-from official_spanbert.data import pretrain_dataloader
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import pretrain_dataloader
+from official_spanbert.data.pretraining import pretraining_records as pr
 
 # Sibling scripts (benchmarks/ is sys.path[0] when this runs as a script).
 from machine_info import load_avg, machine  # pylint: disable=g-bad-import-order

@@ -34,7 +34,7 @@ from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.modeling import hf_conversion as hc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

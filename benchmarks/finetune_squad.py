@@ -32,7 +32,7 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import train
 from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.data import squad
+from official_spanbert.data.finetuning import squad
 from official_spanbert.modeling import hf_conversion as hc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

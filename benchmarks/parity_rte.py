@@ -71,7 +71,7 @@ def run_pkg(args, run_dir: str) -> dict:
   import finetune_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert import train  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import classification  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.finetuning import classification  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import hf_conversion as hc  # pylint: disable=g-import-not-at-top
 
   converted = finetune_squad.convert_minilm(args.work_dir)

@@ -7,7 +7,7 @@ import sys
 
 import conftest
 from official.core import task_factory
-from official_spanbert.data import pretrain_dataloader
+from official_spanbert.data.pretraining import pretrain_dataloader
 import pytest
 import tf_keras
 

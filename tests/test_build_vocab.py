@@ -1,4 +1,4 @@
-"""Tests for the WordPiece vocab builder (official_spanbert.data.vocab_builder
+"""Tests for the WordPiece vocab builder (official_spanbert.data.pretraining.vocab_builder
 and tools/build_vocab.py)."""
 
 import os
@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import official_spanbert  # noqa: F401  (before tensorflow)
-from official_spanbert.data import corpus
+from official_spanbert.data.pretraining import corpus
 from official_spanbert.data import tokenization
-from official_spanbert.data import vocab_builder
+from official_spanbert.data.pretraining import vocab_builder
 from conftest import REPO, data_path
 
 TRAIN_LINES = 5000

@@ -16,7 +16,7 @@ from official.modeling.hyperparams import params_dict
 from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert import train as train_lib
 from official_spanbert.configs import classification_experiments  # noqa: F401
-from official_spanbert.data import classification as cls_data
+from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import hf_conversion
 from official_spanbert.tasks import sentence_prediction as sp

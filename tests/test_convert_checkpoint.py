@@ -31,7 +31,7 @@ from official.core import train_utils  # noqa: E402
 from official.modeling.hyperparams import params_dict  # noqa: E402
 from official_spanbert.configs import experiments  # noqa: F401,E402
 from official_spanbert.configs import spanbert as spanbert_configs  # noqa: E402
-from official_spanbert.data import pretraining_records as pr  # noqa: E402
+from official_spanbert.data.pretraining import pretraining_records as pr  # noqa: E402
 from official_spanbert.data import tokenization  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert.modeling import hf_conversion as hc  # noqa: E402

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import official_spanbert  # noqa: F401  (before tensorflow)
-from official_spanbert.data import corpus
+from official_spanbert.data.pretraining import corpus
 from official_spanbert.demo import corpus as demo_corpus
 from conftest import REPO
 
@@ -146,7 +146,7 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
                                              tmp_path):
   """With SpanBERT's own vocab (skipped when the shared data is absent)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus
   prefix = str(tmp_path / "rec" / "train")
   stats = pretraining_records.create_pretraining_records(
@@ -171,9 +171,9 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
 def test_demo_pipeline_without_shared_data(small_corpus, tmp_path):
   """demo corpus -> its own vocab -> pretraining records, nothing external."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import vocab_builder  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import vocab_builder  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus
   vocab_file = str(tmp_path / "vocab.txt")
   vstats = vocab_builder.build_vocab([path], vocab_file, vocab_size=1000,

@@ -39,7 +39,7 @@ from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert import train
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.data import classification as cls_data
+from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.metrics import squad_evaluate
 from conftest import data_path
 from test_squad import _slice_json

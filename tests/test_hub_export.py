@@ -14,7 +14,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
-from official_spanbert.data import classification
+from official_spanbert.data.finetuning import classification
 from official_spanbert.serving import export as export_lib
 from conftest import REPO
 from conftest import data_path

@@ -19,8 +19,8 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
-from official_spanbert.data import pretrain_dataloader as pdl
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import pretrain_dataloader as pdl
+from official_spanbert.data.pretraining import pretraining_records as pr
 from conftest import REPO, data_path, first_lines
 from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
 

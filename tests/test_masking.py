@@ -15,9 +15,9 @@ import pytest
 import tensorflow as tf
 
 from official.nlp.data import data_loader_factory
-from official_spanbert.data import masking
-from official_spanbert.data import pretrain_dataloader as pdl
-from official_spanbert.data import pretraining_records as pr
+from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining import pretrain_dataloader as pdl
+from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data import tokenization
 from conftest import data_path, first_lines
 import span_masking_oracle as oracle

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from official_spanbert.data import packing
+from official_spanbert.data.pretraining import packing
 
 
 def _check_cover(blocks, total):

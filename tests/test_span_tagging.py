@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_spanbert.data import corpus
-from official_spanbert.data import pretrain_dataloader as pdl
-from official_spanbert.data import pretraining_records as pr
-from official_spanbert.data import span_tagging
+from official_spanbert.data.pretraining import corpus
+from official_spanbert.data.pretraining import pretrain_dataloader as pdl
+from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 from conftest import REPO, data_path, first_lines
 

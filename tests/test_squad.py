@@ -15,8 +15,8 @@ from official.nlp.tools import squad_evaluate_v1_1 as mg_v1
 from official.nlp.tools import squad_evaluate_v2_0 as mg_v2
 from official_spanbert import train
 from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.data import squad
-from official_spanbert.data import squad_predictions
+from official_spanbert.data.finetuning import squad
+from official_spanbert.data.finetuning import squad_predictions
 from official_spanbert.data import tokenization
 from official_spanbert.metrics import squad_evaluate
 from conftest import REPO, data_path

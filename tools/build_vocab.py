@@ -23,8 +23,8 @@ from absl import flags
 from absl import logging
 
 import official_spanbert  # noqa: F401
-from official_spanbert.data import corpus
-from official_spanbert.data import vocab_builder
+from official_spanbert.data.pretraining import corpus
+from official_spanbert.data.pretraining import vocab_builder
 
 FLAGS = flags.FLAGS
 

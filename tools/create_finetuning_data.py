@@ -23,8 +23,8 @@ from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert.data import classification
-from official_spanbert.data import squad
+from official_spanbert.data.finetuning import classification
+from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
 
 FLAGS = flags.FLAGS

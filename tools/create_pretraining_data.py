@@ -25,8 +25,8 @@ from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert.data import corpus
-from official_spanbert.data import pretraining_records
+from official_spanbert.data.pretraining import corpus
+from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data import tokenization
 
 FLAGS = flags.FLAGS

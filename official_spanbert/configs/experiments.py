@@ -16,7 +16,7 @@ from official.core import config_definitions as cfg
 from official.core import exp_factory
 from official.modeling import optimization
 from official_spanbert.configs import spanbert as spanbert_configs
-from official_spanbert.data import pretrain_dataloader
+from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.tasks import pretraining  # noqa: F401  (registers)
 
 PAPER_TRAIN_STEPS = 2_400_000

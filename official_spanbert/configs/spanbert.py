@@ -5,7 +5,7 @@ import dataclasses
 from official.core import config_definitions as cfg
 from official.modeling.hyperparams import base_config
 from official.nlp.configs import encoders
-from official_spanbert.data import pretrain_dataloader
+from official_spanbert.data.pretraining import pretrain_dataloader
 
 CASED_VOCAB_SIZE = 28996
 

@@ -34,9 +34,9 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import train as train_lib
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import yaml_files
-from official_spanbert.data import pretraining_records
+from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data import tokenization
-from official_spanbert.data import vocab_builder
+from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
 from official_spanbert.serving import export as export_lib

@@ -10,7 +10,7 @@ from typing import Dict
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data import masking
+from official_spanbert.data.pretraining import masking
 from official_spanbert.serving import text_preprocessor as tp
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")

@@ -39,8 +39,8 @@ from official.nlp.data import data_loader_factory
 from official.nlp.data import question_answering_dataloader
 from official.nlp.tasks import question_answering as mg_question_answering
 from official_spanbert.configs import spanbert as spanbert_configs
-from official_spanbert.data import squad
-from official_spanbert.data import squad_predictions
+from official_spanbert.data.finetuning import squad
+from official_spanbert.data.finetuning import squad_predictions
 from official_spanbert.data import tokenization
 from official_spanbert.metrics import squad_evaluate
 from official_spanbert.modeling import checkpoints

@@ -39,9 +39,9 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data import corpus as corpus_lib
-from official_spanbert.data import packing
-from official_spanbert.data import span_tagging
+from official_spanbert.data.pretraining import corpus as corpus_lib
+from official_spanbert.data.pretraining import packing
+from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 
 MODES = ("single", "nsp")

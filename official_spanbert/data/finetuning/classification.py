@@ -24,7 +24,7 @@ from absl import logging
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data import json_file
+from official_spanbert.data.finetuning import json_file
 from official_spanbert.data import tokenization
 
 TASKS = ("cola", "rte", "sst2", "tacred")

@@ -22,7 +22,7 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data import corpus as corpus_lib
+from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data import tokenization
 
 # What --tag_spans may name, and the record feature prefix of each.

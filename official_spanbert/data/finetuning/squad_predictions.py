@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 from official.nlp.data import squad_lib
 
-from official_spanbert.data import squad
+from official_spanbert.data.finetuning import squad
 
 
 @dataclasses.dataclass

@@ -13,9 +13,9 @@ from official.core import config_definitions as cfg
 from official.core import input_reader
 from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
-from official_spanbert.data import masking
-from official_spanbert.data import pretraining_records
-from official_spanbert.data import span_tagging
+from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 
 

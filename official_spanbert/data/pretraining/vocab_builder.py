@@ -43,7 +43,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset as bvfd
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner_lib
 
-from official_spanbert.data import corpus as corpus_lib
+from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data import tokenization
 
 # The order the reserved tokens take at the start of the vocab.

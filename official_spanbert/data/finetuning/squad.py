@@ -37,7 +37,7 @@ import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import numpy as np
 import tensorflow as tf
 
-from official_spanbert.data import json_file
+from official_spanbert.data.finetuning import json_file
 from official_spanbert.data import tokenization
 
 # Warnings of one kind beyond this many are counted, not logged one by one.
