@@ -1,5 +1,6 @@
 """SQuAD: official metrics, tf.text features, post-processing, bad input, e2e."""
 
+import dataclasses
 import json
 import logging as py_logging
 import os
@@ -193,6 +194,14 @@ def test_records_round_trip_through_model_gardens_loader(tokenizer, tmp_path):
   assert len(ids) % 8 == 0 and len(ids) - len(features) < 8
   assert ids[:len(features)] == [f.unique_id for f in features]
   assert set(ids[len(features):]) <= {-1}
+  # A write that fails midway keeps the earlier file and leaves no partial.
+  before = open(out, "rb").read()
+  broken = features[:3] + [dataclasses.replace(features[3],
+                                               input_ids=["x"])]
+  with pytest.raises(TypeError):
+    squad.write_features(broken, out, is_training=False)
+  assert open(out, "rb").read() == before
+  assert sorted(os.listdir(tmp_path)) == ["dev.json", "eval.tf_record"]
 
 
 # ---------------------------------------------------------------- predictions

@@ -25,6 +25,7 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.finetuning import json_file
+from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 
 TASKS = ("cola", "rte", "sst2", "tacred")
@@ -360,20 +361,21 @@ def encode_relations(tokenizer: tokenization.WordpieceTokenizer,
 def write_records(path: str, ids: Sequence[Sequence[int]],
                   segments: Sequence[Sequence[int]], label_ids: Sequence[int],
                   max_seq_length: int, pad_id: int = 0):
-  """Writes SentencePredictionDataLoader records (padded to max_seq_length)."""
+  """Writes SentencePredictionDataLoader records (padded to max_seq_length),
+  atomically (path.incomplete, renamed when complete)."""
   def feature(values):
     return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-  with tf.io.TFRecordWriter(path) as writer:
+  def records():
     for n, (x, s, label) in enumerate(zip(ids, segments, label_ids)):
       pad = max_seq_length - len(x)
-      example = tf.train.Example(features=tf.train.Features(feature={
+      yield tf.train.Example(features=tf.train.Features(feature={
           "input_ids": feature(list(x) + [pad_id] * pad),
           "input_mask": feature([1] * len(x) + [0] * pad),
           "segment_ids": feature(list(s) + [0] * pad),
           "label_ids": feature([label]),
           "example_id": feature([n]),
-      }))
-      writer.write(example.SerializeToString())
+      })).SerializeToString()
+  tfrecord_writer.write_records(path, records())
 
 
 def _relation_labels(splits) -> Tuple[str, ...]:

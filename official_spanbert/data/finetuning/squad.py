@@ -38,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_spanbert.data.finetuning import json_file
+from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 
 # Warnings of one kind beyond this many are counted, not logged one by one.
@@ -429,7 +430,8 @@ def write_features(features: Sequence[SquadFeature], path: str,
 
   Args:
     features: from convert_examples.
-    path: output file (written to path.incomplete, then renamed).
+    path: output file (written to path.incomplete, then renamed; removed
+      on failure).
     is_training: write answer positions (else unique_ids).
     pad_to_multiple: evaluation only: append padding features (unique_id -1,
       ignored by postprocessing) so that the count is a multiple of the batch
@@ -438,10 +440,8 @@ def write_features(features: Sequence[SquadFeature], path: str,
   Returns:
     The number of records written (padding included).
   """
-  tmp = path + ".incomplete"
   tf.io.gfile.makedirs(os.path.dirname(path) or ".")
-  count = 0
-  with tf.io.TFRecordWriter(tmp) as writer:
+  def records():
     for f in features:
       record = {"input_ids": _int_feature(f.input_ids),
                 "input_mask": _int_feature(f.input_mask),
@@ -452,19 +452,15 @@ def write_features(features: Sequence[SquadFeature], path: str,
         record["is_impossible"] = _int_feature([int(f.is_impossible)])
       else:
         record["unique_ids"] = _int_feature([f.unique_id])
-      writer.write(tf.train.Example(
-          features=tf.train.Features(feature=record)).SerializeToString())
-      count += 1
+      yield tf.train.Example(
+          features=tf.train.Features(feature=record)).SerializeToString()
     if not is_training and features:
-      length = len(features[0].input_ids)
-      while count % max(pad_to_multiple, 1):
-        zeros = _int_feature([0] * length)
-        writer.write(tf.train.Example(features=tf.train.Features(feature={
-            "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-            "unique_ids": _int_feature([-1])})).SerializeToString())
-        count += 1
-  tf.io.gfile.rename(tmp, path, overwrite=True)
-  return count
+      zeros = _int_feature([0] * len(features[0].input_ids))
+      padding = tf.train.Example(features=tf.train.Features(feature={
+          "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
+          "unique_ids": _int_feature([-1])})).SerializeToString()
+      yield from [padding] * (-len(features) % max(pad_to_multiple, 1))
+  return tfrecord_writer.write_records(path, records())
 
 
 def feature_stats(examples: Sequence[SquadExample],

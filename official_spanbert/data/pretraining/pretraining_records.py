@@ -42,10 +42,11 @@ import tensorflow as tf
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data.pretraining import packing
 from official_spanbert.data.pretraining import span_tagging
+from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 
 MODES = ("single", "nsp")
-INCOMPLETE = ".incomplete"
+INCOMPLETE = tfrecord_writer.INCOMPLETE
 # Beside the shards: {"vocab_fingerprint": ..., "counts": [count per id]}.
 COUNTS_SUFFIX = ".counts.json"
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
@@ -356,65 +357,6 @@ def _output_error(path: str, error: Exception) -> RecordsOutputError:
       "free space (no shard was left behind)")
 
 
-class _ShardWriter:
-  """Writes shards under temporary names; renames them only on success.
-
-  Raises RecordsOutputError for any failure to write (the temporary files are
-  then removed by abort()).
-  """
-
-  def __init__(self, paths: Sequence[str]):
-    self._paths = list(paths)
-    self._tmp = [p + INCOMPLETE for p in self._paths]
-    self._writers = []
-    try:
-      for tmp in self._tmp:
-        self._writers.append(tf.io.TFRecordWriter(tmp))
-    except BaseException as e:
-      self.abort()
-      if isinstance(e, tf.errors.OpError):
-        raise _output_error(tmp, e) from None
-      raise
-
-  def write(self, shard: int, record: bytes):
-    try:
-      self._writers[shard].write(record)
-    except tf.errors.OpError as e:
-      raise _output_error(self._tmp[shard], e) from None
-
-  def commit(self, texts: Dict[str, str]):
-    """Closes the shards, then renames them and the text files (path ->
-    contents, e.g. the stats JSON) into place."""
-    for tmp, w in zip(self._tmp, self._writers):
-      try:
-        w.close()
-      except tf.errors.OpError as e:
-        raise _output_error(tmp, e) from None
-    for path, text in texts.items():
-      self._paths.append(path)
-      self._tmp.append(path + INCOMPLETE)  # abort() removes it too
-      try:
-        with open(self._tmp[-1], "w", encoding="utf-8") as f:
-          f.write(text)
-      except OSError as e:
-        raise _output_error(self._tmp[-1], e) from None
-    for tmp, path in zip(self._tmp, self._paths):
-      try:
-        os.replace(tmp, path)
-      except OSError as e:
-        raise _output_error(path, e) from None
-
-  def abort(self):
-    for w in self._writers:
-      try:
-        w.close()
-      except tf.errors.OpError:
-        pass  # e.g. disk full on flush; the file is removed below
-    for tmp in self._tmp:
-      if os.path.isfile(tmp):
-        os.remove(tmp)
-
-
 class _SigtermGuard:
   """Turns a SIGTERM into TerminatedError at the next check() while writing.
 
@@ -617,7 +559,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
   rng = np.random.default_rng(seed)
   paths = shard_paths(output_prefix, num_shards)
   start = time.time()
-  writer = _ShardWriter(paths)
+  writer = tfrecord_writer.AtomicTFRecordWriter(paths, _output_error)
   try:
     docs = tokenize_documents(
         corpus_lib.read_documents(files, on_decode_error, counters),

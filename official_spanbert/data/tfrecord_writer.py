@@ -1,0 +1,117 @@
+"""The one TFRecord writer: files appear under their names only when complete.
+
+Every TFRecord file the package writes (pretraining shards, SQuAD features,
+classification records) goes through AtomicTFRecordWriter: each file is
+written as `<path>.incomplete` and renamed to `<path>` only when all of them
+(and any text files committed with them, e.g. a stats JSON) were written; on
+any failure, or an exception while the caller produces records, the
+`.incomplete` files are removed. A reader therefore never sees a truncated
+record file, and a failed run leaves nothing behind.
+"""
+
+from typing import Callable, Dict, Iterable, Optional, Sequence
+
+import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
+import tensorflow as tf
+
+INCOMPLETE = ".incomplete"
+
+# (path, the OSError or tf.errors.OpError) -> the exception to raise instead.
+ErrorMapper = Callable[[str, Exception], Exception]
+
+
+class AtomicTFRecordWriter:
+  """TFRecord files written under temporary names, renamed only on success.
+
+  Use as a context manager (commit on a clean exit, abort on an exception)
+  or call commit() / abort() yourself. Paths may be local or any tf.io.gfile
+  file system.
+
+  Args:
+    paths: the files to write; write(i, record) appends to paths[i].
+    error: maps a failure to write, close or rename a file to the exception
+      to raise (e.g. a one-line error for a command-line tool); by default
+      the original exception propagates. Files are removed either way.
+  """
+
+  def __init__(self, paths: Sequence[str], error: Optional[ErrorMapper] = None):
+    self._paths = list(paths)
+    self._tmp = [p + INCOMPLETE for p in self._paths]
+    self._error = error
+    self._writers = []
+    try:
+      for tmp in self._tmp:
+        self._writers.append(tf.io.TFRecordWriter(tmp))
+    except BaseException as e:
+      self.abort()
+      self._raise(tmp, e)
+
+  def _raise(self, path: str, error: BaseException):
+    if self._error is not None and isinstance(
+        error, (tf.errors.OpError, OSError)):
+      raise self._error(path, error) from None
+    raise error
+
+  def write(self, index: int, record: bytes):
+    """Appends one serialized record to paths[index]."""
+    try:
+      self._writers[index].write(record)
+    except tf.errors.OpError as e:
+      self._raise(self._tmp[index], e)
+
+  def commit(self, texts: Optional[Dict[str, str]] = None):
+    """Closes the record files, writes `texts` (path -> contents, e.g. a
+    stats JSON) beside them, then renames every file into place."""
+    for tmp, w in zip(self._tmp, self._writers):
+      try:
+        w.close()
+      except tf.errors.OpError as e:
+        self._raise(tmp, e)
+    for path, text in (texts or {}).items():
+      self._paths.append(path)
+      self._tmp.append(path + INCOMPLETE)  # abort() removes it too
+      try:
+        with tf.io.gfile.GFile(self._tmp[-1], "w") as f:
+          f.write(text)
+      except (tf.errors.OpError, OSError) as e:
+        self._raise(self._tmp[-1], e)
+    for tmp, path in zip(self._tmp, self._paths):
+      try:
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+      except (tf.errors.OpError, OSError) as e:
+        self._raise(path, e)
+
+  def abort(self):
+    """Closes and removes every temporary file (safe to call twice)."""
+    for w in self._writers:
+      try:
+        w.close()
+      except tf.errors.OpError:
+        pass  # e.g. disk full on flush; the file is removed below
+    for tmp in self._tmp:
+      if tf.io.gfile.exists(tmp) and not tf.io.gfile.isdir(tmp):
+        tf.io.gfile.remove(tmp)
+
+  def __enter__(self) -> "AtomicTFRecordWriter":
+    return self
+
+  def __exit__(self, exc_type, exc, tb):
+    if exc_type is not None:
+      self.abort()
+      return
+    try:
+      self.commit()
+    except BaseException:
+      self.abort()
+      raise
+
+
+def write_records(path: str, records: Iterable[bytes],
+                  error: Optional[ErrorMapper] = None) -> int:
+  """Writes one TFRecord file atomically; returns the number of records."""
+  count = 0
+  with AtomicTFRecordWriter([path], error) as writer:
+    for record in records:
+      writer.write(0, record)
+      count += 1
+  return count
