@@ -1,68 +1,64 @@
 """The official SQuAD v1.1 and v2.0 evaluation (EM / F1), as functions.
 
-Transcribed from the official scripts (evaluate-v1.1.py and
-evaluate-v2.0.py of the SQuAD explorer) so that the numbers are the ones
-papers report, as percentages:
+The numbers are the ones papers report, as percentages:
 
   v1.1: every question of the dataset counts; an unanswered one scores 0;
         {'exact_match', 'f1'}.
   v2.0: a question without a prediction scores 0 (the official script
         skips it, which lets a partial prediction file score 100), with a
-        warning giving the count, as for v1.1; gold answers that normalise to "" are dropped and a question with no
-        gold answer has the gold "" ; with na_probs (our null_odds) the
-        score uses na_prob_thresh 1.0 and the best thresholds are searched:
+        warning giving the count, as for v1.1; gold answers that normalise
+        to "" are dropped and a question with no gold answer has the gold
+        ""; with na_probs (our null_odds) the score uses na_prob_thresh 1.0
+        and the best thresholds are searched:
         {'exact', 'f1', 'total', 'HasAns_*', 'NoAns_*', 'best_exact',
         'best_exact_thresh', 'best_f1', 'best_f1_thresh'}.
+
+What comes from Model Garden (official/nlp/tools/squad_evaluate_v1_1.py and
+squad_evaluate_v2_0.py, the official scripts transcribed): the scoring of one
+answer against one gold answer, i.e. the normalisation, exact match and the
+v1.1 and v2.0 token F1 (module-private functions there; tf-models-official is
+pinned, and tests/test_squad.py checks both evaluations against Model
+Garden's). What stays here, the loop over the dataset, because Model
+Garden's `evaluate` functions differ where it matters (issue 11):
+
+  v1.1: Model Garden returns fractions keyed 'final_f1', logs one error line
+        per unanswered question (thousands for a partial file) and raises on
+        a question with no gold answer; here percentages keyed 'f1', one
+        warning with the count, and such a question has the gold "".
+  v2.0: Model Garden's `evaluate` first drops the questions that have no
+        prediction, so a file answering 1 question in 10 scores 100; a
+        na_probs lacking a predicted id is a bare KeyError; without na_probs
+        it still runs the threshold search (on all-zero odds) and it adds
+        precision-recall APs; it names the best-threshold scores final_*.
+        Here a missing prediction scores 0 (also in the threshold search), a
+        lacking na_prob is a ValueError that names the ids, and the search
+        runs only with na_probs, reported as best_*.
 """
 
-import collections
-import re
-import string
 from typing import Dict, List, Mapping, Optional
 
 from absl import logging
+from official.nlp.tools import squad_evaluate_v1_1 as mg_v1
+from official.nlp.tools import squad_evaluate_v2_0 as mg_v2
 
-_PUNCTUATION = set(string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-
-
-def normalize_answer(s: str) -> str:
-  """Lower case, drop punctuation, articles and extra whitespace."""
-  s = s.lower()
-  s = "".join(ch for ch in s if ch not in _PUNCTUATION)
-  s = _ARTICLES.sub(" ", s)
-  return " ".join(s.split())
-
-
-def _tokens(s: str) -> List[str]:
-  return normalize_answer(s).split() if s else []
+# pylint: disable=protected-access
+# Lower case, drop punctuation, articles and extra whitespace.
+normalize_answer = mg_v2._normalize_answer
 
 
 def exact_match(prediction: str, gold: str) -> float:
-  return float(normalize_answer(prediction) == normalize_answer(gold))
-
-
-def _overlap_f1(pred: List[str], ref: List[str]) -> float:
-  common = collections.Counter(pred) & collections.Counter(ref)
-  same = sum(common.values())
-  if same == 0:
-    return 0.0
-  precision, recall = same / len(pred), same / len(ref)
-  return 2 * precision * recall / (precision + recall)
+  return float(mg_v1._exact_match_score(prediction, gold))
 
 
 def f1_v1(prediction: str, gold: str) -> float:
   """v1.1 token F1 (0 when nothing overlaps, also for empty strings)."""
-  return _overlap_f1(normalize_answer(prediction).split(),
-                     normalize_answer(gold).split())
+  return float(mg_v1._f1_score(prediction, gold))
 
 
 def f1_v2(prediction: str, gold: str) -> float:
   """v2.0 token F1: an empty prediction or gold scores 1 only if both are."""
-  pred, ref = _tokens(prediction), _tokens(gold)
-  if not pred or not ref:
-    return float(pred == ref)
-  return _overlap_f1(pred, ref)
+  return float(mg_v2._compute_f1(gold, prediction))
+# pylint: enable=protected-access
 
 
 def _questions(dataset: List[dict]):
