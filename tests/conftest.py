@@ -1,11 +1,18 @@
-"""Shared pytest helpers: where the real data lives."""
+"""Shared pytest helpers: where the real data lives, and the two test tiers."""
 
+import ast
+import functools
+import inspect
 import os
+import sys
+import textwrap
 
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Small committed inputs of the unit tier (provenance in its README.md).
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
 def data_dir() -> str:
@@ -15,8 +22,10 @@ def data_dir() -> str:
 
 
 def data_path(*parts: str) -> str:
-  """Path of a file under the data folder; skips the test when missing."""
+  """Path of a file under the data folder; skips the test when missing
+  (and fails a test of the unit tier, which must not read it)."""
   path = os.path.join(data_dir(), *parts)
+  _refuse_in_unit_tier(path)
   if not os.path.exists(path):
     pytest.skip(f"real data {path} is absent (set SPANBERT_DATA_DIR or place "
                 "the shared data at ../shared/data)")
@@ -26,6 +35,20 @@ def data_path(*parts: str) -> str:
 @pytest.fixture(scope="session")
 def cased_vocab() -> str:
   return data_path("vocab", "bert-base-cased-vocab.txt")
+
+
+@pytest.fixture(scope="session")
+def small_vocab() -> str:
+  """A 1.6k-entry excerpt of the cased vocab (tests/fixtures/): the unit
+  tier's vocab; it tokenizes prose_slice as the full vocab does."""
+  return os.path.join(FIXTURES, "vocab_excerpt.txt")
+
+
+@pytest.fixture(scope="session")
+def prose_slice() -> str:
+  """52 lines (3 documents, BERT corpus format) of austen.txt, committed in
+  tests/fixtures/: the unit tier's corpus."""
+  return os.path.join(FIXTURES, "austen_slice.txt")
 
 
 def first_lines(path: str, max_bytes: int, out_path: str) -> str:
@@ -81,3 +104,141 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
   params.trainer.optimizer_config.learning_rate.polynomial.decay_steps = 200
   params.trainer.optimizer_config.warmup.polynomial.warmup_steps = 5
   return params
+
+
+# Test tiers -----------------------------------------------------------------
+#
+# Every test gets exactly one of two markers (pytest -m unit / -m integration,
+# `make test-unit` / `make test-integration`):
+#
+#   integration  reads the shared real data (data_path / data_dir, so also the
+#                cased_vocab and pretraining_records fixtures and any fixture
+#                built on them);
+#   unit         everything else: runs with SPANBERT_DATA_DIR pointing nowhere
+#                (small inputs come from tests/fixtures/, see its README).
+#
+# The rule is read from the code, so test files need no markers: a test is
+# integration when its own function, a fixture in its fixture closure, or a
+# function or class of tests/ that any of those names (followed
+# transitively) names one of DATA_READERS. A test that carries
+# @pytest.mark.unit or @pytest.mark.integration itself keeps it. At run time
+# data_path() fails a unit test that reaches it anyway (through a path the
+# rule cannot see), with or without the data: a miss of the rule is an error in
+# every run, never a silent skip of the unit tier.
+
+UNIT, INTEGRATION = "unit", "integration"
+TIERS = (UNIT, INTEGRATION)
+# Functions of this file that read the data folder.
+DATA_READERS = frozenset({"data_path", "data_dir"})
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# The test being run (set around each test's setup, call and teardown).
+_current_item = None
+
+
+def pytest_configure(config):
+  config.addinivalue_line(
+      "markers", "unit: needs no shared data (tests/conftest.py assigns it)")
+  config.addinivalue_line(
+      "markers", "integration: reads the shared real data in "
+      "$SPANBERT_DATA_DIR (tests/conftest.py assigns it)")
+
+
+@functools.lru_cache(maxsize=None)
+def _names(obj) -> frozenset:
+  """Names and attribute names used in the source of a function or class."""
+  try:
+    source = textwrap.dedent(inspect.getsource(obj))
+    tree = ast.parse(source)
+  except (OSError, TypeError, SyntaxError):
+    return frozenset()
+  names = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Name):
+      names.add(node.id)
+    elif isinstance(node, ast.Attribute):
+      names.add(node.attr)
+  return frozenset(names)
+
+
+def _in_tests(obj) -> bool:
+  try:
+    path = inspect.getsourcefile(obj)
+  except TypeError:
+    return False
+  return bool(path) and os.path.abspath(path).startswith(TESTS_DIR + os.sep)
+
+
+def _unwrap(obj):
+  """The plain function of a method, fixture definition or decorated one."""
+  obj = getattr(obj, "__func__", obj)
+  wrapped = getattr(obj, "_get_wrapped_function", None)  # a pytest fixture
+  if callable(wrapped):
+    obj = wrapped()
+  return inspect.unwrap(obj) if callable(obj) else obj
+
+
+def _reads_data(obj, seen=None) -> bool:
+  """Whether `obj` (a function or class of tests/) names a DATA_READER,
+  itself or through the functions and classes of tests/ it names."""
+  seen = set() if seen is None else seen
+  obj = _unwrap(obj)
+  if id(obj) in seen or not _in_tests(obj):
+    return False
+  seen.add(id(obj))
+  names = _names(obj)
+  if names & DATA_READERS:
+    return True
+  scope = getattr(obj, "__globals__", None)
+  if scope is None:  # a class: its module's globals
+    scope = vars(sys.modules.get(obj.__module__, object))
+  for name in names:
+    value = scope.get(name)
+    if (inspect.isfunction(value) or inspect.isclass(value) or
+        hasattr(value, "_get_wrapped_function")) and _reads_data(value, seen):
+      return True
+  return False
+
+
+def tier(item) -> str:
+  """`unit` or `integration` for a collected test (see above)."""
+  own = [m.name for m in item.iter_markers() if m.name in TIERS]
+  if own:
+    return own[0]
+  funcs = [getattr(item, "obj", None)]
+  fixture_info = getattr(item, "_fixtureinfo", None)
+  if fixture_info is not None:
+    for name in item.fixturenames:
+      funcs += [d.func for d in fixture_info.name2fixturedefs.get(name, ())]
+  seen = set()
+  return (INTEGRATION if any(f is not None and _reads_data(f, seen)
+                             for f in funcs) else UNIT)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(config, items):
+  del config
+  for item in items:
+    if not any(item.get_closest_marker(t) for t in TIERS):
+      item.add_marker(tier(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+  del nextitem
+  global _current_item
+  _current_item = item
+  try:
+    return (yield)
+  finally:
+    _current_item = None
+
+
+def _refuse_in_unit_tier(path: str) -> None:
+  item = _current_item
+  if item is not None and item.get_closest_marker(UNIT) is not None:
+    pytest.fail(
+        f"{item.nodeid} is in the unit tier but reads the shared data "
+        f"({path}): tests/conftest.py's tier rule missed how it gets there; "
+        "mark it @pytest.mark.integration, or give it a small input from "
+        "tests/fixtures/", pytrace=False)
