@@ -1,8 +1,13 @@
 # official_spanbert: virtualenv, tests (pytest, then Bazel), demo.
 #
 #   make venv        create .venv (python3.11) and install the package
-#   make test        pytest over tests/ (2 workers), then `make bazel-test`
-#   make bazel-test  the Bazel unit tests (//:unit_tests), offline
+#   make test        test-unit, test-integration, then bazel-test
+#   make test-unit   the unit tier: pytest -m unit (2 workers), run with
+#                    SPANBERT_DATA_DIR pointing nowhere (it needs no data)
+#   make test-integration  the integration tier: pytest -m integration (2
+#                    workers), on the real data
+#   make pytest      both tiers in one pytest run
+#   make bazel-test  Bazel: //:unit_tests and //:ci_integration_tests, offline
 #   make wheel-check install the wheel (non-editable) in a clean venv and run
 #                    every console script from a temp dir (.ci/wheel_check.sh)
 #   make demo        python -m official_spanbert.demo
@@ -11,6 +16,9 @@
 #
 # The real data is read from $SPANBERT_DATA_DIR, by default ../shared/data
 # beside the repository; it is passed on to the tests as an absolute path.
+# tests/conftest.py puts each test in one tier: `integration` if it reads that
+# data, `unit` if not. With TEST_SUMMARY=<file> each tier appends its result
+# line there (.ci/run prints them at the end).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := test
@@ -30,9 +38,14 @@ BAZEL ?= bazel
 # third_party/bazel_stubs/local_config.bzl); both must be absolute.
 BAZEL_FLAGS := --repo_env=SPANBERT_PYTHON=$(PY) \
                --repo_env=SPANBERT_DATA_DIR=$(SPANBERT_DATA_DIR)
-BAZEL_TARGETS ?= //:unit_tests
+# The unit tier, and the integration tier of the files BUILD lists in
+# CI_INTEGRATION_FILES (what fits CI's time beside the pytest tiers).
+BAZEL_TARGETS ?= //:unit_tests //:ci_integration_tests
+# What the unit tier sees as the data folder: nothing there.
+NO_DATA_DIR := /nonexistent/spanbert-shared-data
 
-.PHONY: venv test pytest bazel-test wheel-check ensure-bazel demo clean distclean
+.PHONY: venv test test-unit test-integration pytest bazel-test wheel-check \
+        ensure-bazel demo clean distclean
 
 venv: $(STAMP)
 
@@ -47,17 +60,46 @@ $(STAMP): setup.py
 	@touch $@
 
 test: venv
-	$(MAKE) --no-print-directory pytest
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-integration
 	$(MAKE) --no-print-directory bazel-test
 
-# pytest exits 5 when it collects no tests (an empty tests/): not a failure.
-pytest: venv
-	@rc=0; $(PY) -m pytest -q -n 2 tests || rc=$$?; \
+# $(call run_pytest,NAME,PYTEST ARGS,ENV): pytest over tests/ (2 workers); its
+# result line, prefixed with NAME, goes to stdout and $(TEST_SUMMARY). pytest
+# exits 5 when it runs no test (an empty tests/, or a tier without a test):
+# not a failure.
+define run_pytest
+	@log=$$(mktemp); start=$$SECONDS; \
+	$(3) $(PY) -m pytest -q -n 2 $(2) tests 2>&1 | tee $$log; \
+	rc=$${PIPESTATUS[0]}; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
+	line="$(1): $$(grep -E '^=* ?[0-9]+ [a-z]+.* in [0-9.]+s' $$log | tail -n 1 \
+	  | sed -E 's/^=+ //; s/ =+$$//') [$$((SECONDS - start)) s, exit $$rc]"; \
+	rm -f $$log; echo "$$line"; \
+	if [ -n "$(TEST_SUMMARY)" ]; then echo "$$line" >> "$(TEST_SUMMARY)"; fi; \
 	exit $$rc
+endef
+
+test-unit: venv
+	$(call run_pytest,pytest unit tier (SPANBERT_DATA_DIR=$(NO_DATA_DIR)),-m unit,SPANBERT_DATA_DIR=$(NO_DATA_DIR))
+
+test-integration: venv
+	$(call run_pytest,pytest integration tier,-m integration,)
+
+pytest: venv
+	$(call run_pytest,pytest (both tiers),,)
 
 bazel-test: venv ensure-bazel
-	$(BAZEL) test $(BAZEL_FLAGS) $(BAZEL_TARGETS)
+	@log=$$(mktemp); start=$$SECONDS; \
+	echo "bazel test $(BAZEL_TARGETS): $$($(BAZEL) query $(BAZEL_FLAGS) \
+	  'tests($(subst $() ,+,$(BAZEL_TARGETS)))' 2>/dev/null | wc -l) test targets"; \
+	$(BAZEL) test $(BAZEL_FLAGS) $(BAZEL_TARGETS) 2>&1 | tee $$log; \
+	rc=$${PIPESTATUS[0]}; \
+	line="bazel test $(BAZEL_TARGETS): $$(grep -E '^Executed [0-9]+ out of' $$log \
+	  | tail -n 1) [$$((SECONDS - start)) s, exit $$rc]"; \
+	rm -f $$log; echo "$$line"; \
+	if [ -n "$(TEST_SUMMARY)" ]; then echo "$$line" >> "$(TEST_SUMMARY)"; fi; \
+	exit $$rc
 
 # Dependencies come from $(VENV); see the script's header.
 wheel-check: venv

@@ -223,6 +223,29 @@ def pytest_collection_modifyitems(config, items):
       item.add_marker(tier(item))
 
 
+# Tests that -m deselected (pytest_deselected), for pytest_sessionfinish.
+_deselected = []
+
+
+def pytest_deselected(items):
+  _deselected.extend(items)
+
+
+def pytest_sessionfinish(session, exitstatus):
+  """`-m unit` / `-m integration` over files without a test of that tier
+  passes (exit 0, not pytest's 5 for no tests): e.g. a Bazel tier target of a
+  file whose tests are all of the other tier."""
+  tier_expr = session.config.getoption("markexpr", "")
+  if (exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and _deselected and
+      tier_expr in TIERS):
+    session.exitstatus = pytest.ExitCode.OK
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+      reporter.write_line(
+          f"no {tier_expr} tests among the {len(_deselected)} collected: "
+          "the tier is empty here (exit status 0)")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
   del nextitem
