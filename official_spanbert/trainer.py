@@ -5,7 +5,9 @@
 - the `examples_per_second` TensorBoard scalar (global batch size x steps /
   wall time of each training loop);
 - a progress line every `trainer.steps_per_loop` steps: steps done / total,
-  examples/s and an ETA;
+  examples/s and an ETA; evaluation passes report batches done (of the total
+  when `trainer.validation_steps` or the task's `eval_steps_hint` gives it),
+  examples/s and an ETA about every 10% or 30 s, and one line at the end;
 - divergence as a typed error: Model Garden's blowup rule (a NaN loss, or a
   loss above `trainer.loss_upper_bound` from step `recovery_begin_steps` on;
   after `trainer.recovery_max_trials` restores of the last checkpoint the run
@@ -122,6 +124,28 @@ class SpanBertTrainer(base_trainer.Trainer):
                                self.config.task.train_data.global_batch_size)
     self._loop_start = None
 
+  def eval_begin(self):
+    validation = self.config.task.validation_data
+    total = self.config.trainer.validation_steps
+    if total is None or total <= 0:
+      total = getattr(self.task, "eval_steps_hint", None)
+    self._eval_progress = _EvalProgress(
+        total, getattr(validation, "global_batch_size", 0) or 0)
+    return super().eval_begin()
+
+  def eval_reduce(self, state=None, step_outputs=None):
+    progress = getattr(self, "_eval_progress", None)
+    if progress is not None:
+      progress.step()
+    return super().eval_reduce(state, step_outputs)
+
+  def eval_end(self, aggregated_logs=None):
+    logs = super().eval_end(aggregated_logs)
+    progress = getattr(self, "_eval_progress", None)
+    if progress is not None:
+      logging.info("%s", progress.summary())
+    return logs
+
   def train_loop_begin(self):
     self._loop_start = (time.time(), int(self.global_step.numpy()))
     super().train_loop_begin()
@@ -142,6 +166,43 @@ class SpanBertTrainer(base_trainer.Trainer):
       # run on these logs next) would; returns whether it will restore.
       self._divergence(logs)
     return logs
+
+
+class _EvalProgress:
+  """Batches done in an evaluation pass, logged about every 10% or 30 s."""
+
+  INTERVAL_S = 30.0
+
+  def __init__(self, total: Optional[int], batch: int):
+    self.total = total if total and total > 0 else None
+    self.batch = batch
+    self.done = 0
+    self._start = self._last = time.time()
+    self._tenths = 0
+
+  def line(self) -> str:
+    elapsed = time.time() - self._start
+    rate = self.done / elapsed if elapsed > 0 else 0.0
+    text = f"eval progress: batch {self.done}"
+    if self.total:
+      text += f"/{self.total} ({100 * self.done / self.total:.0f}%)"
+    text += f" | {rate * self.batch:.1f} examples/s"
+    if self.total and rate > 0 and self.done < self.total:
+      eta = datetime.timedelta(seconds=round((self.total - self.done) / rate))
+      text += f" | ETA {eta}"
+    return text
+
+  def step(self) -> None:
+    self.done += 1
+    now = time.time()
+    tenths = 10 * self.done // self.total if self.total else 0
+    if tenths > self._tenths or now - self._last >= self.INTERVAL_S:
+      self._tenths, self._last = tenths, now
+      logging.info("%s", self.line())
+
+  def summary(self) -> str:
+    return (f"eval: {self.done} batches ({self.done * self.batch} examples) "
+            f"in {time.time() - self._start:.1f} s")
 
 
 @contextlib.contextmanager

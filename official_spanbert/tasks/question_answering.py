@@ -173,6 +173,14 @@ class SpanBertQuestionAnsweringTask(
       params = params.replace(input_path=self._tf_record_input_path)
     return data_loader_factory.get_data_loader(params).load(input_context)
 
+  @property
+  def eval_steps_hint(self) -> Optional[int]:
+    """Batches in one evaluation pass (the trainer's progress ETA)."""
+    batch = self.task_config.validation_data.global_batch_size
+    if not self._eval_features or not batch:
+      return None
+    return -(-len(self._eval_features) // batch)
+
   def predictions_dir(self) -> str:
     return self.task_config.predictions_dir or os.path.join(
         self.logging_dir or ".", PREDICTIONS_DIR)
