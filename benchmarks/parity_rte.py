@@ -72,7 +72,7 @@ def run_pkg(args, run_dir: str) -> dict:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert import train  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.finetuning import classification  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import hf_conversion as hc  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
   converted = finetune_squad.convert_minilm(args.work_dir)
   records = os.path.join(run_dir, "records")

@@ -18,7 +18,7 @@ from official_spanbert import train as train_lib
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.data import tokenization
-from official_spanbert.modeling import hf_conversion
+from official_spanbert import interop
 from official_spanbert.tasks import sentence_prediction as sp
 from conftest import REPO, data_path
 
@@ -459,11 +459,11 @@ def test_initialize_restores_encoder_with_converted_params(tmp_path):
   params = _tiny(params, str(tmp_path), 2, steps=1)
   # A converted checkpoint's params.yaml (encoder + mlm_activation) applies.
   with open(tmp_path / "params.yaml", "w", encoding="utf-8") as f:
-    yaml.safe_dump(hf_conversion.params_dict(
-        params.task.model.encoder, hf_conversion.EXACT_GELU), f)
+    yaml.safe_dump(interop.params_dict(
+        params.task.model.encoder, interop.EXACT_GELU), f)
   params = params_dict.override_params_dict(
       params, str(tmp_path / "params.yaml"), is_strict=True)
-  assert params.task.model.mlm_activation == hf_conversion.EXACT_GELU
+  assert params.task.model.mlm_activation == interop.EXACT_GELU
   task = task_factory.get_task(params.task)
   source = task.build_model()
   tf.train.Checkpoint(encoder=source.checkpoint_items["encoder"]).write(

@@ -34,7 +34,7 @@ from official_spanbert.configs import spanbert as spanbert_configs  # noqa: E402
 from official_spanbert.data.pretraining import pretraining_records as pr  # noqa: E402
 from official_spanbert.data import tokenization  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
-from official_spanbert.modeling import hf_conversion as hc  # noqa: E402
+from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.modeling import span_bert_pretrainer  # noqa: E402
 from official_spanbert.tasks import pretraining  # noqa: E402
 from conftest import REPO, data_path, first_lines  # noqa: E402
@@ -383,8 +383,8 @@ def test_round_trip_tf_hf_tf_is_exact(tmp_path, cased_vocab):
   assert back.items == exported.items
   reread, _ = _load_converted(str(tmp_path / "tf2"), use_next_sentence=True)
   for item in back.items:
-    a = hc._item_variables(model, item)  # pylint: disable=protected-access
-    b = hc._item_variables(reread, item)  # pylint: disable=protected-access
+    a = hc.item_variables(model, item)
+    b = hc.item_variables(reread, item)
     assert sorted(a) == sorted(b)
     for name in a:
       assert np.array_equal(a[name].numpy(), b[name].numpy()), (item, name)

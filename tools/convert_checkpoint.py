@@ -32,10 +32,9 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.data import tokenization
+from official_spanbert import interop
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import hf_to_tf
 from official_spanbert.interop import progress
-from official_spanbert.interop import tf_to_hf
 
 FLAGS = flags.FLAGS
 
@@ -81,13 +80,13 @@ def main(argv):
   report = progress.Progress(FLAGS.direction, summary=False)
   try:
     if FLAGS.direction == "hf_to_tf":
-      result = hf_to_tf.hf_to_tf(
+      result = interop.hf_to_tf(
           FLAGS.input, FLAGS.output, approximate_gelu=FLAGS.approximate_gelu,
           allow_layer_norm_eps_mismatch=FLAGS.allow_layer_norm_eps_mismatch,
           ignore_prefixes=FLAGS.ignore_prefix, vocab_file=FLAGS.vocab_file,
           lower_case=lower, overwrite=FLAGS.overwrite, progress=report)
     else:
-      result = tf_to_hf.tf_to_hf(
+      result = interop.tf_to_hf(
           FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,
           vocab_file=FLAGS.vocab_file, lower_case=lower,
           drop_next_sentence=FLAGS.drop_next_sentence,

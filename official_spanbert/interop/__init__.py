@@ -50,5 +50,26 @@ stderr, and end with one summary line (directory, tensors, MB, seconds).
 Heavy dependencies (safetensors, torch) are imported lazily, only when a
 checkpoint in their format is read or written. This package imports
 modeling/, configs/spanbert.py and data/tokenization.py, never tasks/.
-(modeling/hf_conversion.py re-exports it under the old module name.)
+The package exports the names most callers need:
+
+  from official_spanbert import interop
+  interop.hf_to_tf(hf_dir, out_dir)
+  params_file = os.path.join(out_dir, interop.PARAMS_FILE)
 """
+
+# pylint: disable=g-importing-member,unused-import
+from official_spanbert.interop.hf_files import CHECKPOINT_NAME
+from official_spanbert.interop.hf_files import CONVERSION_FILE
+from official_spanbert.interop.hf_files import ConversionError
+from official_spanbert.interop.hf_files import EXACT_GELU
+from official_spanbert.interop.hf_files import HFBertConfig
+from official_spanbert.interop.hf_files import PARAMS_FILE
+from official_spanbert.interop.hf_files import VOCAB_FILE
+from official_spanbert.interop.hf_files import write_safetensors
+from official_spanbert.interop.hf_to_tf import hf_to_tf
+from official_spanbert.interop.hf_to_tf import params_dict
+from official_spanbert.interop.progress import ConversionResult
+from official_spanbert.interop.tf_to_hf import read_params
+from official_spanbert.interop.tf_to_hf import tf_to_hf
+from official_spanbert.interop.weight_map import build_model
+from official_spanbert.interop.weight_map import item_variables

@@ -1,0 +1,49 @@
+"""The package's import structure (tools/layout_report.py), from the source.
+
+Every import of an official_spanbert module counts, at module level or inside
+a function. The README's layout section shows the same report.
+"""
+
+import os
+import sys
+
+from conftest import REPO
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import layout_report  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def test_no_import_cycle_between_modules():
+  report = layout_report.report(REPO)
+  assert report["modules"] > 40
+  assert report["cycles"] == []
+
+
+def test_no_import_runs_from_a_lower_layer_up():
+  assert layout_report.report(REPO)["upward"] == []
+
+
+def test_modeling_and_interop_never_import_tasks():
+  _, graph = layout_report.import_graph(REPO)
+  bad = [(a, b) for a, targets in graph.items() for b in targets
+         if a.startswith(("official_spanbert.modeling",
+                          "official_spanbert.interop"))
+         and b.startswith("official_spanbert.tasks")]
+  assert bad == []
+
+
+def test_the_report_sees_an_upward_import_and_a_cycle(tmp_path):
+  pkg = tmp_path / "official_spanbert"
+  (pkg / "data").mkdir(parents=True)
+  (pkg / "tasks").mkdir()
+  (pkg / "__init__.py").write_text("")
+  (pkg / "data" / "__init__.py").write_text("")
+  (pkg / "tasks" / "__init__.py").write_text("")
+  (pkg / "data" / "a.py").write_text(
+      "def f():\n  from official_spanbert.tasks import b\n")
+  (pkg / "tasks" / "b.py").write_text("from official_spanbert.data import a\n")
+  report = layout_report.report(str(tmp_path))
+  assert report["cycles"] == [["official_spanbert.data.a",
+                               "official_spanbert.tasks.b"]]
+  assert report["upward"] == [("official_spanbert.data.a",
+                               "official_spanbert.tasks.b")]

@@ -1,0 +1,181 @@
+r"""The package's structure in numbers: files, lines, import cycles, layering.
+
+Reads the source only (no imports), at the working tree or at a git revision:
+
+  python tools/layout_report.py              # the working tree
+  python tools/layout_report.py --rev 7085087  # an earlier commit
+
+Prints a Markdown table of .py files and lines per folder of
+official_spanbert/, the import cycles between modules (every import of a
+package module counts, at module level or inside a function) and the imports
+that run from a lower layer up (LAYERS, lowest first).
+"""
+
+import argparse
+import ast
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+
+PACKAGE = "official_spanbert"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Lowest first; a module belongs to the longest prefix that names it.
+LAYERS = (
+    ("core", ("official_spanbert", "official_spanbert.metrics",
+              "official_spanbert.run_lock",
+              "official_spanbert.checkpoint_recovery")),
+    ("data", ("official_spanbert.data",)),
+    ("modeling", ("official_spanbert.modeling",)),
+    ("configs", ("official_spanbert.configs",)),
+    ("tasks", ("official_spanbert.tasks",)),
+    # Experiment registrations sit above the tasks they register.
+    ("experiments", ("official_spanbert.configs.experiments",
+                     "official_spanbert.configs.classification_experiments",
+                     "official_spanbert.configs.squad_experiments")),
+    # Hugging Face conversion builds models from configs, beside the tasks.
+    ("interop", ("official_spanbert.interop",)),
+    ("serving", ("official_spanbert.serving",)),
+    ("training", ("official_spanbert.train", "official_spanbert.trainer",
+                  "official_spanbert.config_check")),
+    ("demo", ("official_spanbert.demo",)),
+)
+
+
+def modules(root):
+  """{dotted module name: path} of the package's .py files under root."""
+  out = {}
+  for directory, _, files in os.walk(os.path.join(root, PACKAGE)):
+    for name in files:
+      if name.endswith(".py"):
+        path = os.path.join(directory, name)
+        dotted = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+        out[dotted[:-len(".__init__")] if dotted.endswith(".__init__")
+            else dotted] = path
+  return out
+
+
+def import_graph(root):
+  """(modules, {module: set of the package's modules it imports})."""
+  mods = modules(root)
+
+  def resolve(name):  # `from a.b import c`: module a.b.c, else a.b
+    while name and name not in mods:
+      name = name.rpartition(".")[0]
+    return name
+
+  graph = collections.defaultdict(set)
+  for module, path in mods.items():
+    with open(path, encoding="utf-8") as f:
+      tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+      if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+      elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        names = [f"{node.module}.{a.name}" for a in node.names]
+      else:
+        continue
+      for name in names:
+        target = resolve(name) if name.startswith(PACKAGE + ".") else None
+        if target and target not in (module, PACKAGE):
+          graph[module].add(target)
+  return mods, graph
+
+
+def cycles(nodes, graph):
+  """Strongly connected components of more than one node (Tarjan)."""
+  index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+  def visit(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on_stack.add(v)
+    for w in graph.get(v, ()):
+      if w not in index:
+        visit(w)
+        low[v] = min(low[v], low[w])
+      elif w in on_stack:
+        low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+      component = []
+      while True:
+        w = stack.pop()
+        on_stack.discard(w)
+        component.append(w)
+        if w == v:
+          break
+      if len(component) > 1:
+        found.append(sorted(component))
+
+  for v in sorted(nodes):
+    if v not in index:
+      visit(v)
+  return found
+
+
+def layer(module):
+  """Index in LAYERS of the longest prefix naming module."""
+  best, best_len = 0, -1
+  for i, (_, prefixes) in enumerate(LAYERS):
+    for p in prefixes:
+      if (module == p or module.startswith(p + ".")) and len(p) > best_len:
+        best, best_len = i, len(p)
+  return best
+
+
+def upward_imports(graph):
+  """[(importer, imported)] where the importer's layer is the lower one."""
+  return sorted((a, b) for a, targets in graph.items() for b in targets
+                if layer(a) < layer(b))
+
+
+def folder_table(root, mods):
+  counts = collections.defaultdict(lambda: [0, 0])
+  for module, path in mods.items():
+    folder = os.path.relpath(os.path.dirname(path), root)
+    with open(path, encoding="utf-8") as f:
+      n = sum(1 for _ in f)
+    counts[folder][0] += 1
+    counts[folder][1] += n
+  return counts
+
+
+def report(root) -> dict:
+  mods, graph = import_graph(root)
+  return {"folders": folder_table(root, mods), "cycles": cycles(mods, graph),
+          "upward": upward_imports(graph), "modules": len(mods)}
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  ap.add_argument("--rev", default=None, help="a git revision (default: the "
+                  "working tree)")
+  args = ap.parse_args()
+  with tempfile.TemporaryDirectory() as tmp:
+    root = REPO
+    if args.rev:
+      archive = subprocess.run(["git", "-C", REPO, "archive", args.rev,
+                                PACKAGE], check=True, capture_output=True)
+      subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout,
+                     check=True)
+      root = tmp
+    r = report(root)
+  print(f"{args.rev or 'working tree'}: {r['modules']} modules")
+  print("| folder | .py files | lines |\n|---|---:|---:|")
+  for folder, (files, lines) in sorted(r["folders"].items()):
+    print(f"| {folder}/ | {files} | {lines} |")
+  total = [sum(v[i] for v in r["folders"].values()) for i in (0, 1)]
+  print(f"| total | {total[0]} | {total[1]} |")
+  print(f"module import cycles: {len(r['cycles'])}")
+  for c in r["cycles"]:
+    print("  " + " <-> ".join(c))
+  print(f"imports from a lower layer up: {len(r['upward'])}")
+  for a, b in r["upward"]:
+    print(f"  {a} ({LAYERS[layer(a)][0]}) -> {b} ({LAYERS[layer(b)][0]})")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
