@@ -108,8 +108,8 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
 
 # Test tiers -----------------------------------------------------------------
 #
-# Every test gets exactly one of two markers (pytest -m unit / -m integration,
-# `make test-unit` / `make test-integration`):
+# Every test gets exactly one of two markers (registered in pytest.ini;
+# pytest -m unit / -m integration, `make test-unit` / `make test-integration`):
 #
 #   integration  reads the shared real data (data_path / data_dir, so also the
 #                cased_vocab and pretraining_records fixtures and any fixture
@@ -128,20 +128,12 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
 
 UNIT, INTEGRATION = "unit", "integration"
 TIERS = (UNIT, INTEGRATION)
-# Functions of this file that read the data folder.
+# Functions of this file that read the data folder (also as conftest.NAME).
 DATA_READERS = frozenset({"data_path", "data_dir"})
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
-# The test being run (set around each test's setup, call and teardown).
+# The test being run (from its setup to its teardown).
 _current_item = None
-
-
-def pytest_configure(config):
-  config.addinivalue_line(
-      "markers", "unit: needs no shared data (tests/conftest.py assigns it)")
-  config.addinivalue_line(
-      "markers", "integration: reads the shared real data in "
-      "$SPANBERT_DATA_DIR (tests/conftest.py assigns it)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -192,19 +184,18 @@ def _reads_data(obj, seen=None) -> bool:
   scope = getattr(obj, "__globals__", None)
   if scope is None:  # a class: its module's globals
     scope = vars(sys.modules.get(obj.__module__, object))
-  for name in names:
-    value = scope.get(name)
-    if (inspect.isfunction(value) or inspect.isclass(value) or
-        hasattr(value, "_get_wrapped_function")) and _reads_data(value, seen):
-      return True
-  return False
+  values = [scope.get(name) for name in names]
+  # helper.f() for a module `helper` of tests/.
+  values += [getattr(module, name, None) for module in values
+             if inspect.ismodule(module) and _in_tests(module)
+             for name in names]
+  return any((inspect.isfunction(v) or inspect.isclass(v) or
+              hasattr(v, "_get_wrapped_function")) and _reads_data(v, seen)
+             for v in values)
 
 
 def tier(item) -> str:
-  """`unit` or `integration` for a collected test (see above)."""
-  own = [m.name for m in item.iter_markers() if m.name in TIERS]
-  if own:
-    return own[0]
+  """`unit` or `integration` for a collected test by the rule above."""
   funcs = [getattr(item, "obj", None)]
   fixture_info = getattr(item, "_fixtureinfo", None)
   if fixture_info is not None:
