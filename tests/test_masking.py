@@ -477,7 +477,7 @@ def test_tagged_span_scheme_agrees_with_numpy_oracle(span_out, cased_vocab):
   vocab = tokenization.load_vocab(cased_vocab)
   rows = np.arange(256)
   tags = _capitalized_runs(span_out, vocab, rows)
-  params = masking.MaskingParams(scheme="named_entity").validate()
+  params = masking.MaskingParams(masking_scheme="named_entity").validate()
   args = (span_out["original_word_ids"][rows], span_out["maskable"][rows] > 0,
           _word_starts(span_out, vocab)[rows], tf.constant([3, 4]))
   out = masking.mask_batch(*args, params, vocab.ordinary_ids(),
@@ -485,8 +485,9 @@ def test_tagged_span_scheme_agrees_with_numpy_oracle(span_out, cased_vocab):
   n = span_out["maskable"][rows].sum(1)
   np.testing.assert_array_equal(out["masked_lm_weights"].numpy().sum(1),
                                 np.ceil(0.15 * n - 1e-9))
-  plain = masking.mask_batch(*args, dataclasses.replace(params, use_xla=False),
-                             vocab.ordinary_ids(), tagged_spans=tags)
+  plain = masking.mask_batch(
+      *args, dataclasses.replace(params, use_xla_masking=False),
+      vocab.ordinary_ids(), tagged_spans=tags)
   np.testing.assert_array_equal(plain["input_word_ids"],
                                 out["input_word_ids"])
   in_tag = np.zeros(args[0].shape, bool)

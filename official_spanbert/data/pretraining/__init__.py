@@ -9,4 +9,5 @@
   masking.py              span masking (geometric / word / entity / phrase).
   pretrain_dataloader.py  the data config and the Model Garden data loader
                           that masks records on the fly.
+  dummy_inputs.py         synthetic masked batches for `input_path: dummy`.
 """

@@ -56,39 +56,61 @@ class MaskingConfigError(ValueError):
   """Masking parameters that cannot work."""
 
 
-@dataclasses.dataclass(frozen=True)
-class MaskingParams:
-  """What masking needs besides the batch.
+@dataclasses.dataclass
+class MaskingConfig:
+  """The masking settings, defined once.
+
+  The pretraining data config (pretrain_dataloader.SpanBertPretrainDataConfig)
+  inherits them, so they are set as `task.train_data.<name>`, flat as in
+  Model Garden's data configs (and as the YAML configs, command-line
+  overrides and their error messages name them); MaskingParams inherits them
+  and adds what the data config and vocab fix.
 
   Attributes:
-    scheme: one of SCHEMES.
-    masking_rate: share of maskable tokens to mask (0 < rate < 1).
+    masking_scheme: one of SCHEMES: "span" (SpanBERT), "token" (BERT),
+      "whole_word", "named_entity" or "noun_phrase" (the paper's Table 6;
+      need records written with --tag_spans).
+    masking_rate: share of maskable tokens to mask, ceil(rate * n)
+      (0 < rate < 1).
     geometric_p: p of the span-length geometric distribution (0 < p <= 1).
     span_lower: shortest span, in words.
     span_upper: longest span, in words.
     mask_token_prob: share of spans (units) replaced by [MASK].
     random_token_prob: share replaced by random tokens; the rest is kept.
-    max_sbo_targets: SBO targets per span (the first ones).
-    max_predictions_per_seq: size of the masked_lm_* outputs.
-    seq_length: length of the framed sequences.
-    mask_id: id of [MASK].
-    use_xla: compile the span sampling loop with XLA (much faster on CPU).
     tagged_span_prob: for TAGGED_SCHEMES, the probability that a draw is a
       tagged span rather than a geometric one (the reference's 0.5).
+    max_sbo_targets: SBO targets per span (the first ones).
+    use_xla_masking: compile the span sampling loop with XLA (much faster on
+      CPU; the same masks).
   """
-  scheme: str = "span"
+  masking_scheme: str = "span"
   masking_rate: float = 0.15
   geometric_p: float = 0.2
   span_lower: int = 1
   span_upper: int = 10
   mask_token_prob: float = 0.8
   random_token_prob: float = 0.1
+  tagged_span_prob: float = 0.5
   max_sbo_targets: int = 15
+  use_xla_masking: bool = True
+
+
+@dataclasses.dataclass(unsafe_hash=True)
+class MaskingParams(MaskingConfig):
+  """What masking needs besides the batch: MaskingConfig's settings + 3 more.
+
+  Hashed by value, as the XLA sampling loop takes it as a static tf.function
+  argument: treat it as immutable (dataclasses.replace makes a changed copy).
+  pretrain_dataloader.masking_params builds it from a data config.
+
+  Attributes (besides MaskingConfig's):
+    max_predictions_per_seq: size of the masked_lm_* outputs.
+    seq_length: length of the framed sequences.
+    mask_id: id of [MASK].
+  """
   max_predictions_per_seq: int = 80
   seq_length: int = 512
   mask_id: int = 103
-  use_xla: bool = True
-  tagged_span_prob: float = 0.5
 
   def span_length_probs(self) -> np.ndarray:
     """P(L = k) for k in [span_lower, span_upper]."""
@@ -124,8 +146,9 @@ class MaskingParams:
     """
     def fail(msg):
       raise MaskingConfigError(f"masking config: {msg}")
-    if self.scheme not in SCHEMES:
-      fail(f"masking_scheme must be one of {SCHEMES}, not {self.scheme!r}")
+    if self.masking_scheme not in SCHEMES:
+      fail(f"masking_scheme must be one of {SCHEMES}, not "
+           f"{self.masking_scheme!r}")
     if not 0.0 < self.masking_rate < 1.0:
       fail(f"masking_rate must be in (0, 1), got {self.masking_rate}")
     if not 0.0 < self.geometric_p <= 1.0:
@@ -386,10 +409,10 @@ def _span_mask(maskable, word_starts, word_idx, n, budget,
                params: MaskingParams, seed, tagged_spans=None):
   """The SpanBERT sampling loop, all sequences of the batch at once.
 
-  Compiled with XLA (tables and loop together) unless params.use_xla is
+  Compiled with XLA (tables and loop together) unless params.use_xla_masking is
   False; both give the same masks.
   """
-  sample = _span_sample_xla if params.use_xla else _span_sample
+  sample = _span_sample_xla if params.use_xla_masking else _span_sample
   masked, hist, _ = sample(maskable, word_starts, word_idx, n, budget, seed,
                            tagged_spans, params=params)
   return masked, hist
@@ -465,15 +488,16 @@ def _select(maskable, word_starts, word_idx, seed, params: MaskingParams,
   """The masked positions of one budget over `maskable` (+ span histogram)."""
   n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
   budget = _budget(n, params.masking_rate)
-  if params.scheme == "token":
+  scheme = params.masking_scheme
+  if scheme == "token":
     return _token_mask(maskable, budget, seed), None, budget
-  if params.scheme == "whole_word":
+  if scheme == "whole_word":
     params = dataclasses.replace(params, span_lower=1, span_upper=1)
-  elif params.scheme not in ("span",) + TAGGED_SCHEMES:
-    raise MaskingConfigError(f"unknown masking scheme {params.scheme!r}")
+  elif scheme not in ("span",) + TAGGED_SCHEMES:
+    raise MaskingConfigError(f"unknown masking scheme {scheme!r}")
   masked, hist = _span_mask(maskable, word_starts, word_idx, n, budget,
                             params, seed, tagged_spans)
-  return masked, (None if params.scheme == "whole_word" else hist), budget
+  return masked, (None if scheme == "whole_word" else hist), budget
 
 
 def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
@@ -523,15 +547,16 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
   batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
   word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
 
-  if params.scheme in TAGGED_SCHEMES:
+  scheme = params.masking_scheme
+  if scheme in TAGGED_SCHEMES:
     if tagged_spans is None:
       raise MaskingConfigError(
-          f"masking scheme {params.scheme!r} needs the tagged spans of the "
-          "blocks (tagged_spans)")
+          f"masking scheme {scheme!r} needs the tagged spans of the blocks "
+          "(tagged_spans)")
     if segment_ids is not None:
       raise MaskingConfigError(
-          f"masking scheme {params.scheme!r} masks single-segment blocks, "
-          "not two-segment (NSP) sequences")
+          f"masking scheme {scheme!r} masks single-segment blocks, not "
+          "two-segment (NSP) sequences")
     tagged_spans = tf.cast(tagged_spans, tf.int32)
   if segment_ids is None:
     masked, hist, budget = _select(maskable, word_starts, word_idx, seed,
@@ -547,9 +572,9 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       hist += hist_b
 
   where, run_first, run_last, run_start = masked_runs(masked)
-  if params.scheme == "span" or params.scheme in TAGGED_SCHEMES:
+  if scheme == "span" or scheme in TAGGED_SCHEMES:
     unit_start = run_start
-  elif params.scheme == "token":
+  elif scheme == "token":
     unit_start = masked
   else:
     unit_start = masked & word_starts

@@ -33,29 +33,25 @@ class RecordsMismatchError(ValueError):
 
 
 @dataclasses.dataclass
-class SpanBertPretrainDataConfig(cfg.DataConfig):
+class SpanBertPretrainDataConfig(cfg.DataConfig, masking.MaskingConfig):
   """Pretraining data: records from tools/create_pretraining_data.py.
+
+  The masking settings (masking_scheme, masking_rate, geometric_p,
+  span_lower, span_upper, mask_token_prob, random_token_prob,
+  tagged_span_prob, max_sbo_targets, use_xla_masking) are
+  masking.MaskingConfig's, inherited: set them here, e.g.
+  `task.train_data.masking_rate`.
 
   Attributes:
     input_path: record files (glob or comma-separated).
     seq_length: framed length, [CLS]/[SEP] included.
     max_predictions_per_seq: size of masked_lm_* (and sbo_*) features.
     vocab_file: vocab of the records; gives the [CLS]/[SEP]/[MASK] ids.
-    masking_scheme: "span" (SpanBERT), "token" (BERT), "whole_word",
-      "named_entity" or "noun_phrase" (the paper's Table 6; need records
-      written with --tag_spans).
-    masking_rate: share of tokens masked, ceil(rate * n).
-    geometric_p, span_lower, span_upper: span length distribution in words.
-    mask_token_prob, random_token_prob: 80/10/10 replacement shares.
     random_token_distribution: "unigram" (the reference: random tokens drawn
       by their frequency in the records' corpus, from `<prefix>.counts.json`;
       specials other than [UNK] never) or "uniform" (over the vocab's
       ordinary tokens).
-    tagged_span_prob: for named_entity/noun_phrase, the probability that a
-      span is a tagged one rather than a geometric one (the reference's 0.5).
-    max_sbo_targets: SBO targets per span.
     use_next_sentence_label: read two-segment NSP records (BERT baseline).
-    use_xla_masking: compile the span sampling loop with XLA.
   """
   input_path: str = ""
   global_batch_size: int = 256
@@ -63,18 +59,8 @@ class SpanBertPretrainDataConfig(cfg.DataConfig):
   seq_length: int = 512
   max_predictions_per_seq: int = 80
   vocab_file: str = ""
-  masking_scheme: str = "span"
-  masking_rate: float = 0.15
-  geometric_p: float = 0.2
-  span_lower: int = 1
-  span_upper: int = 10
-  mask_token_prob: float = 0.8
-  random_token_prob: float = 0.1
   random_token_distribution: str = "unigram"
-  tagged_span_prob: float = 0.5
-  max_sbo_targets: int = 15
   use_next_sentence_label: bool = False
-  use_xla_masking: bool = True
   file_type: str = "tfrecord"
 
 
@@ -92,16 +78,11 @@ def masking_params(params: SpanBertPretrainDataConfig,
     raise masking.MaskingConfigError(
         f"masking config: masking_scheme={params.masking_scheme!r} masks "
         "single-segment blocks; set use_next_sentence_label=False")
+  settings = {f.name: getattr(params, f.name)
+              for f in dataclasses.fields(masking.MaskingConfig)}
   return masking.MaskingParams(
-      scheme=params.masking_scheme, masking_rate=params.masking_rate,
-      geometric_p=params.geometric_p, span_lower=params.span_lower,
-      span_upper=params.span_upper, mask_token_prob=params.mask_token_prob,
-      random_token_prob=params.random_token_prob,
-      max_sbo_targets=params.max_sbo_targets,
-      max_predictions_per_seq=params.max_predictions_per_seq,
-      seq_length=params.seq_length, mask_id=vocab.mask_id,
-      use_xla=params.use_xla_masking,
-      tagged_span_prob=params.tagged_span_prob).validate(
+      **settings, max_predictions_per_seq=params.max_predictions_per_seq,
+      seq_length=params.seq_length, mask_id=vocab.mask_id).validate(
           params.seq_length - specials, segments=specials - 1)
 
 
