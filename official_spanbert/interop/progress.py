@@ -1,9 +1,10 @@
 """What a conversion reports: progress with an ETA, and one summary line."""
 
 import dataclasses
-import sys
 import time
-from typing import List, Optional, TextIO, Union
+from typing import List, Optional, Union
+
+from official_spanbert import progress as core_progress
 
 
 @dataclasses.dataclass
@@ -41,66 +42,9 @@ class ConversionResult:
             f"{self.output} in {self.seconds:.1f} s")
 
 
-class Progress:
-  """Progress of one conversion, on stderr.
-
-  Lines start with the label and the time so far: one for each stage
-  (note), one about every 10% of the tensors with an ETA (from the rate so
-  far), and at the end the result's summary line.
-
-  Args:
-    label: the line prefix (the direction).
-    enabled: False: print nothing.
-    summary: print the summary line at the end (a caller that prints its
-      own, e.g. the command-line tool on stdout, passes False).
-    stream: where to write (default: sys.stderr at the time of writing).
-  """
-
-  def __init__(self, label: str, enabled: bool = True, summary: bool = True,
-               stream: Optional[TextIO] = None):
-    self.label = label
-    self.enabled = enabled
-    self._summary = summary
-    self._stream = stream
-    self._started = time.monotonic()
-    self._total = 0
-    self._done = 0
-    self._shown = 0  # tenths of the total already reported
-    self._what = "tensors"
-    self._phase_start = self._started
-
-  def _prefix(self) -> str:
-    return f"{self.label} [{time.monotonic() - self._started:.1f} s]"
-
-  def _write(self, line: str):
-    if self.enabled:
-      stream = self._stream or sys.stderr
-      stream.write(line + "\n")
-      stream.flush()
-
-  def note(self, text: str):
-    """A line on what the conversion does now, with the time so far."""
-    self._write(f"{self._prefix()} {text}")
-
-  def start(self, total: int, what: str = "tensors"):
-    """Begins counting `total` units (e.g. the tensors to convert)."""
-    self._total, self._done, self._shown = total, 0, 0
-    self._what = what
-    self._phase_start = time.monotonic()
-
-  def advance(self, n: int = 1):
-    """Counts `n` units; reports when another tenth is done."""
-    self._done += n
-    if not self._total:
-      return
-    tenth = min(10, self._done * 10 // self._total)
-    if tenth <= self._shown:
-      return
-    self._shown = tenth
-    rate = (time.monotonic() - self._phase_start) / self._done
-    self._write(f"{self._prefix()} {self._done}/{self._total} {self._what} "
-                f"({100 * self._done // self._total}%), "
-                f"ETA {rate * (self._total - self._done):.1f} s")
+class Progress(core_progress.Progress):
+  """Progress of one conversion (see official_spanbert/progress.py), whose
+  summary line is the ConversionResult's."""
 
   def finish(self, result: ConversionResult) -> ConversionResult:
     """Sets result.seconds and direction; prints its summary line."""

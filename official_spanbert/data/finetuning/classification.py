@@ -24,6 +24,7 @@ from absl import logging
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
+from official_spanbert import progress as progress_lib
 from official_spanbert.data.finetuning import json_file
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
@@ -446,7 +447,9 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
   meta.update(labels=list(labels), num_labels=len(labels))
   label_id = {label: i for i, label in enumerate(labels)}
   tf.io.gfile.makedirs(output_dir)
+  report = progress_lib.Progress(f"{task} records")
   for split, examples in splits.items():
+    report.note(f"tokenizing and writing {len(examples)} {split} examples")
     if task == "tacred":
       ids, segments, truncated = encode_relations(tokenizer, examples, markers,
                                                   max_seq_length)
@@ -466,4 +469,7 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
                  len(examples), split, truncated, output_dir)
   with tf.io.gfile.GFile(os.path.join(output_dir, META_FILE), "w") as f:
     json.dump(meta, f, indent=2)
+  report.done(f"{task} records: wrote " + ", ".join(
+      f"{meta[f'{split}_data_size']} {split}" for split in splits) +
+              f" examples to {output_dir} in {report.elapsed():.1f} s")
   return meta

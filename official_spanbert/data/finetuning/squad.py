@@ -37,6 +37,7 @@ import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert import progress as progress_lib
 from official_spanbert.data.finetuning import json_file
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
@@ -318,7 +319,9 @@ def convert_examples(examples: Sequence[SquadExample],
                      tokenizer: tokenization.WordpieceTokenizer,
                      max_seq_length: int = 384, doc_stride: int = 128,
                      max_query_length: int = 64, is_training: bool = False,
-                     source: str = "SQuAD") -> List[SquadFeature]:
+                     source: str = "SQuAD",
+                     report: Optional[progress_lib.Progress] = None
+                     ) -> List[SquadFeature]:
   """Tokenizes examples and cuts them into [CLS] q [SEP] window [SEP] features.
 
   Args:
@@ -331,6 +334,7 @@ def convert_examples(examples: Sequence[SquadExample],
     is_training: set answer positions (examples must come from
       read_examples(is_training=True)).
     source: name used in warnings (the file).
+    report: progress over the questions (none if None).
 
   Returns:
     The features; unique ids count from 1,000,000,000 as in BERT.
@@ -345,13 +349,19 @@ def convert_examples(examples: Sequence[SquadExample],
   warnings = _Warnings(source)
   vocab = tokenizer.vocab
   pieces = _PieceCache(tokenizer)
+  if report:
+    report.note(f"tokenizing {len(examples)} questions and their passages")
   pieces.add(t for e in examples for t in e.words)
   pieces.add(e.question for e in examples)
   if is_training:
     pieces.add(e.answer_text for e in examples if e.answer_text)
   features = []
   unique_id = 1_000_000_000
+  if report:
+    report.start(len(examples), "questions")
   for index, example in enumerate(examples):
+    if report:
+      report.advance()
     query = pieces[example.question]
     if not query:
       warnings.warn("an empty question",
@@ -482,14 +492,21 @@ def prepare(path: str, tokenizer: tokenization.WordpieceTokenizer,
             doc_stride: int = 128, max_query_length: int = 64,
             pad_to_multiple: int = 1, max_examples: Optional[int] = None
             ) -> Tuple[List[SquadExample], List[SquadFeature]]:
-  """read_examples + convert_examples + write_features in one call."""
+  """read_examples + convert_examples + write_features in one call.
+
+  Reports progress on stderr (stages, questions with an ETA) and ends with one
+  line saying what was written where.
+  """
+  report = progress_lib.Progress(
+      f"SQuAD {'training' if is_training else 'evaluation'} features")
+  report.note(f"reading {path}")
   examples = read_examples(path, is_training, version_2_with_negative)
   if max_examples:
     examples = examples[:max_examples]
   features = convert_examples(
       examples, tokenizer, max_seq_length=max_seq_length,
       doc_stride=doc_stride, max_query_length=max_query_length,
-      is_training=is_training, source=path)
+      is_training=is_training, source=path, report=report)
   if not features:
     raise SquadFormatError(f"{path}: no features (all contexts empty?)")
   written = features
@@ -502,4 +519,7 @@ def prepare(path: str, tokenizer: tokenization.WordpieceTokenizer,
   count = write_features(written, output, is_training, pad_to_multiple)
   logging.info("%s: %s -> %s (%d records)", path,
                feature_stats(examples, features), output, count)
+  report.done(f"SQuAD features: wrote {count} records ({len(features)} "
+              f"features of {len(examples)} questions) to {output} in "
+              f"{report.elapsed():.1f} s")
   return examples, features
