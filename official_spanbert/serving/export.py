@@ -14,7 +14,9 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
+from official_spanbert import progress as progress_lib
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
+from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
@@ -168,9 +170,7 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
   extra = os.path.join(export_dir, "assets.extra")
   tf.io.gfile.makedirs(extra)
   path = os.path.join(extra, "tf_serving_warmup_requests")
-  with tf.io.TFRecordWriter(path) as writer:
-    for record in warmup_requests(signature_inputs):
-      writer.write(record)
+  tfrecord_writer.write_records(path, warmup_requests(signature_inputs))
   return path
 
 
@@ -210,6 +210,7 @@ def export(model, vocab_file: str, export_base: str, *,
       "_preprocessing")
   if os.path.normpath(pre_base) == os.path.normpath(export_base):
     raise ValueError("the preprocessing model needs its own export base")
+  report = progress_lib.Progress("export")
   preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
   module = serving_modules.SpanBertServingModule(model, preprocessor, top_k,
                                                  max_masks)
@@ -220,12 +221,15 @@ def export(model, vocab_file: str, export_base: str, *,
   dirs = [os.path.join(base, str(version)) for base in (export_base, pre_base)]
   renamed = []
   try:
+    report.note(f"tracing and saving the model (version {version}, "
+                "4 signatures, warmup requests)")
     _save(module, module.signatures(), tmps[0], {
         "serving_default": {"text": texts},
         "encode_pair": {"text": texts, "text_pair": texts[::-1]},
         "encode_ids": {k: ids[k].numpy() for k in ids},
         "fill_spans": {"text": texts},
     })
+    report.note("saving the preprocessing model")
     _save(pre, pre.signatures(), tmps[1], {
         "serving_default": {"text": texts},
         "encode_pair": {"text": texts, "text_pair": texts[::-1]},
@@ -240,4 +244,6 @@ def export(model, vocab_file: str, export_base: str, *,
       if tf.io.gfile.exists(path):
         tf.io.gfile.rmtree(path)
     raise
+  report.done(f"export: wrote the model to {dirs[0]} and the preprocessing "
+              f"to {dirs[1]} in {report.elapsed():.1f} s")
   return {"model": dirs[0], "preprocessing": dirs[1]}

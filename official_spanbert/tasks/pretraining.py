@@ -11,6 +11,7 @@ from official.core import base_task
 from official.core import task_factory
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 
@@ -96,6 +97,9 @@ class SpanBertPretrainTask(base_task.Task):
       checkpoints.restore(model, self.task_config.init_checkpoint)
 
   def build_inputs(self, params, input_context=None) -> tf.data.Dataset:
+    """The loader's batches, or synthetic ones for `input_path: dummy`."""
+    if dummy_inputs.is_dummy(params):
+      return dummy_inputs.load(params, input_context)
     return data_loader_factory.get_data_loader(params).load(input_context)
 
   def compute_losses(self, labels, model_outputs) -> Dict[str, tf.Tensor]:
