@@ -87,6 +87,45 @@ def mean_sd(values):
   return f"{statistics.mean(values):.2f} ± {sd:.2f}"
 
 
+# Per-run cost columns every parity table has: (header, result key, format).
+COST_COLUMNS = (("train ex/s (loops)", "train_examples_per_s_loops", "{:.2f}"),
+                ("train wall s", "train_wall_s", "{:.0f}"),
+                ("train CPU s", "train_cpu_s", "{:.0f}"),
+                ("eval wall s", "eval_wall_s", "{:.0f}"))
+
+
+def side_values(results, key: str, scale: float = 1.0):
+  """{side: [scale * result[key] per seed]} for the sides that have results."""
+  values = {s: [scale * r[key] for r in results if r["side"] == s]
+            for s in SIDES}
+  return {s: v for s, v in values.items() if v}
+
+
+def table(results, metrics) -> str:
+  """The side-by-side markdown table: one row per run, then mean ± sd rows.
+
+  `metrics` are the score columns, (header, result key, scale); the cost
+  columns (COST_COLUMNS) and the 1-minute load follow them.
+  """
+  headers = [h for h, _, _ in metrics] + [h for h, _, _ in COST_COLUMNS]
+  rows = ["| side | seed | " + " | ".join(headers) + " | load 1m before/after |",
+          "|---" * (len(headers) + 3) + "|"]
+  for r in results:
+    cells = [f"{scale * r[key]:.2f}" for _, key, scale in metrics]
+    cells += [fmt.format(r[key]) for _, key, fmt in COST_COLUMNS]
+    rows.append(f"| {r['side']} | {r['seed']} | " + " | ".join(cells) +
+                f" | {r['load_before'][0]:.1f} / {r['load_after'][0]:.1f} |")
+  for side in SIDES:
+    mine = [r for r in results if r["side"] == side]
+    if mine:
+      cells = [mean_sd(side_values(mine, key, scale)[side])
+               for _, key, scale in metrics]
+      cells += [fmt.format(statistics.mean(r[key] for r in mine))
+                for _, key, fmt in COST_COLUMNS]
+      rows.append(f"| {side} | mean ± sd | " + " | ".join(cells) + " | |")
+  return "\n".join(rows)
+
+
 def lr_factor(step: int, warmup: int, steps: int) -> float:
   """Model Garden's PolynomialWarmUp(PolynomialDecay), power 1, as a factor."""
   if step < warmup:

