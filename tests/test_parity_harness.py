@@ -19,8 +19,9 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "benchmarks"))
+import conftest
+
+sys.path.insert(0, os.path.join(conftest.REPO, "benchmarks"))
 import parity_harness  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import parity_rte  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import parity_squad  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
