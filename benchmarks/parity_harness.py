@@ -118,7 +118,7 @@ def table(results, metrics) -> str:
   for side in SIDES:
     mine = [r for r in results if r["side"] == side]
     if mine:
-      cells = [mean_sd(side_values(mine, key, scale)[side])
+      cells = [mean_sd([scale * r[key] for r in mine])
                for _, key, scale in metrics]
       cells += [fmt.format(statistics.mean(r[key] for r in mine))
                 for _, key, fmt in COST_COLUMNS]

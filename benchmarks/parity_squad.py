@@ -139,17 +139,26 @@ def pkg_params(args, converted: str):
   return params
 
 
+def copy_qa_head(model, hf) -> None:
+  """Copies the package's span-labeling head into HF's `qa_outputs`."""
+  import torch  # pylint: disable=g-import-not-at-top
+  head = [v for v in model.trainable_variables
+          if "span_labeling" in v.name or "logits" in v.name]
+  kernel = next(v for v in head if "kernel" in v.name).numpy()
+  bias = next(v for v in head if "bias" in v.name).numpy()
+  with torch.no_grad():
+    hf.qa_outputs.weight.copy_(torch.tensor(kernel.T))
+    hf.qa_outputs.bias.copy_(torch.tensor(bias))
+
+
 def run_pkg(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates with this package; returns the result."""
   import finetune_glue  # pylint: disable=g-import-not-at-top
   import finetune_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert import train  # pylint: disable=g-import-not-at-top
-  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
   converted = finetune_squad.convert_minilm(args.work_dir)
-  with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
-    lower_case = bool(json.load(f)["lower_case"])
   params = pkg_params(args, converted)
   steps = args.train_steps
   params.override({
@@ -176,7 +185,7 @@ def run_pkg(args, run_dir: str) -> dict:
       "train_wall_s": t1 - t0, "train_cpu_s": c1 - c0,
       "eval_wall_s": t2 - t1, "eval_cpu_s": c2 - c1,
       "predictions": predictions,
-      "lower_case": lower_case,
+      "lower_case": params.task.train_data.do_lower_case,
   }
 
 

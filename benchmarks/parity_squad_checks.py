@@ -39,15 +39,13 @@ import parity_squad  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 def check_labels(args, converted: str, tokenizer) -> dict:
   """Counts HF / package training features that agree."""
-  from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.finetuning import squad  # pylint: disable=g-import-not-at-top
 
   _, hf = parity_squad.hf_features(tokenizer, args.train_json, args, True)
-  with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
-    lower_case = bool(json.load(f)["lower_case"])
+  data = parity_squad.pkg_params(args, converted).task.train_data
   pkg_tokenizer = tokenization.WordpieceTokenizer(
-      os.path.join(converted, hc.VOCAB_FILE), lower_case=lower_case)
+      data.vocab_file, lower_case=data.do_lower_case)
   pkg = squad.convert_examples(
       squad.read_examples(args.train_json, True), pkg_tokenizer,
       max_seq_length=args.max_seq_length, doc_stride=args.doc_stride,
@@ -86,13 +84,7 @@ def check_dropout(args, converted: str, path: str) -> dict:
   model(features, training=False)
   task.initialize(model)
   hf = transformers.BertForQuestionAnswering.from_pretrained(path)
-  head = [v for v in model.trainable_variables
-          if "span_labeling" in v.name or "logits" in v.name]
-  with torch.no_grad():
-    hf.qa_outputs.weight.copy_(torch.tensor(
-        next(v for v in head if "kernel" in v.name).numpy().T))
-    hf.qa_outputs.bias.copy_(torch.tensor(
-        next(v for v in head if "bias" in v.name).numpy()))
+  parity_squad.copy_qa_head(model, hf)
   hf_inputs = {
       "input_ids": features["input_word_ids"],
       "attention_mask": features["input_mask"],
