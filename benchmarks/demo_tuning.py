@@ -34,7 +34,30 @@ import shutil
 import time
 
 
-def main():
+def tuned_params(args, prefix: str, heldout_prefix: str, vocab_path: str,
+                 vocab_size: int):
+  """The demo's params (`pipeline._build_params`) with the flags' changes."""
+  from official_spanbert.demo import pipeline  # pylint: disable=g-import-not-at-top
+  params = pipeline._build_params(prefix, heldout_prefix, vocab_path,  # pylint: disable=protected-access
+                                  vocab_size, args.steps)
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.num_layers = args.hidden, args.layers
+  enc.intermediate_size = 4 * args.hidden
+  enc.num_attention_heads = args.heads or max(1, args.hidden // 64)
+  enc.norm_first = args.norm_first
+  opt = params.trainer.optimizer_config
+  opt.learning_rate.polynomial.initial_learning_rate = args.learning_rate
+  if args.beta_2:
+    opt.optimizer.adamw.beta_2 = args.beta_2
+  params.task.train_data.global_batch_size = args.batch_size
+  for d in (params.task.train_data, params.task.validation_data):
+    d.seq_length = args.seq_length
+    d.max_predictions_per_seq = args.max_predictions
+    d.masking_scheme = args.masking_scheme
+  return params
+
+
+def parse_args(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--work_dir", required=True)
   ap.add_argument("--name", required=True)
@@ -50,7 +73,11 @@ def main():
   ap.add_argument("--max_predictions", type=int, default=20)
   ap.add_argument("--beta_2", type=float, default=0.0, help="0: the config's")
   ap.add_argument("--masking_scheme", default="span")
-  args = ap.parse_args()
+  return ap.parse_args(argv)
+
+
+def main():
+  args = parse_args()
 
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -96,23 +123,7 @@ def main():
     with open(stats, encoding="utf-8") as f:
       heldout_blocks = json.load(f)["blocks"]
 
-  params = pipeline._build_params(prefix, heldout_prefix, vocab_path,  # pylint: disable=protected-access
-                                  vocab.size, args.steps)
-  enc = params.task.model.encoder.bert_v2
-  enc.hidden_size, enc.num_layers = args.hidden, args.layers
-  enc.intermediate_size = 4 * args.hidden
-  enc.num_attention_heads = args.heads or max(1, args.hidden // 64)
-  enc.norm_first = args.norm_first
-  opt = params.trainer.optimizer_config
-  opt.learning_rate.polynomial.initial_learning_rate = args.learning_rate
-  if args.beta_2:
-    opt.optimizer.adamw.beta_2 = args.beta_2
-  params.task.train_data.global_batch_size = args.batch_size
-  for d in (params.task.train_data, params.task.validation_data):
-    d.seq_length = args.seq_length
-    d.max_predictions_per_seq = args.max_predictions
-    d.masking_scheme = args.masking_scheme
-
+  params = tuned_params(args, prefix, heldout_prefix, vocab_path, vocab.size)
   tf.keras.utils.set_random_seed(1)
   task = task_factory.get_task(params.task)
   batch = params.task.validation_data.global_batch_size
