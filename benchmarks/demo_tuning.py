@@ -14,9 +14,9 @@
 
 r"""Tries one change to the demo's pretraining and measures what it learns.
 
-Builds the demo's corpus, vocab and records once under --work_dir (as
-`make demo` does), pretrains the demo model with the given changes through
-`train.run`, then reports held-out MLM accuracy on the demo's span-masked
+Builds the demo's corpus, vocab and records with the demo's own
+`pipeline.prepare_data` (in <work_dir>/data-v<vocab>-s<seq>), pretrains the
+demo model with the given changes through `train.run`, then reports held-out MLM accuracy on the demo's span-masked
 held-out blocks and fills held-out sentences through the exported SavedModel
 (the true word in the top 5 is a hit). Appends one JSON line per run to
 <work_dir>/results.jsonl. Results: benchmarks/RESULTS.md section 8.
@@ -83,45 +83,18 @@ def main():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official_spanbert import train as train_lib  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import vocab_builder  # pylint: disable=g-import-not-at-top
-  from official_spanbert.demo import corpus as demo_corpus  # pylint: disable=g-import-not-at-top
   from official_spanbert.demo import evaluation  # pylint: disable=g-import-not-at-top
   from official_spanbert.demo import pipeline  # pylint: disable=g-import-not-at-top
   from official_spanbert.serving import export as export_lib  # pylint: disable=g-import-not-at-top
 
   work = args.work_dir
-  os.makedirs(work, exist_ok=True)
-  train_text = os.path.join(work, "train.txt")
-  heldout_text = os.path.join(work, "heldout.txt")
-  if not os.path.exists(heldout_text):
-    corpus = os.path.join(work, "corpus.txt")
-    demo_corpus.build_demo_corpus(corpus)
-    evaluation.split_documents(corpus, train_text, heldout_text,
-                               pipeline.HELDOUT_EVERY)
-  data = os.path.join(work, f"data-v{args.vocab_size}-s{args.seq_length}")
-  vocab_path = os.path.join(data, "vocab.txt")
-  os.makedirs(data, exist_ok=True)
-  if not os.path.exists(vocab_path):
-    vocab_builder.build_vocab([train_text], vocab_path,
-                              vocab_size=args.vocab_size, min_token_count=3,
-                              progress=False)
-  vocab = tokenization.load_vocab(vocab_path)
-  prefix = os.path.join(data, "records", "train")
-  heldout_prefix = os.path.join(data, "records", "heldout")
-  heldout_blocks = 0
-  for text, out, shards in ((train_text, prefix, 2),
-                            (heldout_text, heldout_prefix, 1)):
-    stats = os.path.join(os.path.dirname(out), os.path.basename(out) + ".json")
-    if not os.path.exists(stats):
-      rec = pretraining_records.create_pretraining_records(
-          [text], vocab_path, out, max_seq_length=args.seq_length,
-          num_shards=shards, progress=False)
-      with open(stats, "w", encoding="utf-8") as f:
-        json.dump({"blocks": rec.blocks, "tokens": rec.tokens}, f)
-    with open(stats, encoding="utf-8") as f:
-      heldout_blocks = json.load(f)["blocks"]
+  data = pipeline.prepare_data(
+      os.path.join(work, f"data-v{args.vocab_size}-s{args.seq_length}"),
+      args.vocab_size, args.seq_length)
+  heldout_text, vocab_path, vocab = (data.heldout_text, data.vocab_path,
+                                     data.vocab)
+  prefix, heldout_prefix = data.train_prefix, data.heldout_prefix
+  heldout_blocks = data.records["heldout"]["blocks"]
 
   params = tuned_params(args, prefix, heldout_prefix, vocab_path, vocab.size)
   tf.keras.utils.set_random_seed(1)

@@ -23,6 +23,12 @@ def test_demo_runs_end_to_end_and_fills_the_span(tmp_path):
   result = demo.run_demo(str(tmp_path), train_steps=6, vocab_size=3000)
   assert result["corpus"]["documents"] > 100
   assert result["corpus"]["heldout_documents"] >= 5
+  # Stage 3 wrote both parts' records (pipeline.prepare_data).
+  for part in ("train", "heldout"):
+    assert result["records"][part]["blocks"] > 0
+  # 19 of every 20 documents are training text.
+  assert (result["records"]["train"]["tokens"] >
+          5 * result["records"]["heldout"]["tokens"])
   assert os.path.exists(os.path.join(result["export"]["model"],
                                      "saved_model.pb"))
   assert os.path.exists(os.path.join(result["export"]["model"], "assets.extra",

@@ -31,10 +31,12 @@ library installed with the interpreter (one module per document).
    --sentence) through the exported SavedModel, printing the top candidates.
 """
 
+import dataclasses
 import json
 import os
 import shutil
 import time
+from typing import Dict
 
 from absl import app
 from absl import flags
@@ -98,45 +100,74 @@ def _build_params(prefix, heldout_prefix, vocab_path, vocab_size,
   return params
 
 
-def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
-             vocab_size: int = 8000,
-             sentence: str = DEFAULT_SENTENCE) -> dict:
-  """Runs the demo; returns what it printed as a dict."""
-  start = time.time()
+@dataclasses.dataclass
+class DemoData:
+  """What prepare_data wrote: text, vocab and records of both parts."""
+  corpus: Dict[str, int]  # corpus and split statistics
+  train_text: str
+  heldout_text: str
+  vocab_path: str
+  vocab: tokenization.Vocab
+  train_prefix: str  # records: <prefix>-*.tfrecord
+  heldout_prefix: str
+  records: Dict[str, Dict[str, float]]  # "train"/"heldout" -> record stats
+
+
+def prepare_data(output_dir: str, vocab_size: int = 8000,
+                 seq_length: int = 128, log=print) -> DemoData:
+  """Stages 1-3 of the demo: corpus and split, vocab, records.
+
+  An existing <output_dir>/vocab.txt is reused; records are always rewritten
+  (a few seconds), so they match the vocab and seq_length asked for.
+  """
   os.makedirs(output_dir, exist_ok=True)
   corpus_path = os.path.join(output_dir, "stdlib_docstrings.txt")
   train_text = os.path.join(output_dir, "train.txt")
   heldout_text = os.path.join(output_dir, "heldout.txt")
-  _say("1/5 building the corpus from standard-library docstrings")
+  log("\n== 1/5 building the corpus from standard-library docstrings")
   stats = demo_corpus.build_demo_corpus(corpus_path)
   stats.update(evaluation.split_documents(corpus_path, train_text,
                                           heldout_text, HELDOUT_EVERY))
-  print(f"{stats['documents']} documents, {stats['lines']} lines, "
-        f"{stats['bytes'] / 1e6:.2f} MB -> {corpus_path}; "
-        f"{stats['heldout_documents']} (every {HELDOUT_EVERY}th) held out -> "
-        f"{heldout_text}")
+  log(f"{stats['documents']} documents, {stats['lines']} lines, "
+      f"{stats['bytes'] / 1e6:.2f} MB -> {corpus_path}; "
+      f"{stats['heldout_documents']} (every {HELDOUT_EVERY}th) held out -> "
+      f"{heldout_text}")
 
   vocab_path = os.path.join(output_dir, "vocab.txt")
-  _say("2/5 learning a cased WordPiece vocab from the training documents")
+  log("\n== 2/5 learning a cased WordPiece vocab from the training documents")
   if not os.path.exists(vocab_path):
     vocab_builder.build_vocab([train_text], vocab_path,
                               vocab_size=vocab_size, min_token_count=3,
                               progress=False)
   vocab = tokenization.load_vocab(vocab_path)
-  print(f"{vocab.size} tokens -> {vocab_path}")
+  log(f"{vocab.size} tokens -> {vocab_path}")
 
-  _say("3/5 creating pretraining records (seq 128, unmasked blocks)")
-  prefix = os.path.join(output_dir, "records", "train")
-  heldout_prefix = os.path.join(output_dir, "records", "heldout")
-  heldout_blocks = 0
-  for text, out in ((train_text, prefix), (heldout_text, heldout_prefix)):
+  log(f"\n== 3/5 creating pretraining records (seq {seq_length}, unmasked "
+      "blocks)")
+  prefixes = {"train": os.path.join(output_dir, "records", "train"),
+              "heldout": os.path.join(output_dir, "records", "heldout")}
+  records = {}
+  for part, text in (("train", train_text), ("heldout", heldout_text)):
     rec = pretraining_records.create_pretraining_records(
-        [text], vocab_path, out, max_seq_length=128,
-        num_shards=2 if out == prefix else 1, progress=False)
-    heldout_blocks = rec.blocks
-    print(f"{os.path.basename(out)}: " + json.dumps(
-        {k: getattr(rec, k) for k in ("documents", "lines", "blocks",
-                                      "tokens", "padding_ratio")}))
+        [text], vocab_path, prefixes[part], max_seq_length=seq_length,
+        num_shards=2 if part == "train" else 1, progress=False)
+    records[part] = {k: getattr(rec, k) for k in (
+        "documents", "lines", "blocks", "tokens", "padding_ratio")}
+    log(f"{part}: " + json.dumps(records[part]))
+  return DemoData(stats, train_text, heldout_text, vocab_path, vocab,
+                  prefixes["train"], prefixes["heldout"], records)
+
+
+def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
+             vocab_size: int = 8000,
+             sentence: str = DEFAULT_SENTENCE) -> dict:
+  """Runs the demo; returns what it printed as a dict."""
+  start = time.time()
+  data = prepare_data(output_dir, vocab_size)
+  prefix, heldout_prefix = data.train_prefix, data.heldout_prefix
+  heldout_text, vocab_path, vocab = (data.heldout_text, data.vocab_path,
+                                     data.vocab)
+  stats, heldout_blocks = data.corpus, data.records["heldout"]["blocks"]
 
   params = _build_params(prefix, heldout_prefix, vocab_path, vocab.size,
                          train_steps)
@@ -201,7 +232,7 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
         f"{_pct(after, 'masked_lm_accuracy')}, {hits}/{len(fills)} held-out "
         f"words in the top 5, in {time.time() - start:.0f} s; model "
         f"{model_dir}, export {paths['model']}, curves {png}")
-  return {"corpus": stats, "eval": summary, "before": before, "after": after,
+  return {"corpus": stats, "records": data.records, "eval": summary, "before": before, "after": after,
           "export": paths, "candidates": candidates, "heldout_fills": fills,
           "loss_curves": png}
 
