@@ -54,7 +54,38 @@ def tuned_params(args, prefix: str, heldout_prefix: str, vocab_path: str,
     d.seq_length = args.seq_length
     d.max_predictions_per_seq = args.max_predictions
     d.masking_scheme = args.masking_scheme
+  params.task.model.use_sbo = not args.no_sbo
   return params
+
+
+def sinusoid_table(positions: int, width: int, scale: float):
+  """Transformer sinusoids (sin on even, cos on odd columns) times scale."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  pos = np.arange(positions)[:, None]
+  col = np.arange(width)[None]
+  angle = pos / np.power(10000.0, (2 * (col // 2)) / width)
+  return (np.where(col % 2 == 0, np.sin(angle), np.cos(angle)) *
+          scale).astype(np.float32)
+
+
+def start_positions_as_sinusoids(scale: float):
+  """Makes the task's new models start with sinusoidal position embeddings.
+
+  Every position-embedding table of the pretrainer (the encoder's and the SBO
+  head's relative positions) is overwritten right after the model is built,
+  before training or checkpoint restore.
+  """
+  from official_spanbert.tasks import pretraining  # pylint: disable=g-import-not-at-top
+  build = pretraining.SpanBertPretrainTask.build_model
+
+  def build_model(self, params=None):
+    model = build(self, params)
+    for v in model.variables:
+      if "position_embedding" in v.name:
+        v.assign(sinusoid_table(*v.shape, scale))
+    return model
+
+  pretraining.SpanBertPretrainTask.build_model = build_model
 
 
 def parse_args(argv=None):
@@ -73,6 +104,10 @@ def parse_args(argv=None):
   ap.add_argument("--max_predictions", type=int, default=20)
   ap.add_argument("--beta_2", type=float, default=0.0, help="0: the config's")
   ap.add_argument("--masking_scheme", default="span")
+  ap.add_argument("--no_sbo", action="store_true", help="MLM only")
+  ap.add_argument("--sinusoidal_positions", type=float, default=0.0,
+                  help="start position embeddings as sinusoids times this "
+                  "(0: the config's random init)")
   return ap.parse_args(argv)
 
 
@@ -96,6 +131,8 @@ def main():
   prefix, heldout_prefix = data.train_prefix, data.heldout_prefix
   heldout_blocks = data.records["heldout"]["blocks"]
 
+  if args.sinusoidal_positions:
+    start_positions_as_sinusoids(args.sinusoidal_positions)
   params = tuned_params(args, prefix, heldout_prefix, vocab_path, vocab.size)
   tf.keras.utils.set_random_seed(1)
   task = task_factory.get_task(params.task)
