@@ -18,8 +18,9 @@ A check that the demo's slow learning (RESULTS.md section 8) is the budget's
 and not a defect of this package: PyTorch `transformers.BertForMaskedLM` of
 the demo's size (2 layers, hidden 256, 4 heads, FFN 1024, no dropout) trained
 on the demo's own records (a `demo_tuning.py` data dir) with token masking
-(15%, 80/10/10, at most 20 a block), batch 16 of 128, AdamW lr 1e-3 (10%
-warmup, linear decay), clip-norm 1.0, then held-out MLM accuracy and loss on
+(15%, 80/10/10, at most 20 a block), batch 16 of 128, AdamW lr 1e-3 with this
+package's eps, weight decay and schedule (10% warmup, linear decay:
+parity_harness.hf_adamw), clip-norm 1.0, then held-out MLM accuracy and loss on
 the held-out blocks (fixed masks, seed 2). Needs the interop extra.
 
   .venv/bin/python benchmarks/demo_hf_plateau.py \
@@ -31,9 +32,13 @@ import glob
 import json
 import math
 import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_harness as harness  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def read_blocks(pattern):
@@ -75,6 +80,8 @@ def main():
   ap.add_argument("--learning_rate", type=float, default=1e-3)
   ap.add_argument("--batch_size", type=int, default=16)
   ap.add_argument("--seed", type=int, default=1)
+  ap.add_argument("--adam_eps", type=float, default=1e-8,
+                  help="1e-8 as this package; HF's own default is 1e-6")
   args = ap.parse_args()
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
@@ -94,18 +101,8 @@ def main():
       num_attention_heads=4, intermediate_size=1024, hidden_act="gelu",
       hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
       max_position_embeddings=512, type_vocab_size=2))
-  no_decay = ("bias", "LayerNorm")
-  groups = [
-      {"params": [p for n, p in model.named_parameters()
-                  if not any(x in n for x in no_decay)], "weight_decay": 0.01},
-      {"params": [p for n, p in model.named_parameters()
-                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
-  optimizer = torch.optim.AdamW(groups, lr=args.learning_rate,
-                                betas=(0.9, 0.999), eps=1e-6)
-  warmup = max(1, args.steps // 10)
-  schedule = torch.optim.lr_scheduler.LambdaLR(
-      optimizer, lambda s: s / warmup if s < warmup else
-      max(0.0, (args.steps - s) / (args.steps - warmup)))
+  optimizer, schedule = harness.hf_adamw(model, args.learning_rate,
+                                         args.steps, eps=args.adam_eps)
 
   def evaluate():
     model.eval()

@@ -133,6 +133,29 @@ def lr_factor(step: int, warmup: int, steps: int) -> float:
   return max(0.0, 1 - step / steps)
 
 
+def hf_adamw(model, learning_rate: float, steps: int, *, eps: float = 1e-8,
+             betas=(0.9, 0.999), weight_decay: float = 0.01, warmup=None):
+  """torch AdamW and schedule as this package trains: (optimizer, scheduler).
+
+  Weight decay except on biases and LayerNorm weights; warmup (default 10% of
+  steps) and linear decay in Model Garden's form (`lr_factor`).
+  """
+  import torch  # pylint: disable=g-import-not-at-top
+  no_decay = ("bias", "LayerNorm.weight")
+  groups = [
+      {"params": [p for n, p in model.named_parameters()
+                  if not any(x in n for x in no_decay)],
+       "weight_decay": weight_decay},
+      {"params": [p for n, p in model.named_parameters()
+                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
+  optimizer = torch.optim.AdamW(groups, lr=learning_rate, betas=tuple(betas),
+                                eps=eps)
+  warmup = max(1, steps // 10) if warmup is None else warmup
+  scheduler = torch.optim.lr_scheduler.LambdaLR(
+      optimizer, lambda step: lr_factor(step, warmup, steps))
+  return optimizer, scheduler
+
+
 def write_summary(work_dir: str, text: str, line: str, results, **extra):
   print(text)
   print(line)

@@ -112,18 +112,10 @@ def main():
   hf = transformers.BertForQuestionAnswering.from_pretrained(
       path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
   parity_squad.copy_qa_head(model, hf)
-  no_decay = ("bias", "LayerNorm.weight")
-  groups = [
-      {"params": [p for n, p in hf.named_parameters()
-                  if not any(x in n for x in no_decay)],
-       "weight_decay": adamw.weight_decay_rate},
-      {"params": [p for n, p in hf.named_parameters()
-                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
-  torch_opt = torch.optim.AdamW(groups, lr=args.learning_rate,
-                                betas=(adamw.beta_1, adamw.beta_2),
-                                eps=adamw.epsilon)
-  scheduler = torch.optim.lr_scheduler.LambdaLR(
-      torch_opt, lambda s: parity_harness.lr_factor(s, warmup, steps))
+  torch_opt, scheduler = parity_harness.hf_adamw(
+      hf, args.learning_rate, steps, eps=adamw.epsilon,
+      betas=(adamw.beta_1, adamw.beta_2),
+      weight_decay=adamw.weight_decay_rate, warmup=warmup)
 
   def hf_inputs(batch):
     batch = features(batch)

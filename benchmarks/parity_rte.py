@@ -154,18 +154,8 @@ def run_hf(args, run_dir: str) -> dict:
 
   train_rows = read_rte(TRAIN_TSV)
   tensors = encode(train_rows)
-  no_decay = ("bias", "LayerNorm.weight")
-  groups = [
-      {"params": [p for n, p in model.named_parameters()
-                  if not any(x in n for x in no_decay)], "weight_decay": 0.01},
-      {"params": [p for n, p in model.named_parameters()
-                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
-  optimizer = torch.optim.AdamW(groups, lr=args.learning_rate,
-                                betas=(0.9, 0.999), eps=1e-8)
   steps = train_steps(args)
-  warmup = max(1, steps // 10)
-  scheduler = torch.optim.lr_scheduler.LambdaLR(
-      optimizer, lambda step: harness.lr_factor(step, warmup, steps))
+  optimizer, scheduler = harness.hf_adamw(model, args.learning_rate, steps)
   generator = torch.Generator().manual_seed(args.seed)
   order, losses = [], []
   model.train()

@@ -92,9 +92,6 @@ def dev_subset(src: str, dst: str, per_article: int,
   return total
 
 
-lr_factor = harness.lr_factor
-
-
 # ----------------------------------------------------------------- package
 
 
@@ -318,17 +315,8 @@ def run_hf(args, run_dir: str) -> dict:
   tensors = {k: torch.tensor([f[k] for f in features]) for k in (
       "input_ids", "attention_mask", "token_type_ids", "start_position",
       "end_position")}
-  no_decay = ("bias", "LayerNorm.weight")
-  groups = [
-      {"params": [p for n, p in model.named_parameters()
-                  if not any(x in n for x in no_decay)], "weight_decay": 0.01},
-      {"params": [p for n, p in model.named_parameters()
-                  if any(x in n for x in no_decay)], "weight_decay": 0.0}]
-  optimizer = torch.optim.AdamW(groups, lr=args.learning_rate,
-                                betas=(0.9, 0.999), eps=1e-8)
-  steps, warmup = args.train_steps, max(1, args.train_steps // 10)
-  scheduler = torch.optim.lr_scheduler.LambdaLR(
-      optimizer, lambda step: lr_factor(step, warmup, steps))
+  steps = args.train_steps
+  optimizer, scheduler = harness.hf_adamw(model, args.learning_rate, steps)
   generator = torch.Generator().manual_seed(args.seed)
   order, losses = [], []
   model.train()

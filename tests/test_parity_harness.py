@@ -68,3 +68,27 @@ def test_verdicts_wait_for_both_sides():
   assert parity_rte.verdict(rte, 2.0).endswith(": met")
   rte = [_run("pkg", 1, 0, 0.50), _run("hf", 1, 0, 0.56)]
   assert parity_rte.verdict(rte, 2.0).endswith("NOT met")
+
+
+def test_hf_adamw_trains_as_the_package():
+  pytest.importorskip("torch")
+  transformers = pytest.importorskip("transformers")
+  model = transformers.BertForMaskedLM(transformers.BertConfig(
+      vocab_size=100, hidden_size=32, num_hidden_layers=1,
+      num_attention_heads=2, intermediate_size=64))
+  optimizer, scheduler = parity_harness.hf_adamw(model, 1e-3, 50)
+  decayed = [p for n, p in model.named_parameters()
+             if "bias" not in n and "LayerNorm.weight" not in n]
+  assert ([id(p) for p in optimizer.param_groups[0]["params"]] ==
+          [id(p) for p in decayed])
+  assert [g["weight_decay"] for g in optimizer.param_groups] == [0.01, 0.0]
+  assert optimizer.defaults["eps"] == 1e-8
+  assert optimizer.defaults["betas"] == (0.9, 0.999)
+  seen = []
+  for _ in range(50):
+    seen.append(optimizer.param_groups[0]["lr"])
+    optimizer.step()
+    scheduler.step()
+  # Model Garden's warmup (5 steps) into linear decay, as lr_factor says.
+  assert seen == pytest.approx(
+      [1e-3 * parity_harness.lr_factor(s, 5, 50) for s in range(50)])
