@@ -16,9 +16,10 @@ r"""Tries one change to the demo's pretraining and measures what it learns.
 
 Builds the demo's corpus, vocab and records with the demo's own
 `pipeline.prepare_data` (in <work_dir>/data-v<vocab>-s<seq>), pretrains the
-demo model with the given changes through `train.run`, then reports held-out MLM accuracy on the demo's span-masked
-held-out blocks and fills held-out sentences through the exported SavedModel
-(the true word in the top 5 is a hit). Appends one JSON line per run to
+demo model with the given changes through `train.run`, then reports held-out
+MLM accuracy on the demo's span-masked held-out blocks and fills held-out
+sentences through the exported SavedModel (the true word in the top 5 is a
+hit). Appends one JSON line per run to
 <work_dir>/results.jsonl. Results: benchmarks/RESULTS.md section 8.
 
   .venv/bin/python benchmarks/demo_tuning.py --work_dir /work/runs/demo_tune \
