@@ -1,0 +1,226 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""Coreference metrics: MUC, B-cubed, CEAF-e and the CoNLL average.
+
+The definitions of the CoNLL-2012 reference scorer (v8, Pradhan et al. 2014,
+"Scoring Coreference Partitions of Predicted Mentions: A Reference
+Implementation", ACL), on mentions matched by their exact word span:
+
+  MUC     recall = sum_K (|K| - |p(K)|) / sum_K (|K| - 1), where p(K) is the
+          partition of key entity K by the response entities, a mention of K
+          in no response entity forming a part of its own; precision swaps
+          key and response. Singletons add nothing to either side.
+  B3      recall = sum_K sum_R |K & R|^2 / |K|, over the key mentions;
+          precision swaps. Singletons count; a key mention missing from the
+          response adds 0 to the recall's numerator and 1 to its
+          denominator (and a response-only mention likewise to precision).
+  CEAF-e  phi4(K, R) = 2 |K & R| / (|K| + |R|); the one-to-one alignment of
+          key and response entities with the largest total similarity
+          (scipy's linear_sum_assignment); recall = total / key entities,
+          precision = total / response entities.
+  CoNLL   the mean of the three F1s.
+
+Over the documents of a file the scorer sums each metric's numerators and
+denominators, then takes P, R and F1 (not the mean of per-document scores);
+F1 is 0 when P + R is 0. Scores are reported as percentages.
+
+  python -m official_spanbert.metrics.coref_evaluate \
+    --gold_file=G.conll --prediction_file=P.conll
+
+prints {"muc": {"p", "r", "f1"}, "b_cubed": {...}, "ceafe": {...},
+"conll_f1": ...}. Documents are paired by their `#begin document` key; both
+files must have the same words in each document (the predicted clusters are
+read from the prediction file's last column). A gold document missing from
+the predictions scores as an empty response (with a warning on stderr).
+"""
+
+import argparse
+import json
+import sys
+from typing import Dict, Hashable, List, Optional, Sequence
+
+import numpy as np
+from scipy import optimize
+
+from official_spanbert.metrics import conll2012
+
+METRICS = ("muc", "b_cubed", "ceafe")
+Entity = Sequence[Hashable]
+
+
+def _f1(p: float, r: float) -> float:
+  return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def _mention_to_entity(entities: Sequence[Entity]) -> Dict[Hashable, int]:
+  out = {}
+  for i, entity in enumerate(entities):
+    for m in entity:
+      out.setdefault(m, i)
+  return out
+
+
+def muc_counts(key: Sequence[Entity], response: Sequence[Entity]
+               ) -> List[float]:
+  """[recall numerator, denominator, precision numerator, denominator]."""
+
+  def side(entities, other):
+    where = _mention_to_entity(other)
+    num = den = 0
+    for entity in entities:
+      entity = set(entity)
+      parts = {where[m] for m in entity if m in where}
+      parts = len(parts) + sum(m not in where for m in entity)
+      num += len(entity) - parts
+      den += len(entity) - 1
+    return num, den
+
+  return [*side(key, response), *side(response, key)]
+
+
+def b_cubed_counts(key: Sequence[Entity], response: Sequence[Entity]
+                   ) -> List[float]:
+  """[recall numerator, denominator, precision numerator, denominator]."""
+
+  def side(entities, other):
+    where = _mention_to_entity(other)
+    num, den = 0.0, 0
+    for entity in entities:
+      entity = set(entity)
+      overlap = {}
+      for m in entity:
+        if m in where:
+          overlap[where[m]] = overlap.get(where[m], 0) + 1
+      num += sum(c * c for c in overlap.values()) / len(entity)
+      den += len(entity)
+    return num, den
+
+  return [*side(key, response), *side(response, key)]
+
+
+def ceafe_counts(key: Sequence[Entity], response: Sequence[Entity]
+                 ) -> List[float]:
+  """[similarity, key entities, similarity, response entities]."""
+  key_sets = [set(e) for e in key if e]
+  resp_sets = [set(e) for e in response if e]
+  total = 0.0
+  if key_sets and resp_sets:
+    phi = np.zeros((len(key_sets), len(resp_sets)))
+    where = _mention_to_entity(resp_sets)
+    for i, k in enumerate(key_sets):
+      for m in k:
+        if m in where:
+          phi[i, where[m]] += 1
+    sizes = (np.array([len(k) for k in key_sets])[:, None] +
+             np.array([len(r) for r in resp_sets])[None, :])
+    phi = 2 * phi / sizes
+    rows, cols = optimize.linear_sum_assignment(phi, maximize=True)
+    total = float(phi[rows, cols].sum())
+  return [total, len(key_sets), total, len(resp_sets)]
+
+
+_COUNTS = {"muc": muc_counts, "b_cubed": b_cubed_counts,
+           "ceafe": ceafe_counts}
+
+
+class CorefEvaluator:
+  """Sums each metric's numerators and denominators over documents."""
+
+  def __init__(self):
+    self.counts = {m: np.zeros(4) for m in METRICS}
+    self.documents = 0
+
+  def update(self, key: Sequence[Entity], response: Sequence[Entity]):
+    """Adds one document's gold (key) and predicted (response) entities."""
+    for name, counts in _COUNTS.items():
+      self.counts[name] += counts(key, response)
+    self.documents += 1
+
+  def metric(self, name: str) -> Dict[str, float]:
+    """{"p", "r", "f1"} of one metric, as percentages."""
+    r_num, r_den, p_num, p_den = self.counts[name]
+    r = float(r_num / r_den) if r_den else 0.0
+    p = float(p_num / p_den) if p_den else 0.0
+    return {"p": 100 * p, "r": 100 * r, "f1": 100 * _f1(p, r)}
+
+  def result(self) -> Dict[str, object]:
+    """{"muc", "b_cubed", "ceafe": {"p", "r", "f1"}, "conll_f1"}."""
+    out = {name: self.metric(name) for name in METRICS}
+    out["conll_f1"] = float(np.mean([out[m]["f1"] for m in METRICS]))
+    return out
+
+
+def evaluate(key_docs: Sequence[Sequence[Entity]],
+             response_docs: Sequence[Sequence[Entity]]) -> Dict[str, object]:
+  """Scores paired documents (each a list of entities)."""
+  if len(key_docs) != len(response_docs):
+    raise ValueError(f"{len(key_docs)} gold documents but "
+                     f"{len(response_docs)} predicted")
+  evaluator = CorefEvaluator()
+  for key, response in zip(key_docs, response_docs):
+    evaluator.update(key, response)
+  return evaluator.result()
+
+
+def evaluate_files(gold_file: str, prediction_file: str,
+                   warn=None) -> Dict[str, object]:
+  """Scores a CoNLL-2012 prediction file against a gold file.
+
+  Raises:
+    conll2012.ConllError: a malformed file, or a predicted document whose
+      words differ from the gold one's.
+  """
+  gold = conll2012.read_file(gold_file)
+  predicted = {d.key: d for d in conll2012.read_file(prediction_file)}
+  keys, responses, missing = [], [], []
+  for doc in gold:
+    pred = predicted.get(doc.key)
+    if pred is None:
+      missing.append(doc.key)
+      responses.append([])
+    else:
+      if pred.words != doc.words:
+        raise conll2012.ConllError(
+            f"{prediction_file}: document {doc.key!r} has other words than in "
+            f"{gold_file} ({pred.num_words} vs {doc.num_words})")
+      responses.append(pred.clusters)
+    keys.append(doc.clusters)
+  if missing and warn is not None:
+    warn(f"{len(missing)} gold document(s) not in {prediction_file} scored "
+         f"as empty: {', '.join(missing[:3])}")
+  return evaluate(keys, responses)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+  parser = argparse.ArgumentParser(
+      prog="coref_evaluate",
+      description="MUC, B3, CEAF-e and CoNLL F1 of a CoNLL-2012 prediction "
+                  "file (one JSON line, percentages).")
+  parser.add_argument("--gold_file", required=True)
+  parser.add_argument("--prediction_file", required=True)
+  args = parser.parse_args(argv)
+  try:
+    result = evaluate_files(
+        args.gold_file, args.prediction_file,
+        warn=lambda m: sys.stderr.write(f"coref_evaluate: warning: {m}\n"))
+  except (conll2012.ConllError, OSError) as e:
+    sys.stderr.write(f"coref_evaluate: error: {e}\n")
+    return 1
+  print(json.dumps(result))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
