@@ -12,19 +12,24 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""One training run per model_dir: a lock file naming its holder.
+"""One run per directory or output prefix: a lock file naming its holder.
 
-`hold(model_dir)` creates `<model_dir>/train.lock` with O_CREAT|O_EXCL and
-writes the holder's pid, host and start time into it; a second run on the
-same model_dir gets `ModelDirLockedError` naming the holder. A lock left by a
-process that no longer runs on this host is taken over with a warning. A lock
-from another host cannot be checked and stays until deleted by hand. The lock
-is removed when the `with` block exits, also on an exception. Model dirs on
+`hold(model_dir)` takes `<model_dir>/train.lock` for a training run;
+`hold_file(path, ...)` takes any lock file (pretraining records take
+`<output_prefix>.lock`). The record (pid, host, start time) is written to a
+file of this process's own and hard-linked to the lock path, so the lock
+appears with its whole content or not at all (a full disk leaves no empty
+lock). A second run gets `LockedError` naming the holder; a lock file whose
+content is not such a record gives one naming the file. A lock left by a
+process that no longer runs on this host is taken over with a warning; one
+from another host cannot be checked and stays until deleted by hand. The
+lock is removed when the `with` block exits, also on an exception. Paths on
 non-local filesystems (gs://, ...) are not locked: they have no atomic
 exclusive create.
 """
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -34,54 +39,63 @@ from typing import Iterator, Optional
 from absl import logging
 
 LOCK_NAME = "train.lock"
-# A lock file is written right after its exclusive create; a reader that
-# finds it empty or half-written waits this long for the content.
-_READ_WAIT_S = 2.0
+_FIELDS = (("pid", int), ("host", str), ("started", str))
 
 
-class ModelDirLockedError(RuntimeError):
-  """Another training run holds the model_dir."""
+class LockedError(RuntimeError):
+  """Another run holds the lock, or the lock file cannot be read."""
 
 
-def _read(path: str) -> Optional[dict]:
-  """The holder record in `path`; None when the file is gone."""
-  deadline = time.monotonic() + _READ_WAIT_S
-  while True:
-    try:
-      with open(path, encoding="utf-8") as f:
-        text = f.read()
-    except FileNotFoundError:
-      return None
-    try:
-      return json.loads(text)
-    except ValueError:
-      if time.monotonic() > deadline:
-        return {"text": text}
-      time.sleep(0.1)
+ModelDirLockedError = LockedError  # the name training code raises
+
+
+class LockWriteError(OSError):
+  """The lock file cannot be written (e.g. the disk is full)."""
+
+
+def _read(path: str, user: str, subject: str) -> Optional[dict]:
+  """The holder record in `path`; None when the file is gone.
+
+  Raises:
+    LockedError: the content is not a holder record.
+  """
+  try:
+    with open(path, encoding="utf-8", errors="replace") as f:
+      text = f.read()
+  except FileNotFoundError:
+    return None
+  try:
+    holder = json.loads(text)
+  except ValueError:
+    holder = None
+  if not (isinstance(holder, dict) and all(
+      type(holder.get(k)) is t for k, t in _FIELDS)):  # pylint: disable=unidiomatic-typecheck
+    raise LockedError(
+        f"lock file {path} is unreadable (it holds {text[:80]!r}, not a pid, "
+        f"host and start time); delete it if no {user} is using {subject}")
+  return holder
 
 
 def _describe(holder: dict) -> str:
-  if "pid" not in holder:
-    return f"an unreadable holder record {holder.get('text', '')!r}"
   return (f"pid {holder['pid']} on {holder['host']}, started "
           f"{holder['started']}")
 
 
 def _is_stale(holder: dict) -> bool:
   """True when the holder is a process of this host that no longer runs."""
-  if "pid" not in holder or holder["host"] != socket.gethostname():
+  if holder["host"] != socket.gethostname():
     return False
   try:
-    os.kill(int(holder["pid"]), 0)
+    os.kill(holder["pid"], 0)
   except ProcessLookupError:
     return True
-  except PermissionError:  # alive, another user's
-    return False
+  except (PermissionError, OverflowError, ValueError):
+    return False  # alive (another user's), or no pid of this host
   return False
 
 
-def _create(path: str, record: dict) -> bool:
-  """Creates the lock file holding `record`; False when it exists."""
+def _create_exclusive(path: str, record: dict) -> bool:
+  """_create for filesystems without hard links: O_EXCL, then the write."""
   try:
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
   except FileExistsError:
@@ -91,7 +105,33 @@ def _create(path: str, record: dict) -> bool:
   return True
 
 
-def _remove_stale(path: str, holder: dict) -> None:
+def _create(path: str, record: dict) -> bool:
+  """Creates the lock file holding `record`; False when it exists.
+
+  Raises:
+    LockWriteError: the record cannot be written.
+  """
+  own = f"{path}.{socket.gethostname()}.{os.getpid()}.tmp"
+  try:
+    try:
+      with open(own, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+      os.link(own, path)
+    except FileExistsError:
+      return False
+    except OSError as e:
+      if e.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return _create_exclusive(path, record)
+      raise LockWriteError(
+          f"cannot write the lock file {path}: {e.strerror or e}; free space "
+          f"in {os.path.dirname(path) or '.'} and rerun") from None
+  finally:
+    with contextlib.suppress(OSError):
+      os.remove(own)
+  return True
+
+
+def _remove_stale(path: str, holder: dict, user: str, subject: str) -> None:
   """Removes the lock file if it still holds `holder`'s record.
 
   The file is first renamed to a name of this process's own, so of two runs
@@ -103,9 +143,12 @@ def _remove_stale(path: str, holder: dict) -> None:
     os.rename(path, aside)
   except FileNotFoundError:
     return
-  if _read(aside) == holder:
-    os.remove(aside)
-    return
+  try:
+    if _read(aside, user, subject) == holder:
+      os.remove(aside)
+      return
+  except LockedError:
+    pass
   try:
     os.link(aside, path)
   except FileExistsError:
@@ -113,41 +156,49 @@ def _remove_stale(path: str, holder: dict) -> None:
   os.remove(aside)
 
 
-def acquire(model_dir: str) -> Optional[dict]:
-  """Takes the lock of `model_dir`; returns the record written, or None.
+def acquire_file(path: str, user: str, subject: str) -> Optional[dict]:
+  """Takes the lock file `path`; returns the record written, or None.
+
+  Args:
+    path: the lock file.
+    user: what holds it, for messages ("training run").
+    subject: what it guards, for messages (a model_dir, an output prefix).
 
   Raises:
-    ModelDirLockedError: a live run (or one on another host) holds it.
+    LockedError: a live run (or one on another host) holds it, or it holds
+      something else than a holder record.
+    LockWriteError: it cannot be written.
   """
-  if "://" in model_dir:
-    logging.warning("%s is not a local path: no lock against a second "
-                    "training run on it", model_dir)
+  if "://" in path:
+    logging.warning("%s is not a local path: no lock against a second %s "
+                    "on it", subject, user)
     return None
-  os.makedirs(model_dir, exist_ok=True)
-  path = os.path.join(model_dir, LOCK_NAME)
   record = {"pid": os.getpid(), "host": socket.gethostname(),
             "started": time.strftime("%Y-%m-%d %H:%M:%S %z")}
   while not _create(path, record):
-    holder = _read(path)
+    holder = _read(path, user, subject)
     if holder is None:
       continue
     if not _is_stale(holder):
-      raise ModelDirLockedError(
-          f"{model_dir} is in use by another training run: "
-          f"{_describe(holder)} (lock file {path}; delete it if that run is "
-          "no longer running)")
-    logging.warning("Taking over the lock %s of a training run that is no "
-                    "longer running: %s", path, _describe(holder))
-    _remove_stale(path, holder)
+      raise LockedError(
+          f"{subject} is in use by another {user}: {_describe(holder)} "
+          f"(lock file {path}; delete it if that run is no longer running)")
+    logging.warning("Taking over the lock %s of a %s that is no longer "
+                    "running: %s", path, user, _describe(holder))
+    _remove_stale(path, holder, user, subject)
   return record
 
 
-def release(model_dir: str, record: Optional[dict]) -> None:
+def release_file(path: str, record: Optional[dict]) -> None:
   """Removes the lock file if it still holds `record`."""
   if record is None:
     return
-  path = os.path.join(model_dir, LOCK_NAME)
-  if _read(path) == record:
+  try:
+    with open(path, encoding="utf-8") as f:
+      mine = json.loads(f.read()) == record
+  except (OSError, ValueError):
+    mine = False
+  if mine:
     os.remove(path)
   else:
     logging.warning("The lock %s no longer names this run; left as it is",
@@ -155,8 +206,31 @@ def release(model_dir: str, record: Optional[dict]) -> None:
 
 
 @contextlib.contextmanager
+def hold_file(path: str, user: str, subject: str) -> Iterator[None]:
+  """Holds the lock file `path` for the `with` block (see acquire_file)."""
+  record = acquire_file(path, user, subject)
+  try:
+    yield
+  finally:
+    release_file(path, record)
+
+
+def acquire(model_dir: str) -> Optional[dict]:
+  """Takes the training lock of `model_dir` (see acquire_file)."""
+  if "://" not in model_dir:
+    os.makedirs(model_dir, exist_ok=True)
+  return acquire_file(os.path.join(model_dir, LOCK_NAME), "training run",
+                      model_dir)
+
+
+def release(model_dir: str, record: Optional[dict]) -> None:
+  """Removes the training lock of `model_dir` if it still holds `record`."""
+  release_file(os.path.join(model_dir, LOCK_NAME), record)
+
+
+@contextlib.contextmanager
 def hold(model_dir: str) -> Iterator[None]:
-  """Holds the lock of `model_dir` for the `with` block."""
+  """Holds the training lock of `model_dir` for the `with` block."""
   record = acquire(model_dir)
   try:
     yield

@@ -25,6 +25,10 @@ import json
 import logging
 import os
 import shutil
+import signal
+import socket
+import subprocess
+import time
 
 import pytest
 import tensorflow as tf
@@ -37,6 +41,7 @@ from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
 from conftest import REPO, data_path, first_lines
 from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
+from test_pretraining_records import _errors, _tool_args
 
 SEQ = 128
 # Stats keys added with the vocab fingerprint; records written before lack them.
@@ -168,3 +173,66 @@ def test_seq_length_beyond_position_embeddings_fails_at_task_build(
       f"task.{field}.seq_length=1024 is larger than the encoder's "
       f"max_position_embeddings=512; lower task.{field}.seq_length or raise "
       "task.model.encoder.bert_v2.max_position_embeddings")
+
+
+def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
+    cased_vocab, tmp_path):
+  """Issue 26, fault 2: two real create_pretraining_data processes."""
+  prefix = tmp_path / "r"
+  first = subprocess.Popen(
+      _tool_args(data_path("corpus", "kjv.txt"), cased_vocab, prefix,
+                 "--num_shards=2"),
+      stderr=subprocess.PIPE, text=True)
+  try:
+    deadline = time.time() + 240
+    while len(glob.glob(f"{prefix}-*.incomplete")) < 2:
+      assert first.poll() is None, first.stderr.read()
+      assert time.time() < deadline
+      time.sleep(0.02)
+    first.send_signal(signal.SIGSTOP)  # still running, mid-write
+    partial = sorted(glob.glob(f"{prefix}-*.incomplete"))
+    second = subprocess.run(
+        _tool_args(data_path("corpus", "austen.txt"), cased_vocab, prefix),
+        capture_output=True, text=True, timeout=240)
+    assert second.returncode == 1, second.stderr[-3000:]
+    [error] = _errors(second.stderr)
+    assert error.startswith(
+        f"create_pretraining_data: error: {prefix} is in use by another "
+        f"records run: pid {first.pid} on {socket.gethostname()}, started ")
+    assert error.endswith(f"(lock file {prefix}.lock; delete it if that run "
+                          "is no longer running)")
+    assert sorted(glob.glob(f"{prefix}-*.incomplete")) == partial
+    first.send_signal(signal.SIGCONT)
+    _, stderr = first.communicate(timeout=240)
+    assert first.returncode == 0, stderr[-3000:]
+  finally:
+    if first.poll() is None:
+      first.kill()
+  # The first run's shards hold its own corpus, whole; its lock is gone.
+  with open(f"{prefix}.stats.json") as f:
+    stats = json.load(f)
+  assert stats["bytes"] == os.path.getsize(data_path("corpus", "kjv.txt"))
+  blocks = sum(1 for _ in tf.data.TFRecordDataset(
+      pr.shard_paths(str(prefix), 2)))
+  assert blocks == stats["blocks"] > 0
+  assert not os.path.exists(f"{prefix}.lock")
+
+
+def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
+                                                  caplog):
+  dead = subprocess.Popen(["true"])
+  dead.wait()
+  prefix = str(tmp_path / "r")
+  with open(prefix + pr.LOCK_SUFFIX, "w") as f:
+    json.dump({"pid": dead.pid, "host": socket.gethostname(),
+               "started": "2020-01-01 00:00:00 +0000"}, f)
+  partial = tmp_path / "r-00000-of-00001.tfrecord.incomplete"
+  partial.write_bytes(b"partial")
+  text = tmp_path / "c.txt"
+  text.write_text("First document.\n\nSecond document.\n")
+  with caplog.at_level(logging.WARNING):
+    pr.create_pretraining_records([str(text)], cased_vocab, prefix,
+                                  progress=False)
+  assert f"pid {dead.pid} on {socket.gethostname()}" in caplog.text
+  assert not partial.exists() and not os.path.exists(prefix + pr.LOCK_SUFFIX)
+  assert os.path.exists(prefix + "-00000-of-00001.tfrecord")

@@ -346,3 +346,85 @@ def test_continuous_train_and_eval_fine_tunes_each_checkpoint(
       "fine-tuned and evaluated 1 pretraining checkpoint(s): metrics in "
       f"{model_dir}/metrics-<step>.json (last {model_dir}/metrics-8.json), "
       f"TensorBoard summaries in {model_dir}/eval")
+
+
+# Issue 26 -------------------------------------------------------------------
+
+
+def _last_error_line(result):
+  assert result.returncode == 1, result.stderr[-3000:]
+  assert "Traceback" not in result.stderr, result.stderr[-3000:]
+  last = result.stderr.strip().splitlines()[-1]
+  assert last.startswith("spanbert-train: error: "), last
+  return last
+
+
+class _Alarm(Exception):
+  pass
+
+
+@pytest.fixture
+def alarm():
+  """Interrupts the test after the given seconds (a loop that never ends)."""
+  def on_alarm(*_):
+    raise _Alarm()
+  previous = signal.signal(signal.SIGALRM, on_alarm)
+  yield lambda seconds: signal.setitimer(signal.ITIMER_REAL, seconds)
+  signal.setitimer(signal.ITIMER_REAL, 0)
+  signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("content", [
+    "null", "[]", "", '{"pid": "abc", "host": "h", "started": "s"}',
+    '{"pid": 1, "started": "s"}', '{"pid": 1, "host": "h", "sta'])
+def test_unreadable_lock_content_is_one_clear_error(tmp_path, alarm,
+                                                    content):
+  model_dir = str(tmp_path / "run")
+  os.makedirs(model_dir)
+  lock = os.path.join(model_dir, run_lock.LOCK_NAME)
+  with open(lock, "w") as f:
+    f.write(content)
+  alarm(10)
+  with pytest.raises(run_lock.ModelDirLockedError) as e:
+    run_lock.acquire(model_dir)
+  assert str(e.value) == (
+      f"lock file {lock} is unreadable (it holds {content!r}, not a pid, "
+      f"host and start time); delete it if no training run is using "
+      f"{model_dir}")
+  with open(lock) as f:
+    assert f.read() == content  # left for the user to judge
+
+
+def test_binary_reports_a_null_lock_in_one_line(pretraining_records,
+                                                cased_vocab, tmp_path):
+  model_dir = str(tmp_path / "run")
+  os.makedirs(model_dir)
+  (tmp_path / "run" / run_lock.LOCK_NAME).write_text("null")
+  result = subprocess.run(
+      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab),
+                 model_dir),
+      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
+      check=False)
+  assert "is unreadable (it holds 'null'" in _last_error_line(result)
+  assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
+
+
+def test_full_disk_while_locking_leaves_no_lock(pretraining_records,
+                                                cased_vocab, tmp_path):
+  def full_disk():  # writes past 40 bytes fail with EFBIG, as on a full disk
+    import resource  # pylint: disable=g-import-not-at-top
+    resource.setrlimit(resource.RLIMIT_FSIZE, (40, 40))
+
+  model_dir = str(tmp_path / "run")
+  result = subprocess.run(
+      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab),
+                 model_dir),
+      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
+      check=False, preexec_fn=full_disk)
+  lock = os.path.join(model_dir, run_lock.LOCK_NAME)
+  assert _last_error_line(result) == (
+      f"spanbert-train: error: cannot write the lock file {lock}: File too "
+      f"large; free space in {model_dir} and rerun")
+  assert os.listdir(model_dir) == []
+  with run_lock.hold(model_dir):  # the next run is not refused
+    assert os.path.exists(lock)

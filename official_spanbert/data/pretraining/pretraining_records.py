@@ -32,12 +32,16 @@ and `noun_phrase_starts`/`noun_phrase_ends`: wordpiece offsets in the block,
 end exclusive, whole words; a span that a block end cuts is dropped. Special
 tokens ([CLS], [SEP]) are not stored; the loader frames the blocks. The stats
 file `<prefix>.stats.json` records the layout, the longest block, the tagged
-kinds and the vocab's fingerprint, which the loader checks against its config.
+kinds and the vocab's fingerprint and size, which the loader and the task
+check against their config. A run holds `<prefix>.lock` while it writes, so
+a second run on the same prefix refuses with one line instead of removing
+the first one's partial shards.
 `<prefix>.counts.json` holds how often each wordpiece id occurs in the corpus,
 from which the loader draws random replacement tokens (the reference's corpus
 unigram distribution).
 """
 
+import contextlib
 import dataclasses
 import glob
 import json
@@ -58,11 +62,14 @@ from official_spanbert.data.pretraining import packing
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
+from official_spanbert import run_lock
 
 MODES = ("single", "nsp")
 INCOMPLETE = tfrecord_writer.INCOMPLETE
 # Beside the shards: {"vocab_fingerprint": ..., "counts": [count per id]}.
 COUNTS_SUFFIX = ".counts.json"
+# Held by the run writing a prefix (official_spanbert/run_lock.py).
+LOCK_SUFFIX = ".lock"
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
 
 
@@ -438,6 +445,25 @@ def _remove_empty_dirs(dirs: Sequence[str]):
       pass  # not empty, or never created
 
 
+@contextlib.contextmanager
+def _prefix_lock(output_prefix: str) -> Iterator[None]:
+  """Holds `<output_prefix>.lock` for the block.
+
+  Raises:
+    RecordsOutputError: another live run writes this prefix, or the lock
+      cannot be written.
+  """
+  path = output_prefix + LOCK_SUFFIX
+  try:
+    record = run_lock.acquire_file(path, "records run", output_prefix)
+  except (run_lock.LockedError, run_lock.LockWriteError) as e:
+    raise RecordsOutputError(str(e)) from None
+  try:
+    yield
+  finally:
+    run_lock.release_file(path, record)
+
+
 def _remove(paths: Sequence[str], what: str):
   if paths:
     logging.warning("removing %d %s: %s", len(paths), what, ", ".join(paths))
@@ -501,13 +527,14 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
   with _SigtermGuard(f"{output_prefix}-*") as guard:
     created_dirs = _make_dirs(os.path.dirname(os.path.abspath(output_prefix)))
     try:
-      stats = _write_records(files, tokenizer, output_prefix, guard,
-                             lower_case=lower_case,
-                             max_seq_length=max_seq_length,
-                             num_shards=num_shards, mode=mode, seed=seed,
-                             on_decode_error=on_decode_error,
-                             progress=progress, stats_file=stats_file,
-                             tagger=tagger)
+      with _prefix_lock(output_prefix):
+        stats = _write_records(files, tokenizer, output_prefix, guard,
+                               lower_case=lower_case,
+                               max_seq_length=max_seq_length,
+                               num_shards=num_shards, mode=mode, seed=seed,
+                               on_decode_error=on_decode_error,
+                               progress=progress, stats_file=stats_file,
+                               tagger=tagger)
     except BaseException:
       _remove_empty_dirs(created_dirs)
       raise
@@ -538,6 +565,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
   """create_pretraining_records once its inputs are checked."""
   specials = 3 if mode == "nsp" else 2
   max_tokens = max_seq_length - specials
+  # This run holds the prefix's lock: no live run owns these.
   _remove(existing_shards(output_prefix, INCOMPLETE),
           "partial shard(s) of an earlier, interrupted run")
   counters = corpus_lib.CorpusCounters()
