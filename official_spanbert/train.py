@@ -31,19 +31,28 @@ model parallelism from `runtime`, TPU preemption recovery and
 Around the run, on the model_dir:
 - training modes hold <model_dir>/train.lock, so a second training run on
   it refuses to start and names the first (run_lock.py); eval modes take none;
-- a broken newest checkpoint is moved into <model_dir>/broken_checkpoints/
-  and the run resumes from the newest intact one (checkpoint_recovery.py);
-- a NaN/Inf loss (Model Garden's trainer.loss_upper_bound /
-  recovery_max_trials rule) stops the run with TrainingDivergedError naming
-  the last good checkpoint, which stays in place.
+- training resumes from the newest intact ckpt-N, also when the state file
+  is missing or stale; a broken newest checkpoint is moved into
+  <model_dir>/broken_checkpoints/ and partial saves are removed
+  (checkpoint_recovery.py);
+- params.yaml is rewritten only by a run that writes a checkpoint: a run
+  that fails before (e.g. resuming with another model size) keeps the old;
+- a NaN/Inf loss, or one above trainer.loss_upper_bound (for pretraining by
+  default 10x the loss of an untrained model), stops the run with
+  TrainingDivergedError naming the last good checkpoint, which stays;
+- eval modes on a read-only model_dir write no summaries (a warning says
+  so) unless --eval_summary_dir names a writable folder.
 
 A configuration error (a bad config value or override, inputs matching no
-file, a locked or unusable model_dir) or a diverged run prints one line,
-`spanbert-train: error: <message>`, and exits with status 1; --verbosity=1
-adds the traceback. A finished run prints one line saying what it wrote where.
+file, a locked or unusable model_dir), a diverged run or a full disk prints
+one line, `spanbert-train: error: <message>`, and exits with status 1;
+--verbosity=1 adds the traceback. A finished run prints one line saying what
+it wrote where.
 """
 
 import contextlib
+import math
+import os
 import signal
 import sys
 import traceback
@@ -69,6 +78,7 @@ from official.nlp import continuous_finetune_lib
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert import checkpoint_recovery
 from official_spanbert import config_check
 from official_spanbert import run_lock
@@ -77,6 +87,10 @@ from official_spanbert import trainer as trainer_lib
 FLAGS = flags.FLAGS
 TrainingDivergedError = trainer_lib.TrainingDivergedError
 CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
+# Model Garden's default trainer.loss_upper_bound; for a task that knows its
+# untrained loss (pretraining), the bound becomes this many times that loss.
+_DEFAULT_LOSS_UPPER_BOUND = cfg.TrainerConfig().loss_upper_bound
+DIVERGENCE_FACTOR = 10.0
 
 
 def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
@@ -108,10 +122,16 @@ def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
                    strategy: Optional[tf.distribute.Strategy] = None,
                    run_post_eval: bool = False,
                    enable_async_checkpointing: bool = False,
-                   pretrain_steps: Optional[int] = None
+                   pretrain_steps: Optional[int] = None,
+                   eval_summary_dir: Optional[str] = None
                    ) -> Tuple[Optional[tf_keras.Model], Mapping[str, Any]]:
   """run() with the binary's options: Model Garden's async checkpointing,
-  and for continuous_train_and_eval the pretraining run's last step."""
+  for continuous_train_and_eval the pretraining run's last step, and for
+  eval modes where evaluation summaries go (default
+  <model_dir>/validation; none when model_dir is read-only)."""
+  config_check.check_values(params, mode)
+  params, save_summary = _eval_summaries(params, model_dir, mode,
+                                         eval_summary_dir)
   if params.runtime.mixed_precision_dtype:
     performance.set_mixed_precision_policy(
         params.runtime.mixed_precision_dtype)
@@ -142,11 +162,13 @@ def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
                             run_strategy.extended.should_checkpoint):
         with run_strategy.scope():
           task = task_factory.get_task(params.task, logging_dir=model_dir)
+          _check_best_checkpoint_metric(params, task)
+        params = _divergence_bound(params, task)
         with trainer_lib.scope():
           return train_lib.run_experiment(
               distribution_strategy=run_strategy, task=task, mode=mode,
               params=params, model_dir=model_dir,
-              run_post_eval=run_post_eval,
+              run_post_eval=run_post_eval, save_summary=save_summary,
               enable_async_checkpointing=enable_async_checkpointing)
     except tf.errors.OpError:
       if strategy or not (watcher and watcher.preemption_message):
@@ -156,22 +178,98 @@ def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
       watcher.block_until_worker_exit()
 
 
+def _read_only(model_dir: str) -> bool:
+  """Whether model_dir is an existing local folder this process cannot
+  write."""
+  return ("://" not in model_dir and os.path.isdir(model_dir) and
+          not os.access(model_dir, os.W_OK))
+
+
+def _eval_summaries(params, model_dir, mode, eval_summary_dir):
+  """(params, save_summary): evaluation summaries to eval_summary_dir, or
+  none (with a warning) for an eval mode on a read-only local model_dir."""
+  if eval_summary_dir:
+    return params.replace(trainer={
+        "validation_summary_subdir": os.path.abspath(eval_summary_dir)}), True
+  if "train" not in mode and _read_only(model_dir):
+    logging.warning("%s is read-only: evaluating without writing summaries "
+                    "(pass --eval_summary_dir to write them elsewhere)",
+                    model_dir)
+    return params, False
+  return params, True
+
+
+def _check_best_checkpoint_metric(params, task) -> None:
+  """Refuses a trainer.best_checkpoint_eval_metric the evaluation does not
+  report (else a KeyError at the first evaluation). Checked for tasks that
+  declare their evaluation's extra metrics (`eval_metric_names`)."""
+  trainer = params.trainer
+  name = trainer.best_checkpoint_eval_metric
+  if (not (trainer.best_checkpoint_export_subdir and name) or "|" in name or
+      not hasattr(task, "eval_metric_names")):
+    return
+  reported = ({m.name for m in task.build_metrics(training=False)} |
+              {"validation_loss"} | set(task.eval_metric_names))
+  if name not in reported:
+    raise ValueError(
+        f"trainer.best_checkpoint_eval_metric={name!r} is not reported by the "
+        f"evaluation of this task, which reports {', '.join(sorted(reported))}"
+        "; set it to one of these")
+
+
+def _divergence_bound(params, task):
+  """params with trainer.loss_upper_bound at DIVERGENCE_FACTOR x the task's
+  untrained loss, if the task knows it and the bound is Model Garden's
+  default (1e6, which a diverged pretraining run never reaches)."""
+  initial = getattr(task, "initial_loss", lambda: None)()
+  if (params.trainer.loss_upper_bound != _DEFAULT_LOSS_UPPER_BOUND or
+      not initial or not math.isfinite(initial)):
+    return params
+  bound = DIVERGENCE_FACTOR * initial
+  logging.info("trainer.loss_upper_bound: %.1f (%gx the loss of an untrained "
+               "model, %.2f)", bound, DIVERGENCE_FACTOR, initial)
+  return params.replace(trainer={"loss_upper_bound": bound})
+
+
 @contextlib.contextmanager
 def _model_dir_guard(params, model_dir, mode, chief):
-  """Training modes: hold the lock, write params.yaml, set the newest intact
-  checkpoint to resume from. Eval modes: refuse a broken latest checkpoint."""
+  """Training modes: hold the lock, set the newest intact checkpoint to
+  resume from, write params.yaml (the old one is put back if the run fails
+  before it writes a checkpoint). Eval modes: refuse a broken or unlisted
+  latest checkpoint."""
   if "train" not in mode:
     checkpoint_recovery.check_latest(model_dir)
     yield
     return
   with (run_lock.hold(model_dir) if chief else contextlib.nullcontext()):
-    train_utils.serialize_config(params, model_dir)
     if chief:
       checkpoint_recovery.recover_latest(model_dir)
-    yield
+    path = os.path.join(model_dir, "params.yaml")
+    old = (tf.io.gfile.GFile(path, "rb").read() if tf.io.gfile.exists(path)
+           else None)
+    before = tf.train.latest_checkpoint(model_dir)
+    train_utils.serialize_config(params, model_dir)
+    try:
+      yield
+    except BaseException as e:
+      if chief:
+        checkpoint_recovery.remove_partial_saves(model_dir)
+      if tf.train.latest_checkpoint(model_dir) != before:
+        raise
+      if old is not None:
+        with tf.io.gfile.GFile(path, "wb") as f:
+          f.write(old)
+      if before and isinstance(e, ValueError) and (
+          "attempting to restore" in str(e)):
+        raise ValueError(
+            f"{before} does not fit the configured model "
+            f"({config_check.one_line(e)}); resume with the model settings of "
+            f"{path} (kept) or train in a new model_dir") from e
+      raise
 
 
-def summary(model_dir: str, mode: str) -> str:
+def summary(model_dir: str, mode: str,
+            eval_summary_dir: Optional[str] = None) -> str:
   """The line a finished run ends with: what it wrote where."""
   if mode == CONTINUOUS_TRAIN_AND_EVAL:
     metrics = sorted(tf.io.gfile.glob(f"{model_dir}/metrics-*.json"),
@@ -183,9 +281,11 @@ def summary(model_dir: str, mode: str) -> str:
   last = tf.train.latest_checkpoint(model_dir)
   step = last and int(train_utils.read_global_step_from_checkpoint(last))
   if "train" not in mode:
+    where = (eval_summary_dir or
+             ("none (read-only model_dir)" if _read_only(model_dir)
+              else f"{model_dir}/validation"))
     return (f"evaluated {last or 'the initial model (no checkpoint)'} "
-            f"(step {step or 0}): TensorBoard summaries in "
-            f"{model_dir}/validation")
+            f"(step {step or 0}): TensorBoard summaries in {where}")
   return (f"trained to step {step}: checkpoint {last}, TensorBoard summaries "
           f"in {model_dir}/train, config {model_dir}/params.yaml")
 
@@ -199,17 +299,32 @@ def main(_):
     config_check.check_value_types(params)
     run_experiment(params, FLAGS.model_dir, FLAGS.mode,
                    enable_async_checkpointing=FLAGS.enable_async_checkpointing,
-                   pretrain_steps=FLAGS.pretrain_steps)
+                   pretrain_steps=FLAGS.pretrain_steps,
+                   eval_summary_dir=FLAGS.eval_summary_dir)
   except Exception as e:  # pylint: disable=broad-except
-    if not (isinstance(e, TrainingDivergedError) or
-            config_check.is_configuration_error(e)):
+    if config_check.is_disk_full(e):
+      message = _disk_full_line(e, FLAGS.model_dir)
+    elif (isinstance(e, TrainingDivergedError) or
+          config_check.is_configuration_error(e)):
+      message = config_check.one_line(e)
+    else:
       raise
     if FLAGS.verbosity >= 1:
       traceback.print_exc()
-    sys.stderr.write(f"spanbert-train: error: {config_check.one_line(e)}\n")
+    sys.stderr.write(f"spanbert-train: error: {message}\n")
     sys.exit(1)
-  train_utils.save_gin_config(FLAGS.mode, FLAGS.model_dir)
-  print(f"spanbert-train: {summary(FLAGS.model_dir, FLAGS.mode)}")
+  if not _read_only(FLAGS.model_dir):
+    train_utils.save_gin_config(FLAGS.mode, FLAGS.model_dir)
+  print("spanbert-train: "
+        f"{summary(FLAGS.model_dir, FLAGS.mode, FLAGS.eval_summary_dir)}")
+
+
+def _disk_full_line(e: BaseException, model_dir: str) -> str:
+  """The error line of a write that failed for lack of space."""
+  last = tf.train.latest_checkpoint(model_dir)
+  resume = (f"the newest checkpoint {last} is intact: free space and rerun "
+            "to resume from it" if last else "free space and rerun")
+  return f"out of disk space ({config_check.one_line(e)}); {resume}"
 
 
 def define_flags():
@@ -222,6 +337,10 @@ def define_flags():
       "pretrain_steps", None,
       "continuous_train_and_eval: the pretraining run's last step; until a "
       "checkpoint of that step was fine-tuned, keep waiting for new ones.")
+  flags.DEFINE_string(
+      "eval_summary_dir", None,
+      "eval, continuous_eval: write the evaluation summaries here instead of "
+      "<model_dir>/validation (default: none when model_dir is read-only).")
   flags.mark_flags_as_required(["experiment", "mode", "model_dir"])
 
 

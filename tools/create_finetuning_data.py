@@ -26,7 +26,9 @@ error naming the file and line (or record id) and nothing is written.
 Tasks: cola (raw CoLA tsv), rte, sst2 (GLUE tsv), tacred (TACRED JSON, entity
 masking with [unusedN] markers), squad_v1 / squad_v2 (SQuAD JSON: training
 records with answer positions for Model Garden's QA loader, from
---train_file only; evaluation reads the JSON itself).
+--train_file only; evaluation reads the JSON itself), coref (CoNLL-2012
+files, globs or LitBank split lists: one record per document in independent
+segments of --max_segment_len wordpieces).
 """
 
 import json
@@ -38,14 +40,19 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.data.finetuning import classification
+from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
+from official_spanbert.metrics import conll2012
 
 FLAGS = flags.FLAGS
 
 SQUAD_TASKS = ("squad_v1", "squad_v2")
+COREF_TASK = "coref"
 
-flags.DEFINE_enum("task", None, list(classification.TASKS) + list(SQUAD_TASKS),
+flags.DEFINE_enum("task", None,
+                  list(classification.TASKS) + list(SQUAD_TASKS) +
+                  [COREF_TASK],
                   "Which data to read and how to encode it.")
 flags.DEFINE_string("train_file", None, "Training input file.")
 flags.DEFINE_string("eval_file", None, "Evaluation input file.")
@@ -62,6 +69,9 @@ flags.DEFINE_integer("max_eval_examples", None,
 flags.DEFINE_integer("doc_stride", 128, "SQuAD: passage window offset.")
 flags.DEFINE_integer("max_query_length", 64,
                      "SQuAD: question tokens kept (longer ones truncated).")
+
+flags.DEFINE_integer("max_segment_len", 384,
+                     "coref: wordpieces per segment incl. [CLS]/[SEP].")
 
 flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
 
@@ -109,10 +119,24 @@ def create_squad_data() -> str:
           f"{stats['examples']} questions to {output}")
 
 
+def create_coref_data() -> str:
+  """Coreference records; returns a summary line."""
+  meta = coref.create_finetuning_data(
+      FLAGS.vocab_file, FLAGS.output_dir, train_file=FLAGS.train_file,
+      eval_file=FLAGS.eval_file, lower_case=FLAGS.do_lower_case,
+      max_segment_len=FLAGS.max_segment_len)
+  sizes = ", ".join(f"{meta[s]['documents']} {s} documents "
+                    f"({meta[s]['segments']} segments, "
+                    f"{meta[s]['mentions']} mentions)"
+                    for s in ("train", "eval") if s in meta)
+  return f"wrote {sizes} to {FLAGS.output_dir}"
+
+
 # --task value -> the function that handles it.
 TASK_FUNCTIONS = {task: create_classification_data
                   for task in classification.TASKS}
 TASK_FUNCTIONS.update({task: create_squad_data for task in SQUAD_TASKS})
+TASK_FUNCTIONS[COREF_TASK] = create_coref_data
 
 
 def main(argv):
@@ -123,7 +147,7 @@ def main(argv):
   try:
     summary = TASK_FUNCTIONS[FLAGS.task]()
   except (classification.DataError, squad.SquadFormatError,
-          tokenization.VocabError) as e:
+          conll2012.ConllError, tokenization.VocabError) as e:
     sys.stderr.write(f"create_finetuning_data: error: {e}\n")
     return 1
   print(summary)

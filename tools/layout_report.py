@@ -48,7 +48,8 @@ LAYERS = (
     # Experiment registrations sit above the tasks they register.
     ("experiments", ("official_spanbert.configs.experiments",
                      "official_spanbert.configs.classification_experiments",
-                     "official_spanbert.configs.squad_experiments")),
+                     "official_spanbert.configs.squad_experiments",
+                     "official_spanbert.configs.coref_experiments")),
     # Hugging Face conversion builds models from configs, beside the tasks.
     ("interop", ("official_spanbert.interop",)),
     ("serving", ("official_spanbert.serving",)),

@@ -203,10 +203,14 @@ def read_file(path: str) -> List[Document]:
   """Documents of one CoNLL-2012 file (UTF-8).
 
   Raises:
-    ConllError: malformed input or invalid UTF-8, naming path:line.
+    ConllError: a missing file, malformed input or invalid UTF-8, naming
+      path:line.
   """
-  with open(path, "rb") as f:
-    raw = f.read()
+  try:
+    with open(path, "rb") as f:
+      raw = f.read()
+  except OSError as e:
+    raise ConllError(f"{path}: cannot be read ({e.strerror})") from None
   try:
     text = raw.decode("utf-8")
   except UnicodeDecodeError as e:

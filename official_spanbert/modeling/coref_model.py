@@ -1,0 +1,326 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The coreference model of Lee et al. (2018) / SpanBERT on a BERT encoder.
+
+One document per call, encoded as independent segments (SpanBERT's
+"independent" setup, mandarjoshi90/coref):
+
+  1. the encoder reads each segment; the content wordpieces (no [CLS],
+     [SEP], padding) are concatenated into x [N, H];
+  2. candidate spans: every (start, end) with end - start < max_span_width
+     inside one sentence, starting at a word start and ending at a word end
+     (the reference enumerates wordpieces; whole words are what CoNLL
+     mentions can be);
+  3. span embedding g = [x_start, x_end, head, width embedding], head the
+     attention-weighted sum of the span's x (one learned score per
+     wordpiece, softmax over the span);
+  4. mention score s_m(g) (FFNN); the top k = top_span_ratio x N spans by
+     s_m are kept, in document order (no crossing-span filter);
+  5. coarse scores s_m(i) + s_m(j) + g_i W g_j for earlier spans j; the top
+     C = max_top_antecedents antecedents of each span are kept;
+  6. fine scores FFNN([g_i, g_j, g_i * g_j, distance bucket embedding,
+     same-speaker embedding]) added to the coarse ones; the dummy antecedent
+     (no antecedent) scores 0.
+
+There is no higher-order refinement (optional in the issue; Xu and Choi 2020
+found it does not help SpanBERT). The loss is the marginal log-likelihood of
+the gold antecedents (the dummy where a span has none), summed over the top
+spans (the reference's); `mention_loss` adds a sigmoid cross-entropy of the
+mention scores of all candidates (an option for data with singletons, such
+as LitBank, so that mention scores > 0 can be read as mentions).
+"""
+
+from typing import Dict, Optional
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+NUM_DISTANCE_BUCKETS = 10
+_NEG = -1e9
+
+
+def bucket_distance(distance: tf.Tensor) -> tf.Tensor:
+  """Lee et al.'s buckets: 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+."""
+  distance = tf.maximum(distance, 0)
+  log_bucket = tf.cast(tf.math.floor(tf.math.log(
+      tf.cast(tf.maximum(distance, 1), tf.float32)) / tf.math.log(2.0)),
+                       tf.int32) + 3
+  bucket = tf.where(distance <= 4, distance, log_bucket)
+  return tf.clip_by_value(bucket, 0, NUM_DISTANCE_BUCKETS - 1)
+
+
+class _FFNN(tf_keras.layers.Layer):
+  """`depth` ReLU layers of `size` with dropout, then a linear output
+  (`initializer` makes a fresh kernel initializer)."""
+
+  def __init__(self, size: int, depth: int, output_size: int,
+               dropout_rate: float, initializer, **kwargs):
+    super().__init__(**kwargs)
+    self._hidden = [tf_keras.layers.Dense(size, activation="relu",
+                                          kernel_initializer=initializer(),
+                                          name=f"hidden_{i}")
+                    for i in range(depth)]
+    self._dropout = tf_keras.layers.Dropout(dropout_rate)
+    self._out = tf_keras.layers.Dense(output_size,
+                                      kernel_initializer=initializer(),
+                                      name="output")
+
+  def call(self, x, training=None):
+    for layer in self._hidden:
+      x = self._dropout(layer(x), training=training)
+    return self._out(x)
+
+
+def span_heads(x: tf.Tensor, token_scores: tf.Tensor, starts: tf.Tensor,
+               ends: tf.Tensor) -> tf.Tensor:
+  """Softmax(token_scores)-weighted sums of x over each [start, end].
+
+  Computed with prefix sums in float64 (exact up to rounding) instead of a
+  [spans, width, H] gather, so memory grows with spans x H only.
+  """
+  dtype = x.dtype
+  scores = tf.cast(token_scores, tf.float64)
+  weights = tf.exp(tf.maximum(scores - tf.reduce_max(scores), -600.0))
+  weighted = tf.concat([tf.zeros_like(x[:1], tf.float64),
+                        tf.cumsum(weights[:, None] * tf.cast(x, tf.float64),
+                                  axis=0)], axis=0)
+  total = tf.concat([[0.0], tf.cumsum(weights)], axis=0)
+  num = tf.gather(weighted, ends + 1) - tf.gather(weighted, starts)
+  den = tf.gather(total, ends + 1) - tf.gather(total, starts)
+  return tf.cast(num / den[:, None], dtype)
+
+
+class CorefModel(tf_keras.Model):
+  """Span-ranking coreference over a BERT encoder (one document per call).
+
+  Args:
+    encoder: a Model Garden BERT encoder (dict inputs, `sequence_output`).
+    max_span_width: longest candidate span, in wordpieces.
+    feature_size: width, distance and speaker embedding size.
+    ffnn_size, ffnn_depth: hidden layers of the mention and pair scorers.
+    top_span_ratio: spans kept per content wordpiece.
+    max_top_antecedents: antecedents kept per span (C).
+    dropout_rate: dropout on span embeddings and in the scorers.
+    use_speaker: add the same-speaker feature.
+    initializer_range: stddev of the truncated-normal initializer.
+  """
+
+  def __init__(self, encoder: tf_keras.Model, max_span_width: int = 30,
+               feature_size: int = 20, ffnn_size: int = 3000,
+               ffnn_depth: int = 1, top_span_ratio: float = 0.4,
+               max_top_antecedents: int = 50, dropout_rate: float = 0.3,
+               use_speaker: bool = True, initializer_range: float = 0.02,
+               **kwargs):
+    super().__init__(**kwargs)
+    self.encoder = encoder
+    self.max_span_width = max_span_width
+    self.top_span_ratio = top_span_ratio
+    self.max_top_antecedents = max_top_antecedents
+    self.use_speaker = use_speaker
+    def init():
+      return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
+
+    self.width_embedding = tf_keras.layers.Embedding(
+        max_span_width, feature_size, embeddings_initializer=init(),
+        name="span_width_embedding")
+    self.distance_embedding = tf_keras.layers.Embedding(
+        NUM_DISTANCE_BUCKETS, feature_size, embeddings_initializer=init(),
+        name="antecedent_distance_embedding")
+    self.speaker_embedding = tf_keras.layers.Embedding(
+        2, feature_size, embeddings_initializer=init(),
+        name="same_speaker_embedding")
+    self.head_scorer = tf_keras.layers.Dense(1, kernel_initializer=init(),
+                                             name="head_scores")
+    self.mention_scorer = _FFNN(ffnn_size, ffnn_depth, 1, dropout_rate,
+                                init, name="mention_scores")
+    self.antecedent_scorer = _FFNN(ffnn_size, ffnn_depth, 1, dropout_rate,
+                                   init, name="antecedent_scores")
+    hidden = encoder.get_config()["hidden_size"]
+    self.coarse_projection = tf_keras.layers.Dense(
+        3 * hidden + feature_size, use_bias=False, kernel_initializer=init(),
+        name="coarse_bilinear")
+    self.dropout = tf_keras.layers.Dropout(dropout_rate)
+
+  @property
+  def checkpoint_items(self) -> Dict[str, tf.Module]:
+    return {"encoder": self.encoder}
+
+  def _content(self, inputs, training):
+    ids = inputs["input_word_ids"][0]
+    mask = inputs["input_mask"][0]
+    encoded = self.encoder(dict(input_word_ids=ids, input_mask=mask,
+                                input_type_ids=tf.zeros_like(ids)),
+                           training=training)["sequence_output"]
+    lengths = tf.reduce_sum(mask, axis=1, keepdims=True)
+    positions = tf.range(tf.shape(ids)[1])[None, :]
+    content = (positions > 0) & (positions < lengths - 1)
+    return tf.boolean_mask(encoded, content)
+
+  def candidates(self, sentence_map, word_start, word_end):
+    """(starts, ends) of the candidate spans, in (start, end) order."""
+    n = tf.shape(sentence_map)[0]
+    starts = tf.repeat(tf.range(n), self.max_span_width)
+    ends = starts + tf.tile(tf.range(self.max_span_width), [n])
+    inside = ends < n
+    ends_c = tf.minimum(ends, n - 1)
+    keep = (inside &
+            tf.equal(tf.gather(sentence_map, starts),
+                     tf.gather(sentence_map, ends_c)) &
+            tf.equal(tf.gather(word_start, starts), 1) &
+            tf.equal(tf.gather(word_end, ends_c), 1))
+    return tf.boolean_mask(starts, keep), tf.boolean_mask(ends_c, keep)
+
+  def call(self, inputs, training=None) -> Dict[str, tf.Tensor]:
+    """Scores of one document (batch of 1).
+
+    Returns:
+      candidate_starts, candidate_ends, candidate_mention_scores [M];
+      top_span_starts, top_span_ends, top_span_mention_scores [k] (spans in
+      wordpiece indices, in document order); top_antecedents
+      [k, C] (indices into the top spans); top_antecedents_mask [k, C];
+      antecedent_scores [k, C + 1] (column 0: the dummy antecedent, 0).
+    """
+    x = self._content(inputs, training)
+    sentence_map = inputs["sentence_map"][0]
+    starts, ends = self.candidates(sentence_map, inputs["word_start"][0],
+                                   inputs["word_end"][0])
+    head_scores = tf.squeeze(self.head_scorer(x), -1)
+    g = tf.concat([tf.gather(x, starts), tf.gather(x, ends),
+                   span_heads(x, head_scores, starts, ends),
+                   self.width_embedding(ends - starts)], axis=-1)
+    g = self.dropout(g, training=training)
+    mention_scores = tf.squeeze(self.mention_scorer(g, training=training), -1)
+
+    n = tf.shape(x)[0]
+    num_spans = tf.shape(starts)[0]
+    k = tf.minimum(tf.maximum(tf.cast(tf.math.floor(
+        tf.cast(n, tf.float32) * self.top_span_ratio), tf.int32), 1),
+                   num_spans)
+    top = tf.sort(tf.math.top_k(mention_scores, k).indices)
+    top_g = tf.gather(g, top)
+    top_scores = tf.gather(mention_scores, top)
+
+    c = tf.minimum(self.max_top_antecedents, k)
+    order = tf.range(k)
+    earlier = order[None, :] < order[:, None]  # [k, k]: j before i
+    coarse = (top_scores[:, None] + top_scores[None, :] +
+              tf.matmul(self.coarse_projection(
+                  self.dropout(top_g, training=training)), top_g,
+                        transpose_b=True))
+    coarse = tf.where(earlier, coarse, _NEG)
+    coarse_top, antecedents = tf.math.top_k(coarse, c)
+    mask = tf.gather(earlier, antecedents, batch_dims=1)
+
+    ante_g = tf.gather(top_g, antecedents)  # [k, C, D]
+    target_g = tf.broadcast_to(top_g[:, None, :], tf.shape(ante_g))
+    features = [self.distance_embedding(
+        bucket_distance(order[:, None] - antecedents))]
+    if self.use_speaker:
+      speakers = tf.gather(inputs["speaker_ids"][0], tf.gather(starts, top))
+      same = tf.cast(tf.equal(speakers[:, None],
+                              tf.gather(speakers, antecedents)), tf.int32)
+      features.append(self.speaker_embedding(same))
+    pair = tf.concat([target_g, ante_g, target_g * ante_g] +
+                     [self.dropout(f, training=training) for f in features],
+                     axis=-1)
+    fine = tf.squeeze(self.antecedent_scorer(pair, training=training), -1)
+    scores = tf.where(mask, coarse_top + fine, _NEG)
+    scores = tf.concat([tf.zeros_like(scores[:, :1]), scores], axis=1)
+    return {
+        "candidate_starts": starts,
+        "candidate_ends": ends,
+        "candidate_mention_scores": mention_scores,
+        "top_span_starts": tf.gather(starts, top),
+        "top_span_ends": tf.gather(ends, top),
+        "top_span_mention_scores": top_scores,
+        "top_antecedents": antecedents,
+        "top_antecedents_mask": mask,
+        "antecedent_scores": scores,
+    }
+
+
+def _span_labels(starts, ends, gold_starts, gold_ends, cluster_ids):
+  """Cluster id of each span (0 when it is not a gold mention)."""
+  match = (tf.equal(starts[:, None], gold_starts[None, :]) &
+           tf.equal(ends[:, None], gold_ends[None, :]))
+  ids = tf.where(match, cluster_ids[None, :], 0)
+  return tf.reduce_max(tf.concat([ids, tf.zeros_like(ids[:, :1])], 1), 1)
+
+
+def antecedent_loss(outputs: Dict[str, tf.Tensor], gold_starts: tf.Tensor,
+                    gold_ends: tf.Tensor, cluster_ids: tf.Tensor
+                    ) -> tf.Tensor:
+  """-log sum of P(gold antecedents), summed over the top spans."""
+  clusters = _span_labels(outputs["top_span_starts"],
+                          outputs["top_span_ends"], gold_starts, gold_ends,
+                          cluster_ids)
+  ante = tf.gather(clusters, outputs["top_antecedents"])
+  same = (tf.equal(ante, clusters[:, None]) & (clusters[:, None] > 0) &
+          outputs["top_antecedents_mask"])
+  dummy = tf.logical_not(tf.reduce_any(same, axis=1, keepdims=True))
+  labels = tf.concat([dummy, same], axis=1)
+  scores = outputs["antecedent_scores"]
+  gold = tf.where(labels, scores, _NEG)
+  return tf.reduce_sum(tf.reduce_logsumexp(scores, 1) -
+                       tf.reduce_logsumexp(gold, 1))
+
+
+def mention_loss(outputs: Dict[str, tf.Tensor], gold_starts: tf.Tensor,
+                 gold_ends: tf.Tensor) -> tf.Tensor:
+  """Mean sigmoid cross-entropy of the candidates' mention scores."""
+  labels = _span_labels(outputs["candidate_starts"],
+                        outputs["candidate_ends"], gold_starts, gold_ends,
+                        tf.ones_like(gold_starts))
+  return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+      labels=tf.cast(labels, tf.float32),
+      logits=outputs["candidate_mention_scores"]))
+
+
+def predict_clusters(top_starts, top_ends, antecedents, scores,
+                     mention_scores: Optional = None):
+  """Clusters of (start, end) wordpiece spans from one document's outputs.
+
+  Each top span links to its highest-scoring antecedent unless the dummy
+  wins; linked spans form clusters. With `mention_scores` (of the top spans),
+  a span left alone whose score is > 0 is kept as a singleton.
+
+  Args: NumPy arrays as returned by CorefModel (top spans' fields).
+
+  Returns:
+    A list of clusters, each a sorted list of (start, end).
+  """
+  best = scores.argmax(axis=1) - 1
+  cluster_of = {}
+  clusters = []
+  for i, b in enumerate(best):
+    span = (int(top_starts[i]), int(top_ends[i]))
+    if b < 0:
+      continue
+    ante = (int(top_starts[antecedents[i, b]]),
+            int(top_ends[antecedents[i, b]]))
+    if ante not in cluster_of:
+      cluster_of[ante] = len(clusters)
+      clusters.append([ante])
+    if span not in cluster_of:
+      cluster_of[span] = cluster_of[ante]
+      clusters[cluster_of[ante]].append(span)
+  if mention_scores is not None:
+    for i, score in enumerate(mention_scores):
+      span = (int(top_starts[i]), int(top_ends[i]))
+      if score > 0 and span not in cluster_of:
+        cluster_of[span] = len(clusters)
+        clusters.append([span])
+  return [sorted(c) for c in clusters]

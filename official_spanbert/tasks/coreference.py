@@ -1,0 +1,340 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Coreference resolution (Lee et al. 2018 / SpanBERT) as a Model Garden task.
+
+  * Data: `input_path` names CoNLL-2012 input (a .conll file, a glob, or a
+    LitBank split list `splits/<fold>/<part>.txt`), converted once into the
+    model dir (data/finetuning/coref.py), or TFRecords written by
+    `spanbert-create-finetuning-data --task=coref` (training only). One
+    document is one step; training may take a random window of
+    `max_training_segments` segments of each document.
+  * Model: modeling/coref_model.CorefModel on the configured encoder;
+    `init_checkpoint` restores the encoder from any checkpoint
+    modeling/checkpoints.restore_encoder accepts (pretraining, converted
+    Hugging Face, fine-tuning).
+  * Optimizer: the encoder's learning rate is the trainer's
+    optimizer_config; the task layers' is `head_learning_rate_multiplier`
+    times it (modeling/coref_optimizer.py).
+  * Evaluation writes <predictions_dir>/predictions.conll (the evaluation
+    documents with predicted clusters in the last column; score it with any
+    CoNLL-2012 scorer) and returns MUC, B3, CEAF-e P/R/F1, `conll_f1` and
+    mention P/R/F1, as percentages (metrics/coref_evaluate.py).
+"""
+
+import dataclasses
+import hashlib
+import os
+from typing import Any, Dict, List, Optional
+
+from absl import logging
+import numpy as np
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.core import base_task
+from official.core import config_definitions as cfg
+from official.core import task_factory
+from official.modeling.hyperparams import base_config
+from official.nlp.configs import encoders
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data.finetuning import coref as coref_data
+from official_spanbert.data import tokenization
+from official_spanbert.metrics import conll2012
+from official_spanbert.metrics import coref_evaluate
+from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
+from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import coref_model
+from official_spanbert.modeling import coref_optimizer
+
+PREDICTIONS_DIR = "predictions"
+PREDICTIONS_FILE = "predictions.conll"
+_RECORD_SUFFIXES = (".tf_record", ".tfrecord")
+
+
+@dataclasses.dataclass
+class CorefDataConfig(cfg.DataConfig):
+  """Coreference input.
+
+  Attributes:
+    input_path: CoNLL-2012 input (file, glob or split list) or, for
+      training, TFRecords of spanbert-create-finetuning-data --task=coref.
+    vocab_file, do_lower_case: the checkpoint's tokenizer.
+    max_segment_len: wordpieces per segment, [CLS] and [SEP] included.
+    max_training_segments: training takes a random window of this many
+      consecutive segments of a document (0: the whole document).
+    global_batch_size: documents per step (1).
+  """
+  input_path: str = ""
+  vocab_file: str = ""
+  do_lower_case: bool = False
+  max_segment_len: int = 384
+  max_training_segments: int = 0
+  global_batch_size: int = 1
+  is_training: bool = True
+  seed: Optional[int] = None
+
+
+@dataclasses.dataclass
+class CorefModelConfig(base_config.Config):
+  """CorefModel settings (modeling/coref_model.py); `mlm_activation` lets a
+  converted checkpoint's params.yaml apply unchanged (unused)."""
+  encoder: encoders.EncoderConfig = dataclasses.field(
+      default_factory=spanbert_configs.bert_encoder)
+  mlm_activation: str = "gelu"
+  max_span_width: int = 30
+  feature_size: int = 20
+  ffnn_size: int = 3000
+  ffnn_depth: int = 1
+  top_span_ratio: float = 0.4
+  max_top_antecedents: int = 50
+  dropout_rate: float = 0.3
+  use_speaker: bool = True
+
+
+@dataclasses.dataclass
+class CorefTaskConfig(cfg.TaskConfig):
+  """The coreference task.
+
+  Attributes:
+    head_learning_rate_multiplier: task-layer learning rate / encoder
+      learning rate (reference base: 1e-4 / 2e-5 = 5).
+    mention_loss_weight: weight of the mention-detection loss added to the
+      antecedent loss (0: the reference's loss only).
+    predict_singletons: output top spans with mention score > 0 and no link
+      as singleton clusters (for data that annotates singletons).
+    predictions_dir: where evaluation writes predictions.conll (default
+      <model_dir>/predictions).
+  """
+  model: CorefModelConfig = dataclasses.field(default_factory=CorefModelConfig)
+  train_data: CorefDataConfig = dataclasses.field(
+      default_factory=CorefDataConfig)
+  validation_data: CorefDataConfig = dataclasses.field(
+      default_factory=lambda: CorefDataConfig(is_training=False))
+  head_learning_rate_multiplier: float = 5.0
+  mention_loss_weight: float = 0.0
+  predict_singletons: bool = False
+  predictions_dir: str = ""
+
+
+def _tokenizer(params: CorefDataConfig) -> tokenization.WordpieceTokenizer:
+  if not params.vocab_file:
+    raise ValueError("set the data config's vocab_file (and do_lower_case) "
+                     "to the vocab of the checkpoint being fine-tuned")
+  return tokenization.WordpieceTokenizer(params.vocab_file,
+                                         lower_case=params.do_lower_case)
+
+
+def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
+  """CorefModel on the configured encoder."""
+  return coref_model.CorefModel(
+      encoders.build_encoder(params.encoder),
+      max_span_width=params.max_span_width, feature_size=params.feature_size,
+      ffnn_size=params.ffnn_size, ffnn_depth=params.ffnn_depth,
+      top_span_ratio=params.top_span_ratio,
+      max_top_antecedents=params.max_top_antecedents,
+      dropout_rate=params.dropout_rate, use_speaker=params.use_speaker)
+
+
+def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:
+  """Wordpiece-span clusters -> word-span clusters (duplicates merged)."""
+  out = []
+  for cluster in clusters:
+    spans = sorted({(int(subtoken_map[s]), int(subtoken_map[e]))
+                    for s, e in cluster})
+    if spans:
+      out.append(spans)
+  return out
+
+
+@task_factory.register_task_cls(CorefTaskConfig)
+class CorefTask(base_task.Task):
+  """Fine-tunes an encoder for coreference; evaluates with the CoNLL metrics.
+
+  Args:
+    params: a CorefTaskConfig.
+    logging_dir: the model dir (converted records and predictions go here).
+    name: task name.
+  """
+
+  def __init__(self, params: CorefTaskConfig,
+               logging_dir: Optional[str] = None, name: Optional[str] = None):
+    super().__init__(params, logging_dir, name=name)
+    self._model = None
+    self._eval_docs: List[conll2012.Document] = []
+    self._eval_examples: List[coref_data.CorefExample] = []
+    self._eval_records = ""
+
+  # Data -------------------------------------------------------------------
+
+  def _work_dir(self) -> str:
+    if not self.logging_dir:
+      raise ValueError("CoNLL input is converted to TFRecords first: set the "
+                       "model dir")
+    return self.logging_dir
+
+  def _records(self, params: CorefDataConfig, split: str) -> str:
+    """Converts CoNLL input once (keyed by files and settings)."""
+    files = coref_data.document_list(params.input_path)
+    key = hashlib.sha1(repr((
+        [(os.path.abspath(f), os.stat(f).st_mtime_ns) for f in files],
+        params.vocab_file, params.do_lower_case, params.max_segment_len
+    )).encode()).hexdigest()[:12]
+    output = os.path.join(self._work_dir(), f"coref-{split}-{key}.tf_record")
+    docs = coref_data.read_documents(files)
+    examples = None
+    if split == "eval":
+      examples = coref_data.encode_documents(docs, _tokenizer(params),
+                                             params.max_segment_len)
+      self._eval_docs, self._eval_examples = docs, examples
+    if not tf.io.gfile.exists(output):
+      if examples is None:
+        examples = coref_data.encode_documents(docs, _tokenizer(params),
+                                               params.max_segment_len)
+      coref_data.write_examples(examples, output, params.max_segment_len)
+    return output
+
+  def build_inputs(self, params: CorefDataConfig,
+                   input_context: Optional[tf.distribute.InputContext] = None):
+    """One document per batch (training: shuffled, repeated)."""
+    path = params.input_path
+    if not params.is_training:
+      if not self._eval_records:
+        self._eval_records = self._records(params, "eval")
+      path = self._eval_records
+    elif not path.endswith(_RECORD_SUFFIXES) and "tf_record" not in path:
+      path = self._records(params, "train")
+    return coref_data.load(path, params.max_segment_len, params.is_training,
+                           params.max_training_segments, params.seed,
+                           input_context)
+
+  @property
+  def eval_steps_hint(self) -> Optional[int]:
+    """Documents in one evaluation pass (the trainer's progress ETA)."""
+    return len(self._eval_docs) or None
+
+  # Model and optimizer ----------------------------------------------------
+
+  def build_model(self) -> tf_keras.Model:
+    self._model = build_model(self.task_config.model)
+    return self._model
+
+  def initialize(self, model: tf_keras.Model):
+    """Restores the encoder from task_config.init_checkpoint, if set."""
+    if self.task_config.init_checkpoint:
+      checkpoints.restore_encoder(model.checkpoint_items["encoder"],
+                                  self.task_config.init_checkpoint)
+
+  def create_optimizer(self, optimizer_config, runtime_config=None,
+                       dp_config=None):
+    """Two learning rates: the config's for the encoder, times
+    head_learning_rate_multiplier for the task layers."""
+    del runtime_config, dp_config
+    if self._model is None:
+      raise ValueError("build_model() must come before create_optimizer()")
+    model = self._model
+    return coref_optimizer.SplitLearningRateOptimizer(
+        optimizer_config, self.task_config.head_learning_rate_multiplier,
+        lambda: model.encoder.trainable_variables)
+
+  def build_losses(self, labels, model_outputs, aux_losses=None) -> tf.Tensor:
+    gold = [labels[n][0] for n in coref_data.MENTION_FEATURES]
+    loss = coref_model.antecedent_loss(model_outputs, *gold)
+    if self.task_config.mention_loss_weight:
+      loss += self.task_config.mention_loss_weight * coref_model.mention_loss(
+          model_outputs, gold[0], gold[1])
+    if aux_losses:
+      loss += tf.add_n(aux_losses)
+    return loss
+
+  # Evaluation -------------------------------------------------------------
+
+  def validation_step(self, inputs, model: tf_keras.Model, metrics=None):
+    outputs = model(inputs, training=False)
+    logs = {self.loss: self.build_losses(inputs, outputs)}
+    top = tf.stack([outputs["top_span_starts"], outputs["top_span_ends"]], 1)
+    logs.update(doc_index=inputs["doc_index"], top_spans=top,
+                top_mention_scores=outputs["top_span_mention_scores"],
+                top_antecedents=outputs["top_antecedents"],
+                antecedent_scores=outputs["antecedent_scores"])
+    return logs
+
+  def aggregate_logs(self, state=None, step_outputs=None):
+    state = {} if state is None else state
+    names = ("top_spans", "top_mention_scores", "top_antecedents",
+             "antecedent_scores")
+    for doc, *values in zip(step_outputs["doc_index"],
+                            *(step_outputs[n] for n in names)):
+      state[int(np.asarray(doc).reshape(-1)[0])] = [np.asarray(v)
+                                                    for v in values]
+    return state
+
+  def predicted_clusters(self, aggregated_logs) -> List[List[conll2012.Cluster]]:
+    """Word-span clusters of every evaluation document."""
+    out = []
+    for i, example in enumerate(self._eval_examples):
+      if i not in (aggregated_logs or {}):
+        logging.warning("evaluation document %d has no outputs", i)
+        out.append([])
+        continue
+      spans, mention_scores, antecedents, scores = aggregated_logs[i]
+      clusters = coref_model.predict_clusters(
+          spans[:, 0], spans[:, 1], antecedents, scores,
+          mention_scores if self.task_config.predict_singletons else None)
+      out.append(word_clusters(clusters, example.subtoken_map))
+    return out
+
+  def predictions_dir(self) -> str:
+    return self.task_config.predictions_dir or os.path.join(
+        self.logging_dir or ".", PREDICTIONS_DIR)
+
+  def reduce_aggregated_logs(self, aggregated_logs, global_step=None
+                             ) -> Dict[str, Any]:
+    """Writes predictions.conll; returns the CoNLL metrics (percent)."""
+    predicted = self.predicted_clusters(aggregated_logs)
+    out = self.predictions_dir()
+    tf.io.gfile.makedirs(out)
+    path = os.path.join(out, PREDICTIONS_FILE)
+    conll2012.write_file(path, self._eval_docs, predicted)
+    evaluator = coref_evaluate.CorefEvaluator()
+    for doc, clusters in zip(self._eval_docs, predicted):
+      evaluator.update(doc.clusters, clusters)
+    result = evaluator.result()
+    metrics = {"conll_f1": result["conll_f1"]}
+    for name in coref_evaluate.METRICS:
+      for part, value in result[name].items():
+        metrics[f"{name}_{part}"] = value
+    for part, value in mention_scores(self._eval_docs, predicted).items():
+      metrics[f"mention_{part}"] = value
+    logging.info("Coreference metrics at step %s: %s (predictions in %s)",
+                 None if global_step is None else int(global_step), metrics,
+                 path)
+    return metrics
+
+
+def mention_scores(docs: List[conll2012.Document],
+                   predicted: List[List[conll2012.Cluster]]
+                   ) -> Dict[str, float]:
+  """Exact-span mention P/R/F1 over documents, as percentages."""
+  gold = found = correct = 0
+  for doc, clusters in zip(docs, predicted):
+    g = {m for c in doc.clusters for m in c}
+    p = {m for c in clusters for m in c}
+    gold, found, correct = gold + len(g), found + len(p), correct + len(g & p)
+  precision = correct / found if found else 0.0
+  recall = correct / gold if gold else 0.0
+  f1 = (2 * precision * recall / (precision + recall)
+        if precision + recall else 0.0)
+  return {"p": 100 * precision, "r": 100 * recall, "f1": 100 * f1}
