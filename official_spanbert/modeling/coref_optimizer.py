@@ -20,7 +20,7 @@ Garden's trainer takes one optimizer, so SplitLearningRateOptimizer holds two
 built from the same OptimizationConfig: the encoder's follows the config's
 schedule, the task layers' the same schedule times `head_multiplier`. The
 gradients are clipped by their global norm over all variables first (the
-config's gradient_clip_norm), as the reference does; the inner optimizers do
+config's gradient_clip_norm or global_clipnorm), as the reference does; the inner optimizers do
 not clip again.
 """
 
@@ -50,9 +50,14 @@ class ScaledSchedule(tf_keras.optimizers.schedules.LearningRateSchedule):
     return {"schedule": self.schedule, "factor": self.factor}
 
 
+# Global-norm clipping fields of Model Garden's optimizer configs (AdamW's
+# own, the Keras optimizers' global_clipnorm).
+_CLIP_FIELDS = ("gradient_clip_norm", "global_clipnorm")
+
+
 def _clip_norm(optimizer_config: optimization.OptimizationConfig) -> float:
   inner = optimizer_config.optimizer.get()
-  return float(getattr(inner, "gradient_clip_norm", 0.0) or 0.0)
+  return max(float(getattr(inner, f, 0.0) or 0.0) for f in _CLIP_FIELDS)
 
 
 class SplitLearningRateOptimizer(tf.Module):
@@ -73,8 +78,10 @@ class SplitLearningRateOptimizer(tf.Module):
     self.clip_norm = _clip_norm(optimizer_config)
     unclipped = copy.deepcopy(optimizer_config)
     inner = unclipped.optimizer.get()
-    if hasattr(inner, "gradient_clip_norm"):
+    if getattr(inner, "gradient_clip_norm", None) is not None:
       inner.gradient_clip_norm = 0.0
+    if getattr(inner, "global_clipnorm", None) is not None:
+      inner.global_clipnorm = None
     factory = optimization.OptimizerFactory(unclipped)
     schedule = factory.build_learning_rate()
     self.encoder_optimizer = factory.build_optimizer(schedule)

@@ -1,0 +1,165 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The coreference model's parts against direct computations (unit tier)."""
+
+import numpy as np
+import pytest
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official.modeling import optimization
+from official.nlp.configs import encoders
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import coref_model
+from official_spanbert.modeling import coref_optimizer
+
+
+def _encoder(vocab_size=50):
+  return encoders.build_encoder(spanbert_configs.bert_encoder(
+      num_layers=1, hidden_size=16, num_attention_heads=2,
+      intermediate_size=32, vocab_size=vocab_size))
+
+
+def test_distance_buckets():
+  distances = tf.constant([0, 1, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 1000])
+  assert coref_model.bucket_distance(distances).numpy().tolist() == [
+      0, 1, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9]
+
+
+def test_span_heads_equal_the_softmax_over_each_span():
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(12, 5)).astype(np.float32)
+  scores = rng.normal(scale=3, size=12).astype(np.float32)
+  starts, ends = np.array([0, 3, 3, 11]), np.array([0, 3, 9, 11])
+  heads = coref_model.span_heads(tf.constant(x), tf.constant(scores),
+                                 tf.constant(starts), tf.constant(ends))
+  for row, (s, e) in zip(heads.numpy(), zip(starts, ends)):
+    w = np.exp(scores[s:e + 1] - scores[s:e + 1].max())
+    np.testing.assert_allclose(row, (w / w.sum()) @ x[s:e + 1], atol=1e-5)
+
+
+def test_candidates_stay_in_sentences_and_on_word_boundaries():
+  model = coref_model.CorefModel(_encoder(), max_span_width=3, ffnn_size=8)
+  sentence_map = tf.constant([0, 0, 0, 1, 1, 1, 1])
+  word_start = tf.constant([1, 0, 1, 1, 1, 0, 1])
+  word_end = tf.constant([0, 1, 1, 1, 0, 1, 1])
+  starts, ends = model.candidates(sentence_map, word_start, word_end)
+  got = list(zip(starts.numpy().tolist(), ends.numpy().tolist()))
+  expected = [(s, e) for s in range(7) for e in range(s, min(s + 3, 7))
+              if sentence_map[s] == sentence_map[e] and word_start[s] and
+              word_end[e]]
+  assert got == expected == [(0, 1), (0, 2), (2, 2), (3, 3), (3, 5),
+                             (4, 5), (4, 6), (6, 6)]
+
+
+def _outputs(antecedent_scores, antecedents, mask, starts, ends):
+  return {"top_span_starts": tf.constant(starts),
+          "top_span_ends": tf.constant(ends),
+          "top_antecedents": tf.constant(antecedents),
+          "top_antecedents_mask": tf.constant(mask),
+          "antecedent_scores": tf.constant(antecedent_scores, tf.float32)}
+
+
+def test_antecedent_loss_marginalises_over_gold_antecedents():
+  # Spans 0, 1, 2; gold: 0 and 2 corefer (cluster 1), span 1 is no mention.
+  scores = np.array([[0.0, -1e9, -1e9],     # span 0: no antecedent possible
+                     [0.0, 1.0, -1e9],      # span 1: dummy is gold
+                     [0.0, 2.0, 0.5]])      # span 2: antecedent 0 is gold
+  outputs = _outputs(scores, [[0, 0], [0, 0], [1, 0]],
+                     [[False, False], [True, False], [True, True]],
+                     [0, 2, 5], [0, 3, 5])
+  loss = coref_model.antecedent_loss(outputs, tf.constant([0, 5]),
+                                     tf.constant([0, 5]), tf.constant([1, 1]))
+  # Span 0: only the dummy (loss 0); span 1: -log softmax(0 | 0, 1);
+  # span 2: antecedents are (1, 0) with scores (2.0, 0.5); gold is 0 (0.5).
+  expected = (np.log(1 + np.e) - 0.0) + (np.log(1 + np.e**2 + np.e**0.5)
+                                         - 0.5)
+  assert float(loss) == pytest.approx(expected, rel=1e-5)
+
+
+def test_predict_clusters_follows_the_best_antecedent():
+  starts, ends = np.array([0, 2, 5, 7]), np.array([0, 3, 5, 8])
+  antecedents = np.array([[0, 0], [0, 0], [1, 0], [2, 1]])
+  scores = np.array([[0, -9, -9], [0, -1, -9], [0, 0.2, 3.0],
+                     [0, 1.0, 0.5]])
+  # Span 2 -> span 0 (score 3.0); span 3 -> span 2 (1.0); span 1 alone.
+  assert coref_model.predict_clusters(starts, ends, antecedents, scores) == [
+      [(0, 0), (5, 5), (7, 8)]]
+  # With mention scores: span 1 (score > 0, unlinked) is a singleton.
+  clusters = coref_model.predict_clusters(starts, ends, antecedents, scores,
+                                          np.array([1.0, 0.5, 2.0, 1.0]))
+  assert clusters == [[(0, 0), (5, 5), (7, 8)], [(2, 3)]]
+
+
+def test_model_outputs_are_consistent():
+  tf.random.set_seed(0)
+  model = coref_model.CorefModel(_encoder(), max_span_width=4, ffnn_size=8,
+                                 max_top_antecedents=3, dropout_rate=0.0)
+  n = 20
+  inputs = {
+      "input_word_ids": tf.random.uniform([1, 2, 12], 1, 50, tf.int32),
+      "input_mask": tf.ones([1, 2, 12], tf.int32),
+      "sentence_map": tf.constant([[0] * 8 + [1] * 12]),
+      "word_start": tf.ones([1, n], tf.int32),
+      "word_end": tf.ones([1, n], tf.int32),
+      "speaker_ids": tf.zeros([1, n], tf.int32),
+  }
+  out = {k: v.numpy() for k, v in model(inputs).items()}
+  k = int(0.4 * n)
+  assert out["top_span_starts"].shape == (k,)
+  spans = list(zip(out["top_span_starts"], out["top_span_ends"]))
+  assert spans == sorted(spans)
+  # The top spans are the k best by mention score.
+  cand = out["candidate_mention_scores"]
+  assert sorted(out["top_span_mention_scores"]) == pytest.approx(
+      sorted(cand)[-k:])
+  # Antecedents come before their span; the dummy column is 0.
+  i = np.arange(k)[:, None]
+  assert np.all(out["top_antecedents_mask"] == (out["top_antecedents"] < i))
+  assert np.all(out["antecedent_scores"][:, 0] == 0)
+  assert np.all(out["antecedent_scores"][:, 1:][~out["top_antecedents_mask"]]
+                < -1e8)
+
+
+def test_split_optimizer_applies_two_learning_rates():
+  config = optimization.OptimizationConfig({
+      "optimizer": {"type": "adam", "adam": {"epsilon": 1e-12}},
+      "learning_rate": {"type": "constant",
+                        "constant": {"learning_rate": 1e-3}}})
+  enc = tf.Variable([1.0, 1.0])
+  head = tf.Variable([1.0, -1.0])
+  opt = coref_optimizer.SplitLearningRateOptimizer(config, 5.0, lambda: [enc])
+  opt.apply_gradients([(tf.constant([0.3, -2.0]), enc),
+                       (tf.constant([4.0, -0.1]), head)])
+  # Adam's first step moves each weight by lr against its gradient's sign.
+  np.testing.assert_allclose(enc.numpy(), [1 - 1e-3, 1 + 1e-3], rtol=1e-6)
+  np.testing.assert_allclose(head.numpy(), [1 - 5e-3, -1 + 5e-3], rtol=1e-6)
+  assert float(opt.learning_rate) == pytest.approx(1e-3)  # the encoder's
+  assert int(opt.iterations) == 1
+
+
+def test_split_optimizer_clips_the_global_norm_of_all_gradients():
+  config = optimization.OptimizationConfig({
+      "optimizer": {"type": "sgd", "sgd": {"global_clipnorm": 1.0,
+                                           "momentum": 0.0}},
+      "learning_rate": {"type": "constant",
+                        "constant": {"learning_rate": 1.0}}})
+  enc, head = tf.Variable([0.0]), tf.Variable([0.0])
+  opt = coref_optimizer.SplitLearningRateOptimizer(config, 2.0, lambda: [enc])
+  opt.apply_gradients([(tf.constant([3.0]), enc), (tf.constant([4.0]), head)])
+  # Norm 5 -> scaled by 1/5: steps 0.6 (lr 1) and 0.8 * 2 (lr 2).
+  np.testing.assert_allclose(enc.numpy(), [-0.6], rtol=1e-6)
+  np.testing.assert_allclose(head.numpy(), [-1.6], rtol=1e-6)

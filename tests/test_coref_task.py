@@ -1,0 +1,135 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""spanbert/coref end to end on real LitBank text (integration tier).
+
+A tiny encoder (2 layers, hidden 64, no dropout) trains on the opening ~300
+words of two LitBank training documents (whole sentences, their mentions and
+clusters as annotated, singletons included) with Model Garden's runner in
+train_and_eval mode, and must memorise them: CoNLL F1 >= 90 on the
+predictions.conll the evaluation writes, scored against the gold file with
+the metric's CLI path. A wordpiece/word or segment offset anywhere between the
+records and the written predictions moves every predicted mention and fails
+the check; the last test shows the score such a one-token shift gives.
+"""
+
+import json
+import os
+
+import pytest
+
+from conftest import data_path
+from official.core import exp_factory
+from official_spanbert import train as train_lib
+from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert.metrics import conll2012
+from official_spanbert.metrics import coref_evaluate
+from official_spanbert.tasks import coreference
+
+WORDS, STEPS = 300, 300
+
+
+def _opening(doc: conll2012.Document, words: int) -> conll2012.Document:
+  """The document's first whole sentences up to `words` words."""
+  keep, total = 0, 0
+  while keep < len(doc.sentences) and total + len(doc.sentences[keep]) <= words:
+    total += len(doc.sentences[keep])
+    keep += 1
+  clusters = [[m for m in c if m[1] < total] for c in doc.clusters]
+  return conll2012.Document(
+      key=doc.key, name=doc.name, sentences=doc.sentences[:keep],
+      speakers=doc.speakers[:keep], columns=doc.columns[:keep],
+      clusters=[c for c in clusters if c])
+
+
+def _params(gold: str, vocab: str, steps: int):
+  params = exp_factory.get_exp_config("spanbert/coref")
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size = 64, 128
+  enc.num_layers, enc.num_attention_heads = 2, 2
+  enc.dropout_rate = enc.attention_dropout_rate = 0.0
+  params.task.model.ffnn_size = 150
+  params.task.model.dropout_rate = 0.0
+  for data in (params.task.train_data, params.task.validation_data):
+    data.input_path, data.vocab_file, data.max_segment_len = gold, vocab, 128
+  params.runtime.distribution_strategy = "one_device"
+  trainer = params.trainer
+  trainer.train_steps = steps
+  trainer.steps_per_loop = trainer.summary_interval = steps // 2
+  trainer.checkpoint_interval = trainer.validation_interval = steps // 2
+  opt = trainer.optimizer_config
+  opt.learning_rate.polynomial.initial_learning_rate = 1e-3
+  opt.learning_rate.polynomial.decay_steps = steps
+  opt.warmup.polynomial.warmup_steps = steps // 10
+  params.task.head_learning_rate_multiplier = 3.0
+  return params
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+  root = data_path("coref", "litbank")
+  with open(os.path.join(root, "splits", "0", "train.txt"),
+            encoding="utf-8") as f:
+    names = f.read().split()[:2]
+  docs = [_opening(conll2012.read_file(
+      os.path.join(root, "conll", f"{n}.conll"))[0], WORDS) for n in names]
+  work = tmp_path_factory.mktemp("coref")
+  gold = str(work / "gold.conll")
+  conll2012.write_file(gold, docs)
+  params = _params(gold, data_path("vocab", "bert-base-cased-vocab.txt"),
+                   STEPS)
+  model_dir = str(work / "model")
+  _, logs = train_lib.run(params, model_dir, mode="train_and_eval",
+                          run_post_eval=True)
+  return {"gold": gold, "docs": docs, "params": params,
+          "model_dir": model_dir, "logs": logs}
+
+
+def test_memorises_two_litbank_openings(trained):
+  docs = trained["docs"]
+  assert sum(len(c) for d in docs for c in d.clusters) > 60
+  predictions = os.path.join(trained["model_dir"], "predictions",
+                             coreference.PREDICTIONS_FILE)
+  result = coref_evaluate.evaluate_files(trained["gold"], predictions)
+  assert result["conll_f1"] >= 90, result
+  assert trained["logs"]["conll_f1"] == pytest.approx(result["conll_f1"])
+  for name in coref_evaluate.METRICS:
+    assert trained["logs"][f"{name}_f1"] == pytest.approx(result[name]["f1"])
+  # The best checkpoint is kept by conll_f1.
+  with open(os.path.join(trained["model_dir"], "best_ckpt", "info.json"),
+            encoding="utf-8") as f:
+    info = json.load(f)
+  assert info["conll_f1"] >= result["conll_f1"] - 1e-6
+
+
+def test_eval_mode_rewrites_the_predictions(trained, tmp_path):
+  params = trained["params"]
+  params.task.predictions_dir = str(tmp_path)
+  train_lib.run(params, trained["model_dir"], mode="eval")
+  # The same checkpoint (the last) as the run's post-evaluation.
+  again = coref_evaluate.evaluate_files(
+      trained["gold"], str(tmp_path / coreference.PREDICTIONS_FILE))
+  assert again["conll_f1"] == pytest.approx(trained["logs"]["conll_f1"])
+
+
+def test_predictions_shifted_by_one_token_fail(trained, tmp_path):
+  predictions = os.path.join(trained["model_dir"], "predictions",
+                             coreference.PREDICTIONS_FILE)
+  predicted = conll2012.read_file(predictions)
+  shifted = [[[(s + 1, e + 1) for s, e in c if e + 1 < d.num_words]
+              for c in d.clusters] for d in predicted]
+  path = str(tmp_path / "shifted.conll")
+  conll2012.write_file(path, predicted, shifted)
+  result = coref_evaluate.evaluate_files(trained["gold"], path)
+  assert result["conll_f1"] < 30, result
