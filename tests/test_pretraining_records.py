@@ -136,6 +136,50 @@ def test_nsp_mode(corpus_slice, cased_vocab, tmp_path):
     assert r["word_starts"][0] == 1 and r["word_starts"][a_len] == 1
 
 
+def _numbered_docs(n, lines=4, length=6):
+  """n documents whose ids are 1000 * document index + position."""
+  return [pr.TokenizedDocument(
+      ids=(np.arange(lines * length) + 1000 * i).astype(np.int32),
+      word_starts=np.ones(lines * length, np.int8),
+      line_lengths=np.full(lines, length)) for i in range(n)]
+
+
+def test_nsp_stream_holds_the_buffer_only_and_draws_from_it():
+  """Each document once, in order, cut against a window of at most `size`
+  consecutive documents; random B segments come from the window's others."""
+  size, rng, seen, labels = 3, np.random.default_rng(0), [], set()
+  for window, d in pr.nsp_windows(iter(_numbered_docs(9)), size):
+    assert len(window) <= size
+    doc = int(window[d].ids[0]) // 1000
+    others = {int(w.ids[0]) // 1000 for w in window} - {doc}
+    assert len(others) == size - 1
+    assert all(abs(o - doc) < size for o in others), (doc, others)
+    seen.append(doc)
+    for ids, _, segs, label in pr.nsp_instances(window, d, 12, rng):
+      source = {int(x) // 1000 for x in ids[segs == 1]}
+      assert source <= (others if label else {doc}), (doc, label, source)
+      labels.add(label)
+  assert seen == list(range(9)) and labels == {0, 1}
+
+
+def test_nsp_stream_covering_the_corpus_is_the_whole_corpus_draw():
+  """A buffer of at least the corpus gives exactly the instances of holding
+  every document (BERT's draw over the whole corpus)."""
+  docs = _numbered_docs(5)
+
+  def instances(pairs):
+    rng = np.random.default_rng(7)
+    return [tuple(map(tuple, x[:3])) + (x[3],) for w, d in pairs
+            for x in pr.nsp_instances(w, d, 12, rng)]
+
+  whole = instances((docs, d) for d in range(len(docs)))
+  assert instances(pr.nsp_windows(iter(docs), 5)) == whole
+  assert instances(pr.nsp_windows(iter(docs), 50)) == whole
+  assert instances(pr.nsp_windows(iter(docs), 2)) != whole
+  with pytest.raises(ValueError, match="nsp_buffer_documents"):
+    list(pr.nsp_windows(iter(docs), 1))
+
+
 def _no_outputs(prefix):
   return not glob.glob(prefix + "*")
 

@@ -30,8 +30,16 @@ are in place; a failed or terminated (SIGTERM) run leaves no shard behind.
     --output_prefix=/tmp/records/train \
     --max_seq_length=512 --num_shards=8 \
     --tag_spans=entities,noun_phrases
+
+With --runner (e.g. --runner=DirectRunner --direct_num_workers=2) the
+single-segment records are written by an Apache Beam pipeline instead
+(official_spanbert/data/pretraining/beam_records.py; pip install
+'official-spanbert[beam]'); any other Beam pipeline option (--project,
+--region, --temp_location, --flink_master, ...) is passed through, so
+--runner=DataflowRunner, FlinkRunner or SparkRunner work as usual.
 """
 
+import os
 import signal
 import sys
 
@@ -39,6 +47,7 @@ from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert.data.pretraining import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data import tokenization
@@ -68,19 +77,55 @@ flags.DEFINE_list("tag_spans", [],
 flags.DEFINE_integer("tag_processes", 2,
                      "spaCy worker processes for --tag_spans.")
 
+flags.DEFINE_integer(
+    "nsp_buffer_documents", pretraining_records.NSP_BUFFER_DOCUMENTS,
+    "--mode=nsp: documents held in memory, from which the random next "
+    "segments are drawn (memory grows with this, not with the corpus).")
+flags.DEFINE_string("runner", None,
+                    "Apache Beam runner (DirectRunner, DataflowRunner, ...) "
+                    "for --mode=single; unset: one process, no Beam. Other "
+                    "Beam pipeline options are passed through.")
+flags.DEFINE_integer("direct_num_workers", os.cpu_count() or 1,
+                     "DirectRunner: parallel workers (default: all cores).")
+flags.DEFINE_enum("direct_running_mode", "multi_processing",
+                  ["in_memory", "multi_threading", "multi_processing"],
+                  "DirectRunner: how its workers run.")
+
 flags.mark_flags_as_required(["input_file", "vocab_file", "output_prefix"])
 
 
-def main(argv):
-  del argv
-  try:
-    stats = pretraining_records.create_pretraining_records(
+def _create(pipeline_args):
+  """Runs the single-process tool, or the Beam pipeline with --runner."""
+  if FLAGS.runner is None:
+    if pipeline_args:
+      raise ValueError(f"unknown flag(s) {' '.join(pipeline_args)} (Beam "
+                       "pipeline options need --runner)")
+    return pretraining_records.create_pretraining_records(
         FLAGS.input_file, FLAGS.vocab_file, FLAGS.output_prefix,
         lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
         num_shards=FLAGS.num_shards, mode=FLAGS.mode, seed=FLAGS.seed,
         on_decode_error=FLAGS.on_decode_error, progress=FLAGS.progress,
         stats_file=FLAGS.stats_file, tag_spans=FLAGS.tag_spans,
-        tag_processes=FLAGS.tag_processes)
+        tag_processes=FLAGS.tag_processes,
+        nsp_buffer_documents=FLAGS.nsp_buffer_documents)
+  if FLAGS.mode != "single" or FLAGS.tag_spans:
+    raise ValueError("--runner writes --mode=single records without "
+                     "--tag_spans; run NSP records and span tagging without "
+                     "--runner")
+  pipeline_args = [f"--runner={FLAGS.runner}"] + list(pipeline_args)
+  if FLAGS.runner in ("DirectRunner", "direct"):
+    pipeline_args += [f"--direct_num_workers={FLAGS.direct_num_workers}",
+                      f"--direct_running_mode={FLAGS.direct_running_mode}"]
+  return beam_records.create_pretraining_records(
+      FLAGS.input_file, FLAGS.vocab_file, FLAGS.output_prefix,
+      pipeline_args=pipeline_args, lower_case=FLAGS.do_lower_case,
+      max_seq_length=FLAGS.max_seq_length, num_shards=FLAGS.num_shards,
+      on_decode_error=FLAGS.on_decode_error, stats_file=FLAGS.stats_file)
+
+
+def main(argv):
+  try:
+    stats = _create(argv[1:])
   except (corpus.CorpusError, tokenization.VocabError, ValueError) as e:
     sys.stderr.write(f"create_pretraining_data: error: {e}\n")
     return 1
@@ -102,7 +147,8 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  # Flags this tool does not know are left for Beam's pipeline options.
+  app.run(main, flags_parser=lambda argv: FLAGS(argv, known_only=True))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ in the data loader, fresh every epoch. Two layouts:
 * `nsp` (BERT baseline): segment A and segment B (the true continuation, or
   with probability 0.5 a random span of another document) of at most
   max_seq_length - 3 wordpieces together, and the next-sentence label
-  (0 = B follows A, 1 = B is random), as in BERT.
+  (0 = B follows A, 1 = B is random), as in BERT. The corpus is streamed:
+  random segments come from a window of `nsp_buffer_documents` documents
+  (nsp_windows), the only documents held in memory.
 
 Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
 `segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. With
@@ -50,6 +52,7 @@ import re
 import signal
 import threading
 import time
+import weakref
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
@@ -70,6 +73,8 @@ INCOMPLETE = tfrecord_writer.INCOMPLETE
 COUNTS_SUFFIX = ".counts.json"
 # Held by the run writing a prefix (official_spanbert/run_lock.py).
 LOCK_SUFFIX = ".lock"
+# Documents --mode=nsp holds for its random next segments (nsp_windows).
+NSP_BUFFER_DOCUMENTS = 10_000
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
 
 
@@ -150,10 +155,17 @@ class TokenizedDocument:
   line_lengths: np.ndarray
 
 
+# WordpieceTokenizer -> its tf.function of (flat ids, line lengths, flat
+# word starts), reused by every tokenize_documents call (e.g. one per Beam
+# batch of documents).
+_flat_tokenizers = weakref.WeakKeyDictionary()
+
+
 def tokenize_documents(documents: Iterator[corpus_lib.Document],
                        tokenizer: tokenization.WordpieceTokenizer,
                        batch_lines: int = 2048,
-                       on_progress=None) -> Iterator[TokenizedDocument]:
+                       on_progress=None,
+                       pipelined: bool = True) -> Iterator[TokenizedDocument]:
   """Tokenizes documents in batches of lines through tf.data and tf.text.
 
   Args:
@@ -162,6 +174,10 @@ def tokenize_documents(documents: Iterator[corpus_lib.Document],
     batch_lines: lines per tokenizer call (whole documents are kept together,
       so a batch may be larger).
     on_progress: called after each batch with the number of its documents.
+    pipelined: tokenize in a tf.data pipeline (overlaps reading and
+      tokenizing; ~0.5 s to set up), else batch by batch in this thread
+      (for callers that tokenize a few documents at a time, e.g. a Beam
+      DoFn).
 
   Yields:
     One TokenizedDocument per input document, in order.
@@ -186,18 +202,29 @@ def tokenize_documents(documents: Iterator[corpus_lib.Document],
     if lines:
       yield np.array(lines, dtype=object), np.array(counts, np.int64)
 
-  def tokenize(lines, doc_line_counts):
-    ids, word_starts = tokenizer.tokenize(lines)
-    return (ids.flat_values, ids.row_lengths(), word_starts.flat_values,
-            doc_line_counts)
+  flat_tokenize = _flat_tokenizers.get(tokenizer)
+  if flat_tokenize is None:  # traced once per tokenizer, not once per call
 
-  dataset = tf.data.Dataset.from_generator(
-      batches, output_signature=(tf.TensorSpec([None], tf.string),
-                                 tf.TensorSpec([None], tf.int64)))
-  dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE,
-                        deterministic=True).prefetch(2)
-  for flat_ids, line_lengths, flat_starts, doc_line_counts in (
-      dataset.as_numpy_iterator()):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def flat_tokenize(lines):
+      ids, word_starts = tokenizer.tokenize(lines)
+      return ids.flat_values, ids.row_lengths(), word_starts.flat_values
+
+    _flat_tokenizers[tokenizer] = flat_tokenize
+
+  def tokenize(lines, doc_line_counts):
+    return flat_tokenize(lines) + (doc_line_counts,)
+
+  if pipelined:
+    dataset = tf.data.Dataset.from_generator(
+        batches, output_signature=(tf.TensorSpec([None], tf.string),
+                                   tf.TensorSpec([None], tf.int64)))
+    outputs = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE,
+                          deterministic=True).prefetch(2).as_numpy_iterator()
+  else:
+    outputs = ([t.numpy() for t in flat_tokenize(tf.constant(lines))] +
+               [counts] for lines, counts in batches())
+  for flat_ids, line_lengths, flat_starts, doc_line_counts in outputs:
     line_bounds = np.concatenate([[0], np.cumsum(doc_line_counts)])
     token_bounds = np.concatenate([[0], np.cumsum(line_lengths)])
     for d in range(len(doc_line_counts)):
@@ -311,6 +338,39 @@ def nsp_instances(docs: Sequence[TokenizedDocument], doc_index: int,
     i += 1
 
 
+def nsp_windows(docs: Iterator[TokenizedDocument], size: int
+                ) -> Iterator[Tuple[List[TokenizedDocument], int]]:
+  """Streams the non-empty documents with the window NSP draws from.
+
+  Yields (window, d) once per document, in corpus order: the document is
+  window[d], and its random next segments come from the other documents of
+  the window, a ring of at most `size` consecutive documents (so memory is
+  bounded by `size` tokenized documents). While the corpus lasts, a
+  document is cut when it is the oldest of a full window (drawing from the
+  size - 1 documents after it); the last `size` documents share the final
+  window. A corpus of at most `size` documents is one window, as BERT's
+  whole-corpus draw, and gives the same instances as holding it all.
+
+  Args:
+    docs: tokenized documents (empty ones are skipped).
+    size: documents in the window, >= 2.
+  """
+  if size < 2:
+    raise ValueError(f"nsp_buffer_documents must be >= 2, got {size}")
+  window, oldest = [], 0
+  for doc in docs:
+    if not len(doc.ids):
+      continue
+    if len(window) < size:
+      window.append(doc)
+      continue
+    yield window, oldest
+    window[oldest] = doc
+    oldest = (oldest + 1) % size
+  for i in range(len(window)):
+    yield window, (oldest + i) % len(window)
+
+
 def _with_tags(docs: Iterator[TokenizedDocument], tagger, files,
                on_decode_error, tag_counters: corpus_lib.CorpusCounters
                ) -> Iterator[Tuple[TokenizedDocument, Dict[str, np.ndarray]]]:
@@ -366,6 +426,44 @@ class Stats:
       default_factory=dict)
   tagged_words: int = 0
   words_per_second: float = 0.0
+
+
+def single_blocks(doc: TokenizedDocument, max_tokens: int, stats: Stats,
+                  tagged: Optional[Dict[str, np.ndarray]] = None
+                  ) -> Iterator[Tuple[np.ndarray, bytes]]:
+  """The single-layout blocks of one document, in document order.
+
+  Args:
+    doc: the tokenized document.
+    max_tokens: block capacity (max_seq_length - 2).
+    stats: gets the document's split lines and tagged span counts.
+    tagged: span_tagging.KINDS -> [k, 2] spans of the document, if tagged.
+
+  Yields:
+    (ids, serialized tf.train.Example) per block.
+  """
+  blocks, split = packing.pack_document(doc.line_lengths, doc.word_starts,
+                                        max_tokens)
+  stats.split_lines += split
+  for s, e in blocks:
+    block_tags = {}
+    for kind, spans in (tagged or {}).items():
+      block_tags[kind], cut = span_tagging.block_spans(spans, s, e)
+      stats.tagged_spans[kind] += len(block_tags[kind])
+      stats.tagged_spans_cut_by_block_ends[kind] += cut
+    yield doc.ids[s:e], serialize_block(doc.ids[s:e], doc.word_starts[s:e],
+                                        tagged=block_tags)
+
+
+def stats_texts(stats: Stats, counts: np.ndarray, output_prefix: str,
+                stats_file: Optional[str] = None) -> Dict[str, str]:
+  """{path: JSON text} of the stats and counts files of finished records."""
+  return {
+      stats_file or output_prefix + ".stats.json":
+          json.dumps(dataclasses.asdict(stats), indent=2) + "\n",
+      output_prefix + COUNTS_SUFFIX: json.dumps(
+          {"vocab_fingerprint": stats.vocab_fingerprint,
+           "counts": counts.tolist()}) + "\n"}
 
 
 def _output_error(path: str, error: Exception) -> RecordsOutputError:
@@ -479,7 +577,9 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                                progress: bool = True,
                                stats_file: Optional[str] = None,
                                tag_spans: Sequence[str] = (),
-                               tag_processes: int = 2) -> Stats:
+                               tag_processes: int = 2,
+                               nsp_buffer_documents: int =
+                               NSP_BUFFER_DOCUMENTS) -> Stats:
   """Turns text corpora into sharded pretraining TFRecords.
 
   Args:
@@ -498,6 +598,9 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     tag_spans: span_tagging.KINDS to tag with spaCy and store per block
       (single mode only).
     tag_processes: spaCy worker processes.
+    nsp_buffer_documents: mode "nsp": documents held in memory, from which
+      the random next segments are drawn (see nsp_windows); memory grows
+      with it (~5 bytes per wordpiece held), not with the corpus.
 
   Returns:
     The Stats also written to the stats file.
@@ -515,6 +618,9 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     raise ValueError(f"max_seq_length={max_seq_length} is too small")
   if num_shards < 1:
     raise ValueError(f"num_shards must be >= 1, got {num_shards}")
+  if mode == "nsp" and nsp_buffer_documents < 2:
+    raise ValueError("nsp_buffer_documents must be >= 2, got "
+                     f"{nsp_buffer_documents}")
   tag_spans = span_tagging.parse_kinds(tag_spans)
   if tag_spans and mode != "single":
     raise ValueError("tag_spans needs mode='single' (the named_entity and "
@@ -534,7 +640,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                                num_shards=num_shards, mode=mode, seed=seed,
                                on_decode_error=on_decode_error,
                                progress=progress, stats_file=stats_file,
-                               tagger=tagger)
+                               tagger=tagger,
+                               nsp_buffer_documents=nsp_buffer_documents)
     except BaseException:
       _remove_empty_dirs(created_dirs)
       raise
@@ -561,7 +668,8 @@ def _finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
 
 def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
                    max_seq_length, num_shards, mode, seed, on_decode_error,
-                   progress, stats_file, tagger) -> Stats:
+                   progress, stats_file, tagger,
+                   nsp_buffer_documents) -> Stats:
   """create_pretraining_records once its inputs are checked."""
   specials = 3 if mode == "nsp" else 2
   max_tokens = max_seq_length - specials
@@ -613,25 +721,13 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
         if tagger is not None and bar is not None:  # tagging sets the pace
           bar.update(tag_counters.bytes - bar.n)
         counts += np.bincount(doc.ids, minlength=vocab.size)
-        blocks, split = packing.pack_document(doc.line_lengths,
-                                              doc.word_starts, max_tokens)
-        stats.split_lines += split
-        for s, e in blocks:
-          block_tags = {}
-          for kind, spans in tagged.items():
-            block_tags[kind], cut = span_tagging.block_spans(spans, s, e)
-            stats.tagged_spans[kind] += len(block_tags[kind])
-            stats.tagged_spans_cut_by_block_ends[kind] += cut
-          add(doc.ids[s:e],
-              serialize_block(doc.ids[s:e], doc.word_starts[s:e],
-                              tagged=block_tags))
+        for ids, record in single_blocks(doc, max_tokens, stats, tagged):
+          add(ids, record)
       stats.tagged_words = tagger.words if tagger else 0
     else:
-      all_docs = [d for d in docs if len(d.ids)]
-      for d in all_docs:
-        counts += np.bincount(d.ids, minlength=vocab.size)
-      for d in range(len(all_docs)):
-        for ids, starts, segs, label in nsp_instances(all_docs, d, max_tokens,
+      for window, d in nsp_windows(docs, nsp_buffer_documents):
+        counts += np.bincount(window[d].ids, minlength=vocab.size)
+        for ids, starts, segs, label in nsp_instances(window, d, max_tokens,
                                                       rng):
           add(ids, serialize_block(ids, starts, segs, label))
     if stats.blocks == 0:
@@ -639,12 +735,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
           f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
     _finish_stats(stats, counters, time.time() - start)
     guard.check()
-    writer.commit({
-        stats_file or output_prefix + ".stats.json":
-            json.dumps(dataclasses.asdict(stats), indent=2) + "\n",
-        output_prefix + COUNTS_SUFFIX: json.dumps(
-            {"vocab_fingerprint": vocab.fingerprint,
-             "counts": counts.tolist()}) + "\n"})
+    writer.commit(stats_texts(stats, counts, output_prefix, stats_file))
   except BaseException:
     writer.abort()
     raise

@@ -1,0 +1,135 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The Apache Beam records pipeline against the single-process tool.
+
+On the same real text both must hold the same multiset of blocks (decoded),
+the same stats (timings aside) and the same wordpiece counts, and the loader
+must read the Beam shards. Skipped without apache_beam (the `beam` extra).
+"""
+
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from official.nlp.data import data_loader_factory
+from official_spanbert.data.pretraining import beam_records
+from official_spanbert.data.pretraining import corpus
+from official_spanbert.data.pretraining import pretrain_dataloader
+from official_spanbert.data.pretraining import pretraining_records as pr
+from conftest import REPO, data_path, first_lines
+
+pytest.importorskip("apache_beam")
+
+TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
+TIMINGS = ("seconds", "mb_per_second", "tokens_per_second",
+           "words_per_second")
+SEQ = 64
+
+
+def blocks(prefix):
+  """Multiset of (input_ids, word_starts) of every shard at a prefix."""
+  spec = pr.feature_spec("single")
+  out = collections.Counter()
+  for path in glob.glob(prefix + "-*.tfrecord"):
+    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+      ex = tf.io.parse_single_example(raw, spec)
+      out[(tuple(ex["input_ids"].numpy()),
+           tuple(ex["word_starts"].numpy()))] += 1
+  return out
+
+
+def untimed(stats_path):
+  with open(stats_path) as f:
+    return {k: v for k, v in json.load(f).items() if k not in TIMINGS}
+
+
+def assert_same_output(single, beam):
+  got, want = blocks(beam), blocks(single)
+  assert sum(want.values()) > 10
+  assert got == want, (sum(got.values()), sum(want.values()))
+  stats = untimed(beam + ".stats.json")
+  assert stats == untimed(single + ".stats.json")
+  with open(beam + pr.COUNTS_SUFFIX) as a, open(single +
+                                                pr.COUNTS_SUFFIX) as b:
+    assert json.load(a) == json.load(b)
+  return stats
+
+
+def test_beam_matches_single_process_and_loads(prose_slice, small_vocab,
+                                               tmp_path):
+  """DirectRunner (in-process) vs the single-process tool on the Austen
+  slice at seq 64 (long lines split), 3 shards; the loader masks the Beam
+  records."""
+  single, beam = str(tmp_path / "single"), str(tmp_path / "beam")
+  pr.create_pretraining_records([prose_slice], small_vocab, single,
+                                max_seq_length=SEQ, num_shards=3,
+                                progress=False)
+  got = beam_records.create_pretraining_records(
+      [prose_slice], small_vocab, beam, max_seq_length=SEQ, num_shards=3,
+      pipeline_args=["--runner=DirectRunner"])
+  stats = assert_same_output(single, beam)
+  assert stats["split_lines"] > 0 and stats["shards"] == 3
+  assert got.blocks == stats["blocks"]
+  assert sorted(glob.glob(beam + "-*")) == pr.shard_paths(beam, 3)
+  assert not glob.glob(str(tmp_path / "beam-temp*"))
+  params = pretrain_dataloader.SpanBertPretrainDataConfig(
+      input_path=beam + "-*.tfrecord", vocab_file=small_vocab,
+      seq_length=SEQ, max_predictions_per_seq=10, global_batch_size=4,
+      is_training=False, seed=1)
+  batch = next(iter(data_loader_factory.get_data_loader(params).load()))
+  assert batch["input_word_ids"].shape == (4, SEQ)
+  assert int(tf.reduce_sum(batch["masked_lm_weights"])) > 0
+
+
+def test_beam_errors_are_the_tools(small_vocab, tmp_path):
+  """A decoding error inside a worker comes back as the corpus error, and
+  the failed run leaves no shard."""
+  bad = tmp_path / "bad.txt"
+  bad.write_bytes(b"good line\n\xff\xfe bad\n")
+  with pytest.raises(corpus.CorpusError, match="invalid UTF-8"):
+    beam_records.create_pretraining_records(
+        [str(bad)], small_vocab, str(tmp_path / "o"),
+        pipeline_args=["--runner=DirectRunner"])
+  assert not glob.glob(str(tmp_path / "o-*"))
+
+
+def test_cli_direct_runner_two_workers(cased_vocab, tmp_path):
+  """`spanbert-create-pretraining-data --runner=DirectRunner` with two
+  workers on two real corpora == the single-process tool. (Threads: worker
+  processes would each start TF, ~10 s; benchmarks/bench_beam_records.py
+  checks the multi_processing output the same way.)"""
+  files = [first_lines(data_path("corpus", n), 60_000, str(tmp_path / n))
+           for n in ("austen.txt", "linux-doc.txt")]
+  single, beam = str(tmp_path / "single"), str(tmp_path / "beam")
+  pr.create_pretraining_records(files, cased_vocab, single,
+                                max_seq_length=SEQ, num_shards=2,
+                                progress=False)
+  proc = subprocess.run(
+      [sys.executable, TOOL, "--runner=DirectRunner",
+       "--direct_num_workers=2", "--direct_running_mode=multi_threading",
+       f"--input_file={','.join(files)}",
+       f"--vocab_file={cased_vocab}", f"--output_prefix={beam}",
+       f"--max_seq_length={SEQ}", "--num_shards=2"],
+      capture_output=True, text=True, timeout=300, check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert "wrote " in proc.stdout
+  stats = assert_same_output(single, beam)
+  assert stats["files"] == 2 and stats["documents"] > 2
