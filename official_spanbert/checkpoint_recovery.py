@@ -12,31 +12,84 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Resuming past a broken newest checkpoint.
+"""Resuming from the newest intact checkpoint, whatever the state file says.
 
-Model Garden restores the checkpoint that `<model_dir>/checkpoint` names. If
-its files were cut short (a full disk, an interrupted copy), the restore
-fails with "IndexError: Read less bytes than requested" and names no file.
-`recover_latest` reads every tensor of that checkpoint first. If one cannot
-be read, it moves the checkpoint's files into `<model_dir>/broken_checkpoints/`
-(kept, and out of the way of the next save of the same step), points the
-state file at the newest intact checkpoint and logs both. A `ckpt-N_temp/`
-folder left by a kill during a save is not a checkpoint: the state file never
-names it, and the next save of step N replaces it.
+Model Garden restores the checkpoint that `<model_dir>/checkpoint` names.
+`recover_latest`, run before a training run builds anything, makes that the
+newest intact `ckpt-N` of the directory:
+
+- If that checkpoint's files were cut short (a full disk, an interrupted
+  copy), the restore would fail with "IndexError: Read less bytes than
+  requested" naming no file. Every tensor is read first; a broken checkpoint
+  is moved into `<model_dir>/broken_checkpoints/` (kept, and out of the way
+  of the next save of the same step).
+- If the state file is missing, unreadable or names an older checkpoint than
+  the directory holds, Model Garden would start again from step 0 (or that
+  older step) and overwrite the newer checkpoints. The checkpoints are found
+  by listing the directory instead, with one warning.
+- Partial saves of a killed or failed run (`ckpt-N_temp/` folders and
+  `*.tempstate*` files, tens of MB even for a tiny model) are removed, with
+  one warning. The caller holds the model_dir's training lock, so no live
+  save owns them.
 """
 
 import os
-from typing import Optional
+import re
+from typing import List, Optional
 
 from absl import logging
 import tensorflow as tf
 
 BROKEN_DIR = "broken_checkpoints"
+STATE_FILE = "checkpoint"
+_INDEX = re.compile(r"^ckpt-(\d+)\.index$")
+_PARTIAL_SAVES = ("ckpt-*_temp", "ckpt-*.tempstate*", "checkpoint.tmp*")
 
 
 class CheckpointError(ValueError):
   """The latest checkpoint of a model_dir is broken and nothing can replace
   it."""
+
+
+def _step(prefix: str) -> int:
+  """The N of a checkpoint prefix `.../name-N` (-1 for another name)."""
+  match = re.search(r"-(\d+)$", prefix)
+  return int(match.group(1)) if match else -1
+
+
+def listed(model_dir: str) -> List[str]:
+  """Prefixes of the `ckpt-N` checkpoints in model_dir, oldest first."""
+  names = (_INDEX.match(n) for n in tf.io.gfile.listdir(model_dir)
+           ) if tf.io.gfile.isdir(model_dir) else ()
+  return sorted((os.path.join(model_dir, m.group(0)[:-len(".index")])
+                 for m in names if m), key=_step)
+
+
+def _state(model_dir: str):
+  """The CheckpointState of model_dir; None if missing or unreadable."""
+  try:
+    return tf.train.get_checkpoint_state(model_dir)
+  except ValueError:  # an empty state file
+    return None
+
+
+def remove_partial_saves(model_dir: str) -> None:
+  """Removes what interrupted saves left in model_dir (see the docstring)."""
+  paths = sorted(p for pattern in _PARTIAL_SAVES
+                 for p in tf.io.gfile.glob(os.path.join(model_dir, pattern)))
+  if not paths:
+    return
+  size = 0
+  for path in paths:
+    if tf.io.gfile.isdir(path):
+      size += sum(f.length for f in map(
+          tf.io.gfile.stat, tf.io.gfile.glob(os.path.join(path, "*"))))
+      tf.io.gfile.rmtree(path)
+    else:
+      size += tf.io.gfile.stat(path).length
+      tf.io.gfile.remove(path)
+  logging.warning("Removed %d partial save(s) of an interrupted run (%.1f "
+                  "MB): %s", len(paths), size / 1e6, ", ".join(paths))
 
 
 def problem(prefix: str) -> Optional[str]:
@@ -67,8 +120,16 @@ def _move_aside(model_dir: str, prefix: str) -> str:
 
 
 def check_latest(model_dir: str) -> None:
-  """Raises CheckpointError if the latest checkpoint cannot be restored."""
-  latest = tf.train.latest_checkpoint(model_dir)
+  """Raises CheckpointError if the latest checkpoint cannot be restored, or
+  if the state file does not name the newest checkpoint of the directory."""
+  state = _state(model_dir)
+  latest = state.model_checkpoint_path if state else None
+  found = listed(model_dir)
+  if found and (latest is None or _step(found[-1]) > _step(latest)):
+    raise CheckpointError(
+        f"the checkpoint state file {os.path.join(model_dir, STATE_FILE)} "
+        f"is missing or unreadable or names an older checkpoint than "
+        f"{found[-1]}; a training run on {model_dir} rebuilds it")
   why = latest and problem(latest)
   if why:
     raise CheckpointError(
@@ -80,18 +141,23 @@ def check_latest(model_dir: str) -> None:
 def recover_latest(model_dir: str) -> None:
   """Points `<model_dir>/checkpoint` at the newest intact checkpoint.
 
-  Broken checkpoints newer than it are moved into BROKEN_DIR, never deleted.
+  Removes partial saves; broken checkpoints newer than the intact one are
+  moved into BROKEN_DIR, never deleted.
 
   Raises:
-    CheckpointError: no checkpoint the state file lists is intact (then
-      nothing is moved or rewritten).
+    CheckpointError: no checkpoint is intact (then nothing is moved or
+      rewritten).
   """
-  state = tf.train.get_checkpoint_state(model_dir)
-  if state is None or not problem(state.model_checkpoint_path):
+  remove_partial_saves(model_dir)
+  state = _state(model_dir)
+  paths = sorted(set(listed(model_dir)) | set(
+      state.all_model_checkpoint_paths if state else ()) | (
+          {state.model_checkpoint_path} if state else set()), key=_step)
+  if not paths:
     return
-  paths = list(state.all_model_checkpoint_paths)
-  if state.model_checkpoint_path not in paths:
-    paths.append(state.model_checkpoint_path)
+  named = state.model_checkpoint_path if state else None
+  if named == paths[-1] and not problem(named):
+    return
   broken = []
   while paths:
     prefix = paths.pop()
@@ -109,11 +175,22 @@ def recover_latest(model_dir: str) -> None:
     moved = _move_aside(model_dir, path)
     logging.warning("Checkpoint %s is broken (%s); its files are kept as "
                     "%s.*", path, why, moved)
-  timestamps = list(state.all_model_checkpoint_timestamps)[:len(paths) + 1]
+  if state is None or _step(prefix) > _step(named):
+    logging.warning(
+        "The checkpoint state file %s %s; found the checkpoints by listing "
+        "the directory", os.path.join(model_dir, STATE_FILE),
+        "is missing or unreadable" if state is None else
+        f"names {named}, older than {prefix}")
+  kept = paths + [prefix]
+  known = dict(zip(state.all_model_checkpoint_paths,
+                   state.all_model_checkpoint_timestamps)) if state else {}
+  timestamps = [known[p] for p in kept if p in known]
   tf.compat.v1.train.update_checkpoint_state(
       model_dir, os.path.relpath(prefix, model_dir),
-      [os.path.relpath(p, model_dir) for p in paths + [prefix]],
-      all_model_checkpoint_timestamps=timestamps or None,
-      last_preserved_timestamp=state.last_preserved_timestamp)
+      [os.path.relpath(p, model_dir) for p in kept],
+      all_model_checkpoint_timestamps=(
+          timestamps if len(timestamps) == len(kept) else None),
+      last_preserved_timestamp=state.last_preserved_timestamp if state
+      else None)
   logging.warning("Resuming from %s, the newest intact checkpoint in %s",
                   prefix, model_dir)

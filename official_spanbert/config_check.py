@@ -34,6 +34,7 @@ import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
 from official_spanbert import run_lock
+from official_spanbert import write_errors
 
 _SCALARS = {int: "an integer", float: "a number", bool: "true or false"}
 
@@ -46,7 +47,11 @@ CONFIGURATION_ERRORS = (
 
 
 class ConfigTypeError(ValueError):
-  """A numeric or boolean config field holds a string."""
+  """A numeric or boolean config field holds a string, list or mapping."""
+
+
+class ConfigValueError(ValueError):
+  """A config field holds a value of the right type that cannot work."""
 
 
 def _scalar(annotation):
@@ -58,7 +63,8 @@ def _scalar(annotation):
 
 
 def check_value_types(config: hyperparams.Config, prefix: str = "") -> None:
-  """Raises ConfigTypeError for a string in an int, float or bool field."""
+  """Raises ConfigTypeError for a value other than a number (or true/false)
+  in an int, float or bool field."""
   hints = typing.get_type_hints(type(config))
   for field in dataclasses.fields(config):
     value = getattr(config, field.name)
@@ -66,9 +72,25 @@ def check_value_types(config: hyperparams.Config, prefix: str = "") -> None:
     expected = _scalar(hints.get(field.name))
     if isinstance(value, hyperparams.Config):
       check_value_types(value, name + ".")
-    elif expected and isinstance(value, str):
+    elif expected and not isinstance(value, (int, float, type(None))):
       raise ConfigTypeError(
           f"{name} must be {_SCALARS[expected]}, got {value!r}")
+
+
+def check_values(params, mode: str) -> None:
+  """Raises ConfigValueError for step counts a training mode cannot run."""
+  if "train" not in mode:
+    return
+  for field in ("train_steps", "steps_per_loop"):
+    value = getattr(params.trainer, field)
+    if value is not None and value < 1:
+      raise ConfigValueError(
+          f"trainer.{field} must be a positive number of steps, got {value}")
+
+
+def is_disk_full(e: BaseException) -> bool:
+  """Whether `e` is a write that failed for lack of space."""
+  return bool(write_errors.out_of_space(_original(e)))
 
 
 def _during_setup(e: BaseException) -> bool:

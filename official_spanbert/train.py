@@ -302,11 +302,11 @@ def main(_):
                    pretrain_steps=FLAGS.pretrain_steps,
                    eval_summary_dir=FLAGS.eval_summary_dir)
   except Exception as e:  # pylint: disable=broad-except
-    if config_check.is_disk_full(e):
-      message = _disk_full_line(e, FLAGS.model_dir)
-    elif (isinstance(e, TrainingDivergedError) or
-          config_check.is_configuration_error(e)):
+    if (isinstance(e, TrainingDivergedError) or
+        config_check.is_configuration_error(e)):
       message = config_check.one_line(e)
+    elif config_check.is_disk_full(e):  # e.g. while saving a checkpoint
+      message = _disk_full_line(e, FLAGS.model_dir)
     else:
       raise
     if FLAGS.verbosity >= 1:

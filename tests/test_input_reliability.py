@@ -236,3 +236,38 @@ def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
   assert f"pid {dead.pid} on {socket.gethostname()}" in caplog.text
   assert not partial.exists() and not os.path.exists(prefix + pr.LOCK_SUFFIX)
   assert os.path.exists(prefix + "-00000-of-00001.tfrecord")
+
+
+def test_records_of_a_larger_vocab_than_the_encoder_fail_at_task_build(
+    prose_slice, small_vocab, tmp_path):
+  """Issue 26, fault 8: ids the embedding table does not have."""
+  prefix = str(tmp_path / "r")
+  stats = pr.create_pretraining_records([prose_slice], small_vocab, prefix,
+                                        max_seq_length=SEQ, progress=False)
+  params = exp_factory.get_exp_config("spanbert/pretraining")
+  params.task.train_data = _config(prefix, small_vocab)
+  params.task.model.encoder.bert_v2.vocab_size = 1000
+  with pytest.raises(ValueError, match=(
+      f"^records {prefix}-\\*.tfrecord were written with a vocab of "
+      f"{stats.vocab_size} tokens, more than task.model.encoder.bert_v2."
+      f"vocab_size=1000; set vocab_size to {stats.vocab_size} or rewrite the "
+      "records with the encoder's vocab$")):
+    task_factory.get_task(params.task)
+  params.task.model.encoder.bert_v2.vocab_size = stats.vocab_size
+  task_factory.get_task(params.task)
+
+
+def test_one_class_on_classification_labels_is_refused():
+  """Issue 26, fault 9: num_classes=1 is a regression on int labels."""
+  from official_spanbert.configs import classification_experiments  # noqa: F401  pylint: disable=g-import-not-at-top
+  params = exp_factory.get_exp_config("spanbert/glue")
+  params.task.model.num_classes = 1
+  params.task.train_data.input_path = "/records/train.tf_record"
+  with pytest.raises(ValueError, match=(
+      r"^task.model.num_classes=1 trains a regression, but task.train_data."
+      r"label_type is 'int' \(class labels\); set task.model.num_classes to "
+      r"the labels' count \(num_labels in the records' meta_data.json\), or "
+      r"task.train_data.label_type=float for a regression$")):
+    task_factory.get_task(params.task)
+  params.task.train_data.label_type = "float"  # a regression, asked for
+  task_factory.get_task(params.task)

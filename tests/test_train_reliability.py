@@ -32,8 +32,10 @@ runs Model Garden's runner in the modes its users expect.
 import glob
 import json
 import logging
+import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -428,3 +430,202 @@ def test_full_disk_while_locking_leaves_no_lock(pretraining_records,
   assert os.listdir(model_dir) == []
   with run_lock.hold(model_dir):  # the next run is not refused
     assert os.path.exists(lock)
+
+
+def test_missing_state_file_resumes_from_the_newest_checkpoint(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  """Faults 1 and 11: no `checkpoint` file; partial saves of a killed run."""
+  model_dir = _copy(trained, tmp_path)
+  os.remove(os.path.join(model_dir, "checkpoint"))
+  index = os.path.join(model_dir, "ckpt-8.index")
+  with open(index, "rb") as f:
+    saved = f.read()
+  partial = [os.path.join(model_dir, "ckpt-12_temp"),
+             os.path.join(model_dir, "ckpt-12.index.tempstate123")]
+  os.makedirs(partial[0])
+  with open(os.path.join(partial[0], "part-00000-of-00001.data-00000-of-"
+                         "00001.tempstate456"), "wb") as f:
+    f.write(b"\0" * 2_000_000)
+  with open(partial[1], "wb") as f:
+    f.write(b"\0" * 100)
+  with caplog.at_level(logging.WARNING):
+    train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
+                  model_dir)
+  assert (f"The checkpoint state file {model_dir}/checkpoint is missing or "
+          "unreadable; found the checkpoints by listing the directory"
+          ) in caplog.text
+  assert "Removed 2 partial save(s) of an interrupted run (2.0 MB)" in (
+      caplog.text)
+  assert not any(os.path.exists(p) for p in partial)
+  # Resumed at 8 (the first run logged 4 and 8), ckpt-8 left as it was.
+  assert _events(model_dir) == [4, 8, 12]
+  with open(index, "rb") as f:
+    assert f.read() == saved
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-12")
+
+
+@pytest.mark.parametrize("state", ["garbled", "empty", "stale"])
+def test_unusable_state_file_is_rebuilt_from_the_directory(tmp_path, state,
+                                                           caplog):
+  model_dir = str(tmp_path / "run")
+  step = tf.Variable(0, dtype=tf.int64)
+  manager = tf.train.CheckpointManager(
+      tf.train.Checkpoint(v=tf.Variable(tf.zeros([10])), step=step),
+      model_dir, 5, step_counter=step)
+  for s in (5, 10):
+    step.assign(s)
+    manager.save(checkpoint_number=s)
+  path = os.path.join(model_dir, "checkpoint")
+  content = {"garbled": "model_checkpoint_path: \x00\x01 {{",
+             "empty": "",
+             "stale": 'model_checkpoint_path: "ckpt-5"\n'}[state]
+  with open(path, "w") as f:
+    f.write(content)
+  with pytest.raises(checkpoint_recovery.CheckpointError,
+                     match=r"state file .* is missing or unreadable or names "
+                     r"an older checkpoint than .*ckpt-10; a training run"):
+    checkpoint_recovery.check_latest(model_dir)  # what eval modes do
+  with caplog.at_level(logging.WARNING):
+    checkpoint_recovery.recover_latest(model_dir)
+  assert tf.train.latest_checkpoint(model_dir) == os.path.join(model_dir,
+                                                               "ckpt-10")
+  assert "found the checkpoints by listing the directory" in caplog.text
+  checkpoint_recovery.check_latest(model_dir)
+
+
+def test_failed_resume_with_another_model_size_keeps_params(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Fault 4."""
+  model_dir = _copy(trained, tmp_path)
+  params_yaml = os.path.join(model_dir, "params.yaml")
+  with open(params_yaml) as f:
+    before = f.read()
+  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+  params.task.model.encoder.bert_v2.hidden_size = 128
+  with pytest.raises(ValueError, match=(
+      f"{model_dir}/ckpt-8 does not fit the configured model .*shape "
+      rf"\(64,\).* \(128,\).*; resume with the model settings of "
+      f"{params_yaml} \\(kept\\) or train in a new model_dir")):
+    train_lib.run(params, model_dir)
+  with open(params_yaml) as f:
+    assert f.read() == before
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+
+
+def test_best_checkpoint_metric_is_checked_at_build(
+    pretraining_records, cased_vocab, tmp_path):
+  """Fault 7: a metric the evaluation does not report."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.trainer.best_checkpoint_export_subdir = "best"
+  params.trainer.best_checkpoint_eval_metric = "f1"
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(ValueError, match=(
+      r"trainer.best_checkpoint_eval_metric='f1' is not reported by the "
+      r"evaluation of this task, which reports masked_lm_accuracy, mlm_loss, "
+      r"sbo_accuracy, sbo_loss, validation_loss; set it to one of these")):
+    train_lib.run(params, model_dir, mode="train_and_eval")
+  assert not glob.glob(os.path.join(model_dir, "ckpt-*"))
+  # The names the evaluation does report pass.
+  task = train_lib.task_factory.get_task(params.task)
+  for name in ("sbo_accuracy", "validation_loss"):
+    params.trainer.best_checkpoint_eval_metric = name
+    train_lib._check_best_checkpoint_metric(params, task)
+
+
+def test_diverging_pretraining_stops_at_ten_times_the_untrained_loss(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Fault 10: lr 30 takes the loss far above 10 x ln(vocab) x (1 + SBO)."""
+  model_dir = _copy(trained, tmp_path)
+  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+  params.trainer.optimizer_config.learning_rate.polynomial.\
+      initial_learning_rate = 30.0
+  bound = 10 * 2 * math.log(28996)
+  with pytest.raises(train_lib.TrainingDivergedError,
+                     match=rf"diverged at step 12: .*larger than the bound "
+                     rf"{bound:.3f}.* Last good checkpoint: .*ckpt-8"):
+    train_lib.run(params, model_dir)
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+
+
+def test_full_disk_while_saving_a_checkpoint_is_one_line(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Fault 12: the save of ckpt-12 fails; ckpt-8 stays the one to resume."""
+  def small_disk():  # writes past 2 MB fail with EFBIG, as on a full disk
+    import resource  # pylint: disable=g-import-not-at-top
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))
+
+  model_dir = _copy(trained, tmp_path)
+  result = subprocess.run(
+      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab,
+                         steps=12), model_dir),
+      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False, preexec_fn=small_disk)
+  last = _last_error_line(result)
+  assert re.fullmatch(
+      r"spanbert-train: error: out of disk space \(.*File too large.*\); the "
+      f"newest checkpoint {model_dir}/ckpt-8 is intact: free space and rerun "
+      "to resume from it", last), last
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+  assert not glob.glob(os.path.join(model_dir, "ckpt-12*"))
+  assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+
+
+def _read_only_cmd(model_dir, cmd):
+  """`cmd` with model_dir read-only: chmod for a user, a read-only bind
+  mount in a mount namespace of its own for root (who ignores modes)."""
+  if os.geteuid() != 0:
+    for d, _, files in os.walk(model_dir):
+      for name in files + [""]:
+        os.chmod(os.path.join(d, name), 0o555 if not name else 0o444)
+    return cmd
+  if not shutil.which("unshare"):
+    pytest.skip("root without unshare: cannot make a read-only model_dir")
+  probe = subprocess.run(["unshare", "-m", "true"], capture_output=True,
+                         check=False)
+  if probe.returncode:
+    pytest.skip(f"unshare -m: {probe.stderr.decode()[-200:]}")
+  d = shlex.quote(model_dir)
+  return ["unshare", "-m", "sh", "-c",
+          f"mount --bind {d} {d} && mount -o remount,ro,bind {d} {d} && "
+          f"exec {shlex.join(cmd)}"]
+
+
+def test_eval_of_a_read_only_model_dir_skips_summaries_with_a_warning(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Fault 14 (and --eval_summary_dir, which writes them elsewhere)."""
+  model_dir = _copy(trained, tmp_path)
+  config = _config(tmp_path, pretraining_records, cased_vocab)
+  cmd = _read_only_cmd(model_dir,
+                       _train_cmd(config, model_dir, "--mode=eval"))
+  result = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True,
+                          text=True, timeout=TIMEOUT_S, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert (f"{model_dir} is read-only: evaluating without writing summaries "
+          "(pass --eval_summary_dir to write them elsewhere)") in result.stderr
+  assert result.stdout.strip().splitlines()[-1] == (
+      f"spanbert-train: evaluated {model_dir}/ckpt-8 (step 8): TensorBoard "
+      "summaries in none (read-only model_dir)")
+  assert not os.path.exists(os.path.join(model_dir, "validation"))
+  summaries = str(tmp_path / "summaries")
+  train_lib.run_experiment(tiny_params(pretraining_records, cased_vocab),
+                           model_dir, "eval", eval_summary_dir=summaries)
+  assert glob.glob(os.path.join(summaries, "events*"))
+
+
+def test_config_values_that_cannot_work_are_refused(
+    pretraining_records, cased_vocab, tmp_path):
+  """Fault 15: a list in a float field; a negative number of steps."""
+  from official_spanbert import config_check  # pylint: disable=g-import-not-at-top
+  params = params_dict.override_params_dict(
+      tiny_params(pretraining_records, cased_vocab),
+      "task.train_data.masking_rate=[0.1]", is_strict=True)
+  with pytest.raises(config_check.ConfigTypeError, match=(
+      r"^task.train_data.masking_rate must be a number, got \[0.1\]$")):
+    config_check.check_value_types(params)
+  params = tiny_params(pretraining_records, cased_vocab, steps=-5)
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(config_check.ConfigValueError, match=(
+      r"^trainer.train_steps must be a positive number of steps, got -5$")):
+    train_lib.run(params, model_dir)
+  assert not os.path.exists(model_dir)  # no ckpt-0
+  train_lib.run(params, model_dir, mode="eval")  # eval ignores train_steps

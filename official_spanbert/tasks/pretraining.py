@@ -14,7 +14,8 @@
 
 """The SpanBERT pretraining task: MLM + span boundary objective (+ NSP)."""
 
-from typing import Dict
+import math
+from typing import Dict, Tuple
 
 
 import official_spanbert  # noqa: F401
@@ -26,6 +27,7 @@ from official.core import task_factory
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
+from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 
@@ -49,6 +51,21 @@ def weighted_cross_entropy(labels, logits, weights):
   return tf.math.divide_no_nan(tf.reduce_sum(losses * weights), denominator)
 
 
+def records_vocab_sizes(input_path) -> Dict[str, int]:
+  """{records prefix: vocab size} from the stats of the records that
+  `input_path` (globs, comma-separated) matches; prefixes without a stats
+  file or a vocab_size in it are left out."""
+  sizes = {}
+  patterns = input_path.split(",") if isinstance(input_path, str) else ()
+  for pattern in filter(None, (p.strip() for p in patterns)):
+    for path in tf.io.gfile.glob(pattern):
+      prefix = pretraining_records.shard_prefix(path)
+      if prefix and prefix not in sizes:
+        sizes[prefix] = (pretraining_records.read_stats(prefix) or {}).get(
+            "vocab_size", 0)
+  return {p: n for p, n in sizes.items() if n}
+
+
 @task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
 class SpanBertPretrainTask(base_task.Task):
   """Pretraining with span masking and the span boundary objective.
@@ -63,16 +80,31 @@ class SpanBertPretrainTask(base_task.Task):
   scaled as in the fairseq reference (see SpanBertPretrainTaskConfig).
 
   Raises (at construction): ValueError when a data config's seq_length exceeds
-  the encoder's max_position_embeddings, the data's max_sbo_targets differs
-  from the model's sbo_max_targets, or gradient_normalization is unknown.
+  the encoder's max_position_embeddings, its records were written with a
+  vocab larger than the encoder's vocab_size, the data's max_sbo_targets
+  differs from the model's sbo_max_targets, or gradient_normalization is
+  unknown.
   """
+
+  # Evaluation reports the build_metrics names only (see train.py).
+  eval_metric_names: Tuple[str, ...] = ()
 
   def __init__(self, params, logging_dir=None, name=None):
     super().__init__(params, logging_dir=logging_dir, name=name)
     encoder = params.model.encoder
     max_positions = getattr(encoder.get(), "max_position_embeddings", None)
+    vocab_size = getattr(encoder.get(), "vocab_size", None)
     for field in ("train_data", "validation_data"):
       data = getattr(params, field)
+      for prefix, size in records_vocab_sizes(data.input_path).items():
+        if vocab_size and size > vocab_size:
+          # An id beyond the table crashes the first step (on a GPU the
+          # gather silently returns zeros).
+          raise ValueError(
+              f"records {prefix}-*.tfrecord were written with a vocab of "
+              f"{size} tokens, more than task.model.encoder.{encoder.type}."
+              f"vocab_size={vocab_size}; set vocab_size to {size} or rewrite "
+              "the records with the encoder's vocab")
       if data.input_path and max_positions and (
           data.seq_length > max_positions):
         raise ValueError(
@@ -95,6 +127,17 @@ class SpanBertPretrainTask(base_task.Task):
     if params.reference_sequences_per_gpu < 1:
       raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
                        f"{params.reference_sequences_per_gpu}")
+
+  def initial_loss(self) -> float:
+    """The loss of an untrained model (uniform predictions): ln(vocab_size)
+    for MLM, times 1 + sbo_weight with SBO, plus ln 2 with NSP."""
+    config = self.task_config.model
+    loss = math.log(config.encoder.get().vocab_size)
+    if config.use_sbo:
+      loss *= 1 + self.task_config.sbo_weight
+    if config.use_next_sentence:
+      loss += math.log(2)
+    return loss
 
   def build_model(self, params=None) -> tf_keras.Model:
     """modeling/builder.py's pretrainer of `params` (default: task.model)."""

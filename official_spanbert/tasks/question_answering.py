@@ -37,7 +37,7 @@ Python tokenizer:
 import dataclasses
 import hashlib
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from absl import logging
 import official_spanbert  # noqa: F401
@@ -194,6 +194,17 @@ class SpanBertQuestionAnsweringTask(
     if not self._eval_features or not batch:
       return None
     return -(-len(self._eval_features) // batch)
+
+  @property
+  def eval_metric_names(self) -> Tuple[str, ...]:
+    """What reduce_aggregated_logs reports (train.py checks
+    trainer.best_checkpoint_eval_metric against it)."""
+    if not self.task_config.validation_data.version_2_with_negative:
+      return ("exact_match", "f1")
+    return ("exact", "f1", "total", "best_exact", "best_exact_thresh",
+            "best_f1", "best_f1_thresh") + tuple(
+                f"{part}_{key}" for part in ("HasAns", "NoAns")
+                for key in ("exact", "f1", "total"))
 
   def predictions_dir(self) -> str:
     return self.task_config.predictions_dir or os.path.join(

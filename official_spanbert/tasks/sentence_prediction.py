@@ -24,7 +24,7 @@ as TACRED's official scorer); and a model config that takes the
 """
 
 import dataclasses
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 import official_spanbert  # noqa: F401
@@ -114,6 +114,16 @@ class SpanBertSentencePredictionTask(
     if params.metric_type not in METRIC_TYPES:
       raise ValueError(f"metric_type {params.metric_type!r} is not one of "
                        f"{sorted(METRIC_TYPES)}")
+    for field in ("train_data", "validation_data"):
+      data = getattr(params, field)
+      if (params.model.num_classes == 1 and data and data.input_path and
+          getattr(data, "label_type", "float") != "float"):
+        raise ValueError(
+            f"task.model.num_classes=1 trains a regression, but task.{field}"
+            f".label_type is {data.label_type!r} (class labels); set "
+            "task.model.num_classes to the labels' count (num_labels in the "
+            f"records' meta_data.json), or task.{field}.label_type=float "
+            "for a regression")
     if params.init_cls_pooler:
       raise ValueError("init_cls_pooler is not supported: SpanBERT has no "
                        "pretrained NSP pooler; the head starts fresh")
@@ -125,6 +135,15 @@ class SpanBertSentencePredictionTask(
     base_task.Task.__init__(self, params, logging_dir, name=name)
     self.metric_type = params.metric_type
     self.label_field = getattr(params.train_data, "label_field", "label_ids")
+
+  @property
+  def eval_metric_names(self) -> Tuple[str, ...]:
+    """What evaluation reports besides the build_metrics names."""
+    if self.metric_type == "tacred_f1":
+      return ("tacred_f1", "tacred_precision", "tacred_recall")
+    if self.metric_type == "matthews_corrcoef":
+      return ("matthews_corrcoef",)
+    return ()
 
   def initialize(self, model):
     """Restores the encoder from `init_checkpoint`; the head starts fresh."""
