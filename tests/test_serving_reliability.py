@@ -20,6 +20,7 @@ with out-of-range ids, and concurrent exports to one export base.
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -30,6 +31,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import hub_export
 from conftest import REPO
 from test_export import SEQ, _params, tool_flags
 
@@ -227,3 +229,60 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
       f"export_savedmodel: error: {base}/{int(now)} already exists; pick "
       "another --version")
   assert "Traceback" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def hub_encoder(exported, tmp_path_factory):
+  """The TF Hub encoder of the exported model (hub_export.encoder_model)."""
+  path = str(tmp_path_factory.mktemp("hub") / "encoder")
+  tf.saved_model.save(
+      hub_export.encoder_model(exported["keras"], exported["vocab"]), path)
+  return tf.saved_model.load(path)
+
+
+@pytest.mark.parametrize("name,bad,message", [
+    ("input_type_ids", 5, r"input_type_ids must be in \[0, 2\)"),
+    ("input_type_ids", -1, r"input_type_ids must be in \[0, 2\)"),
+    ("input_mask", 3, r"input_mask must be in \[0, 2\)"),
+    ("input_word_ids", 10**6, r"input_word_ids must be in \[0, 28996\)"),
+])
+def test_hub_encoder_checks_inputs_as_serving(hub_encoder, encode_ids, name,
+                                              bad, message):
+  """Issue 26, fault 6: the same checks, the same messages."""
+  good = hub_encoder(_ids())
+  assert good["pooled_output"].shape == (1, 32)
+  inputs = _ids()
+  inputs[name] = tf.tensor_scatter_nd_update(inputs[name], [[0, 1]], [bad])
+  for fn in (hub_encoder, lambda x: encode_ids(**x)):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+      fn(inputs)
+
+
+def test_hub_encoder_and_serving_refuse_more_positions_than_they_have(
+    hub_encoder, encode_ids):
+  n = 513  # max_position_embeddings of the tiny model: 512
+  inputs = {k: tf.zeros([1, n], tf.int32) for k in _ids()}
+  message = (r"input_word_ids must have at most 512 positions "
+             r"\(max_position_embeddings\); got\] \[513\]")
+  for fn in (hub_encoder, lambda x: encode_ids(**x)):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+      fn(inputs)
+
+
+def test_full_disk_during_export_is_one_line_and_leaves_nothing(
+    exported, tmp_path):
+  """Issue 26, fault 12: no traceback, no empty export dirs."""
+  base = str(tmp_path / "new" / "spanbert")
+  soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+  resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, hard))
+  try:  # writes past 1 MB fail with EFBIG, as on a full disk
+    with pytest.raises(export_lib.ExportOutputError) as e:
+      export_lib.export(exported["keras"], exported["vocab"], base,
+                        seq_length=SEQ, version=7)
+  finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+  assert str(e.value) == (
+      f"cannot write the export {base}/7: File too large; free space in "
+      f"{base} and rerun (nothing was left behind)")
+  assert os.listdir(tmp_path / "new") == []
+  # (tools/export_savedmodel.py prints an OSError such as this in one line.)

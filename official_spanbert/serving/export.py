@@ -29,6 +29,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import progress as progress_lib
+from official_spanbert import write_errors
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import spanbert as spanbert_configs
@@ -41,6 +42,10 @@ WARMUP_TEXTS = (
     "SpanBERT predicts [MASK] [MASK] from the tokens around them.",
     "The quick brown fox jumps over the lazy dog.",
 )
+
+
+class ExportOutputError(OSError):
+  """The export cannot be written (a full disk); nothing was left behind."""
 
 
 def load_params(experiment: str, model_dir: Optional[str] = None,
@@ -219,6 +224,7 @@ def export(model, vocab_file: str, export_base: str, *,
 
   Raises:
     VersionTakenError: `version` exists or another export is writing it.
+    ExportOutputError: the disk is full (nothing is left behind).
   """
   pre_base = preprocessing_export_base or export_base.rstrip("/") + (
       "_preprocessing")
@@ -231,6 +237,7 @@ def export(model, vocab_file: str, export_base: str, *,
   pre = serving_modules.PreprocessingModule(preprocessor)
   texts = list(WARMUP_TEXTS)
   ids = preprocessor(tf.constant(texts))
+  new_bases = [b for b in (export_base, pre_base) if not tf.io.gfile.exists(b)]
   version, tmps = _claim_version([export_base, pre_base], version)
   dirs = [os.path.join(base, str(version)) for base in (export_base, pre_base)]
   renamed = []
@@ -252,11 +259,19 @@ def export(model, vocab_file: str, export_base: str, *,
     for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
       tf.io.gfile.rename(tmp, export_dir)
       renamed.append(export_dir)
-  except BaseException:
+  except BaseException as e:
     # Only this export's own dirs: the claim makes them nobody else's.
     for path in tmps + renamed:
       if tf.io.gfile.exists(path):
         tf.io.gfile.rmtree(path)
+    for base in new_bases:  # the bases it created, if still empty
+      if tf.io.gfile.exists(base) and not tf.io.gfile.listdir(base):
+        tf.io.gfile.rmtree(base)
+    reason = write_errors.out_of_space(e)
+    if reason:
+      raise ExportOutputError(
+          f"cannot write the export {dirs[0]}: {reason}; free space in "
+          f"{export_base} and rerun (nothing was left behind)") from None
     raise
   report.done(f"export: wrote the model to {dirs[0]} and the preprocessing "
               f"to {dirs[1]} in {report.elapsed():.1f} s")

@@ -22,7 +22,9 @@ Garden's official/nlp/tools/export_tfhub_lib.py does for BERT:
   input_type_ids} (int32 [batch, seq_length]; `training=` for dropout),
   returning pooled_output [batch, H], sequence_output [batch, seq_length, H],
   encoder_outputs (one [batch, seq_length, H] per layer) and `default` (=
-  pooled_output). It has variables, trainable_variables and
+  pooled_output). Inputs get encode_ids' checks (serving_modules.py): ids,
+  type ids or mask values out of range, or more positions than the position
+  embeddings, are an InvalidArgumentError naming the input. It has variables, trainable_variables and
   regularization_losses, so hub.KerasLayer(..., trainable=True) fine-tunes it.
   Sub-objects for span filling, with the pretraining heads' weights (not
   among the encoder's trainable variables):
@@ -56,6 +58,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
+from official_spanbert.serving import serving_modules
 from official_spanbert.serving import text_preprocessor as tp
 
 
@@ -92,11 +95,26 @@ class SpanBoundaryHead(tf.Module):
                               right_positions, relative_positions)
 
 
+class CheckedInputs(tf_keras.layers.Layer):
+  """The encoder inputs after serving's checks (checked_encoder_inputs)."""
+
+  def __init__(self, vocab_size: int, type_vocab_size: int,
+               max_positions: int, **kwargs):
+    super().__init__(**kwargs)
+    self._limits = (vocab_size, type_vocab_size, max_positions)
+
+  def call(self, inputs):
+    return serving_modules.checked_encoder_inputs(dict(inputs), *self._limits)
+
+
 def encoder_model(model, vocab_file: str,
                   lower_case: bool = False) -> tf_keras.Model:
   """The encoder of a SpanBertPretrainer as a Hub text encoder (see module)."""
   encoder = model.encoder_network
-  outputs = dict(encoder(encoder.inputs))
+  config = encoder.get_config()
+  checked = CheckedInputs(config["vocab_size"], config["type_vocab_size"],
+                          config["max_sequence_length"])(dict(encoder.inputs))
+  outputs = dict(encoder(checked))
   outputs["default"] = outputs["pooled_output"]
   core = tf_keras.Model(inputs=encoder.inputs, outputs=outputs)
   # The heads' weights stay out of the encoder's (trainable) variables.

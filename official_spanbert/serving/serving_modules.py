@@ -30,6 +30,39 @@ from official_spanbert.serving import text_preprocessor as tp
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
 
+def checked_encoder_inputs(inputs: Dict[str, tf.Tensor], vocab_size: int,
+                           type_vocab_size: int, max_positions: int
+                           ) -> Dict[str, tf.Tensor]:
+  """The encoder inputs, after asserting their shapes and value ranges.
+
+  Out-of-range type ids would otherwise select no type embedding (one-hot
+  of zeros) and return garbage, and on GPU so would word ids; more positions
+  than the position embeddings fail with a reshape error naming no input.
+  Used by encode_ids and the TF Hub encoder (hub_export.py).
+  """
+  shape = tf.shape(inputs["input_word_ids"])
+  checks = [tf.debugging.assert_equal(
+      tf.shape(inputs[name]), shape,
+      message=f"{name} must have the shape of input_word_ids")
+            for name in ("input_mask", "input_type_ids")]
+  checks.append(tf.debugging.Assert(shape[1] <= max_positions, [
+      f"input_word_ids must have at most {max_positions} positions "
+      "(max_position_embeddings); got", shape[1]]))
+  for name, limit in (("input_word_ids", vocab_size),
+                      ("input_mask", 2),
+                      ("input_type_ids", type_vocab_size)):
+    low, high = tf.reduce_min(inputs[name]), tf.reduce_max(inputs[name])
+    checks.append(tf.debugging.Assert(
+        (low >= 0) & (high < limit),
+        [f"{name} must be in [0, {limit}); got min and max:", low, high]))
+  with tf.control_dependencies(checks):
+    # Identities without the static shape: a caller tracing with a concrete
+    # length beyond max_positions reaches the check at run time instead of
+    # failing shape inference in the position embedding.
+    return {k: tf.compat.v1.placeholder_with_default(v, [None] * v.shape.rank)
+            for k, v in inputs.items()}
+
+
 class SpanBertServingModule(tf.Module):
   """Signatures of an exported SpanBERT.
 
@@ -39,8 +72,8 @@ class SpanBertServingModule(tf.Module):
     of different sizes are an InvalidArgumentError).
   * `encode_ids(input_word_ids, input_mask, input_type_ids)`: for clients that
     tokenize themselves; ids outside [0, vocab_size), type ids outside
-    [0, type_vocab_size) and mask values other than 0/1 are
-    InvalidArgumentErrors.
+    [0, type_vocab_size), mask values other than 0/1 and more positions
+    than max_position_embeddings are InvalidArgumentErrors.
   * `fill_spans(text)`: for each [MASK] (up to max_masks), the MLM head's top-k
     tokens and log-probabilities, the SBO head's top-k from the span's
     boundaries (when the model has one), and the text filled greedily.
@@ -63,6 +96,7 @@ class SpanBertServingModule(tf.Module):
     config = model.encoder_network.get_config()
     self.vocab_size = config["vocab_size"]
     self.type_vocab_size = config["type_vocab_size"]
+    self.max_positions = config["max_sequence_length"]
     self.sbo_max_targets = (model.span_boundary.max_targets
                             if self.has_sbo else 0)
 
@@ -99,25 +133,8 @@ class SpanBertServingModule(tf.Module):
     return self._encode(self._checked(inputs))
 
   def _checked(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
-    """The inputs, after asserting their shapes and value ranges.
-
-    Out-of-range type ids would otherwise select no type embedding (one-hot
-    of zeros) and return garbage, and on GPU so would word ids.
-    """
-    shape = tf.shape(inputs["input_word_ids"])
-    checks = [tf.debugging.assert_equal(
-        tf.shape(inputs[name]), shape,
-        message=f"{name} must have the shape of input_word_ids")
-              for name in ("input_mask", "input_type_ids")]
-    for name, limit in (("input_word_ids", self.vocab_size),
-                        ("input_mask", 2),
-                        ("input_type_ids", self.type_vocab_size)):
-      low, high = tf.reduce_min(inputs[name]), tf.reduce_max(inputs[name])
-      checks.append(tf.debugging.Assert(
-          (low >= 0) & (high < limit),
-          [f"{name} must be in [0, {limit}); got min and max:", low, high]))
-    with tf.control_dependencies(checks):
-      return {k: tf.identity(v) for k, v in inputs.items()}
+    return checked_encoder_inputs(inputs, self.vocab_size,
+                                  self.type_vocab_size, self.max_positions)
 
   def _top_k(self, logits, prefix):
     log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
