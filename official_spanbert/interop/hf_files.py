@@ -24,6 +24,7 @@ raises.
 import dataclasses
 import json
 import os
+import pickle
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -77,6 +78,10 @@ class ConversionError(ValueError):
 # ----------------------------------------------------------------------------
 # Hugging Face config.
 
+# JSON types of the HFBertConfig fields (a bool is no number here).
+_FIELD_TYPES = {int: (int, "an integer"), float: ((int, float), "a number"),
+                str: (str, "a string")}
+
 
 @dataclasses.dataclass(frozen=True)
 class HFBertConfig:
@@ -123,6 +128,13 @@ class HFBertConfig:
       raise ConversionError(f"{source}: missing {', '.join(missing)}")
     kwargs = {f.name: d[f.name] for f in dataclasses.fields(cls)
               if d.get(f.name) is not None}
+    for field in dataclasses.fields(cls):
+      value = kwargs.get(field.name)
+      kind, what = _FIELD_TYPES[field.type]
+      if value is not None and (isinstance(value, bool) or
+                                not isinstance(value, kind)):
+        raise ConversionError(f"{source}: {field.name} must be {what}, got "
+                              f"{value!r}; fix it in config.json")
     config = cls(**kwargs)
     if config.hidden_size % config.num_attention_heads:
       raise ConversionError(
@@ -191,7 +203,21 @@ def _weight_files(directory: str) -> Tuple[str, List[str]]:
                         f"pytorch_model.bin{hint}")
 
 
+def _unreadable(path: str, e: BaseException) -> ConversionError:
+  return ConversionError(
+      f"cannot read {path} ({type(e).__name__}: {' '.join(str(e).split())}); "
+      "it is truncated or corrupt: download or copy it again")
+
+
 def _read_safetensors(path: str) -> Dict[str, np.ndarray]:
+  import safetensors  # pylint: disable=g-import-not-at-top
+  try:
+    return _read_safetensors_file(path)
+  except (safetensors.SafetensorError, OSError) as e:
+    raise _unreadable(path, e) from None
+
+
+def _read_safetensors_file(path: str) -> Dict[str, np.ndarray]:
   import safetensors  # pylint: disable=g-import-not-at-top
   out = {}
   with safetensors.safe_open(path, framework="np") as f:
@@ -215,7 +241,10 @@ def _read_torch(path: str) -> Dict[str, np.ndarray]:
     raise ConversionError(
         f"reading {path} needs PyTorch (pip install "
         "'official-spanbert[interop]'); model.safetensors does not") from None
-  state = torch.load(path, map_location="cpu", weights_only=True)
+  try:
+    state = torch.load(path, map_location="cpu", weights_only=True)
+  except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
+    raise _unreadable(path, e) from None
   if not isinstance(state, dict):
     raise ConversionError(f"{path} does not hold a state dict")
   out = {}
