@@ -92,13 +92,18 @@ def make_params(converted: str, records: str, meta: dict, args):
   t = params.trainer
   t.train_steps = t.checkpoint_interval = t.validation_interval = steps
   t.steps_per_loop = t.summary_interval = min(args.steps_per_loop, steps)
-  opt = t.optimizer_config
-  opt.learning_rate.polynomial.initial_learning_rate = args.learning_rate
+  cpu_schedule(params, steps, args.learning_rate)
+  return params
+
+
+def cpu_schedule(params, steps: int, learning_rate: float):
+  """Peak lr, 10% warmup and linear decay over `steps`, on one CPU device."""
+  opt = params.trainer.optimizer_config
+  opt.learning_rate.polynomial.initial_learning_rate = learning_rate
   opt.learning_rate.polynomial.decay_steps = steps
   opt.warmup.polynomial.warmup_steps = max(1, steps // 10)
   params.runtime.distribution_strategy = "one_device"
   params.runtime.num_gpus = 0
-  return params
 
 
 def run_task(name: str, converted: str, work_dir: str, args) -> dict:

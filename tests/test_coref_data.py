@@ -170,29 +170,34 @@ def test_records_round_trip_and_training_window(tokenizer, document, tmp_path):
   assert got == inside
 
 
-def test_create_finetuning_data_tool(tmp_path, small_vocab):
+def test_create_finetuning_data_writes_records_and_meta(tmp_path, small_vocab):
   conll = tmp_path / "in.conll"
   conll.write_text(_conll(), encoding="utf-8")
+  meta = coref.create_finetuning_data(
+      small_vocab, str(tmp_path / "out"), train_file=str(conll),
+      eval_file=str(conll), max_segment_len=16)
+  assert meta["train"]["documents"] == meta["eval"]["documents"] == 1
+  assert meta["train"]["mentions"] == 10
+  for name in ("train.tf_record", "eval.tf_record", coref.META_FILE):
+    assert (tmp_path / "out" / name).exists()
+
+
+def test_tool_reports_bad_conll_with_file_and_line(tmp_path, small_vocab):
+  good = tmp_path / "good.conll"
+  good.write_text(_conll(), encoding="utf-8")
   bad = tmp_path / "bad.conll"
   bad.write_text(_conll().replace("\t(0)\n", "\t0)\n", 1), encoding="utf-8")
-  tool = os.path.join(REPO, "tools", "create_finetuning_data.py")
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-  common = ["--task=coref", f"--vocab_file={small_vocab}",
-            "--max_segment_len=16"]
-  ok = subprocess.run(
-      [sys.executable, tool, *common, f"--train_file={conll}",
-       f"--eval_file={conll}", f"--output_dir={tmp_path / 'out'}"],
-      capture_output=True, text=True, timeout=300, check=False, env=env)
-  assert ok.returncode == 0, ok.stderr[-2000:]
-  assert "1 train documents" in ok.stdout
-  assert (tmp_path / "out" / "train.tf_record").exists()
-  assert (tmp_path / "out" / "eval.tf_record").exists()
+  # The training file is fine, the evaluation file is not: nothing written.
   failed = subprocess.run(
-      [sys.executable, tool, *common, f"--train_file={bad}",
-       f"--output_dir={tmp_path / 'out2'}"],
-      capture_output=True, text=True, timeout=300, check=False, env=env)
-  assert failed.returncode == 1
+      [sys.executable, os.path.join(REPO, "tools", "create_finetuning_data.py"),
+       "--task=coref", f"--vocab_file={small_vocab}", "--max_segment_len=16",
+       f"--train_file={good}", f"--eval_file={bad}",
+       f"--output_dir={tmp_path / 'out'}"],
+      capture_output=True, text=True, timeout=300, check=False,
+      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+  assert failed.returncode == 1, failed.stderr[-2000:]
   errors = [l for l in failed.stderr.splitlines()
             if l.startswith("create_finetuning_data: error:")]
   assert len(errors) == 1 and f"{bad}:2: cluster 0 closed" in errors[0]
-  assert not (tmp_path / "out2").exists()
+  assert "Traceback" not in failed.stderr
+  assert not (tmp_path / "out").exists()

@@ -133,3 +133,94 @@ def test_predictions_shifted_by_one_token_fail(trained, tmp_path):
   conll2012.write_file(path, predicted, shifted)
   result = coref_evaluate.evaluate_files(trained["gold"], path)
   assert result["conll_f1"] < 30, result
+
+
+def _raw_text(doc: conll2012.Document):
+  """The words joined by spaces (sentences by newlines) and each word's
+  character span."""
+  spans, parts, pos = [], [], 0
+  for sentence in doc.sentences:
+    for word in sentence:
+      spans.append((pos, pos + len(word)))
+      parts.append(word + " ")
+      pos += len(word) + 1
+    parts[-1] = parts[-1][:-1] + "\n"
+  return "".join(parts), spans
+
+
+@pytest.fixture(scope="module")
+def exported(trained, tmp_path_factory):
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  base = str(tmp_path_factory.mktemp("serving") / "coref")
+  paths = coref_export.export_from_params(
+      trained["params"], trained["model_dir"], base, version=3)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return {"dir": paths["model"], "loaded": tf.saved_model.load(paths["model"])}
+
+
+def _resolve(exported, text):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  out = exported["loaded"].signatures["resolve"](text=tf.constant(text))
+  return {k: v.numpy() for k, v in out.items()}
+
+
+def test_resolve_signature_reproduces_the_training_clusters(trained,
+                                                            exported):
+  # Raw text of the memorised openings: the served graph tokenizes and
+  # segments it itself; its character offsets map back to the words.
+  keys, responses = [], []
+  for doc in trained["docs"]:
+    text, word_spans = _raw_text(doc)
+    out = _resolve(exported, text)
+    start_word = {s: i for i, (s, _) in enumerate(word_spans)}
+    end_word = {e: i for i, (_, e) in enumerate(word_spans)}
+    clusters = {}
+    for s, e, c, t in zip(out["mention_starts"], out["mention_ends"],
+                          out["cluster_ids"], out["mention_texts"]):
+      assert t.decode("utf-8") == text[s:e]
+      if s in start_word and e in end_word:
+        clusters.setdefault(c, []).append((start_word[s], end_word[e]))
+    keys.append(doc.clusters)
+    responses.append(list(clusters.values()))
+  result = coref_evaluate.evaluate(keys, responses)
+  assert result["conll_f1"] >= 80, result
+
+
+def test_resolve_on_held_out_litbank_text(exported):
+  root = data_path("coref", "litbank")
+  with open(os.path.join(root, "splits", "0", "test.txt"),
+            encoding="utf-8") as f:
+    name = f.read().split()[0]
+  doc, = conll2012.read_file(os.path.join(root, "conll", f"{name}.conll"))
+  text, _ = _raw_text(doc)
+  out = _resolve(exported, text)  # ~2,000 words: many 128-wordpiece segments
+  starts, ends = out["mention_starts"], out["mention_ends"]
+  assert len(starts) > 0
+  assert (0 <= starts).all() and (starts < ends).all() and (
+      ends <= len(text)).all()
+  assert all(t.decode("utf-8") == text[s:e]
+             for s, e, t in zip(starts, ends, out["mention_texts"]))
+  assert sorted(zip(starts, ends)) == list(zip(starts, ends))
+  assert set(out["cluster_ids"]) == set(range(int(out["num_clusters"])))
+  assert not any("\n" in text[s:e] for s, e in zip(starts, ends))
+  # Empty and invalid UTF-8 input: defined outputs.
+  assert _resolve(exported, "")["num_clusters"] == 0
+  bad = _resolve(exported, b"\xff Jane saw Jane .")
+  assert all(t.decode("utf-8") == "\ufffd Jane saw Jane ."[s:e] for s, e, t in
+             zip(bad["mention_starts"], bad["mention_ends"],
+                 bad["mention_texts"]))
+
+
+def test_export_has_warmup_and_only_registered_tf_ops(exported):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from tensorflow.python.framework import op_def_registry  # pylint: disable=g-import-not-at-top
+  from test_export import _saved_ops  # pylint: disable=g-import-not-at-top
+  warmup = os.path.join(exported["dir"], "assets.extra",
+                        "tf_serving_warmup_requests")
+  assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 2
+  # This process loads only TF and tf.text ops: every op of the graph is
+  # one of them (test_export's audit tells the two apart in a fresh process).
+  ops = sorted(_saved_ops(exported["dir"]))
+  assert [o for o in ops if op_def_registry.get(o) is None] == []
+  assert not {"PyFunc", "EagerPyFunc", "PyFuncStateless"} & set(ops)
+  assert any("Wordpiece" in o for o in ops), ops

@@ -25,6 +25,11 @@ preprocessing model at <export_base>_preprocessing/<version>/. Without
 --version both get the next version free in both bases; concurrent exports to
 one base get different versions, and a --version that exists or that another
 export is writing is a one-line error.
+
+With --experiment=spanbert/coref (a coreference model dir) it writes the
+coreference model instead: <export_base>/<version>/ with the `resolve`
+signature (raw text -> mentions as character offsets and cluster ids) and
+warmup requests; tokenizer and segment length come from the params.
 """
 
 import sys
@@ -33,8 +38,11 @@ from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.serving import coref_export
 from official_spanbert.serving import export as export_lib
+from official_spanbert.tasks import coreference
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -64,6 +72,15 @@ def main(argv):
   try:
     params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
                                     FLAGS.config_file, FLAGS.params_override)
+    if isinstance(params.task, coreference.CorefTaskConfig):
+      checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
+      if not checkpoint:
+        raise ValueError("give --model_dir or --checkpoint_path")
+      paths = coref_export.export_from_params(
+          params, checkpoint, FLAGS.export_base, FLAGS.vocab_file,
+          FLAGS.version)
+      print(f"exported the coreference model to {paths['model']}")
+      return 0
     model, vocab = export_lib.load_for_export(
         params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
     paths = export_lib.export(

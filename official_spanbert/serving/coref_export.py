@@ -1,0 +1,91 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Exports a coreference model (spanbert/coref) for TF Serving.
+
+Writes <export_base>/<version>/ with the `resolve` signature (also
+`serving_default`) of serving/coref_module.py and warmup requests in
+assets.extra/, claiming the version atomically as serving/export.py does.
+"""
+
+from typing import Dict, Optional
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+
+from official_spanbert import progress as progress_lib
+from official_spanbert.modeling import checkpoints
+from official_spanbert.serving import coref_module
+from official_spanbert.serving import export as export_lib
+from official_spanbert.tasks import coreference
+
+WARMUP_TEXTS = (
+    "Elizabeth walked to the house of her sister. She found Jane reading.",
+    "",
+)
+
+
+def load_model(params, checkpoint: str):
+  """The task's CorefModel restored from a training checkpoint."""
+  model = coreference.build_model(params.task.model)
+  checkpoints.restore(model, checkpoint)
+  return model
+
+
+def export(model, vocab_file: str, export_base: str, *,
+           lower_case: bool = False, max_segment_len: int = 384,
+           predict_singletons: bool = False,
+           version: Optional[int] = None) -> Dict[str, str]:
+  """Writes the coreference SavedModel; returns {"model": its dir}.
+
+  Raises:
+    export.VersionTakenError: `version` exists or another export writes it.
+  """
+  report = progress_lib.Progress("export")
+  module = coref_module.CorefServingModule(
+      model, vocab_file, lower_case=lower_case,
+      max_segment_len=max_segment_len, predict_singletons=predict_singletons)
+  version, (tmp,) = export_lib._claim_version([export_base], version)  # pylint: disable=protected-access
+  export_dir = f"{export_base.rstrip('/')}/{version}"
+  try:
+    report.note(f"tracing and saving the coreference model (version "
+                f"{version}, resolve, warmup requests)")
+    texts = list(WARMUP_TEXTS)
+    export_lib._save(module, module.signatures(), tmp, {  # pylint: disable=protected-access
+        "resolve": {"text": texts[0]},
+        "serving_default": {"text": texts[1]},
+    })
+    tf.io.gfile.rename(tmp, export_dir)
+  except BaseException:
+    if tf.io.gfile.exists(tmp):
+      tf.io.gfile.rmtree(tmp)
+    raise
+  report.done(f"export: wrote the coreference model to {export_dir} in "
+              f"{report.elapsed():.1f} s")
+  return {"model": export_dir}
+
+
+def export_from_params(params, checkpoint: str, export_base: str,
+                       vocab_file: Optional[str] = None,
+                       version: Optional[int] = None) -> Dict[str, str]:
+  """export() with the tokenizer and segment length of the task config."""
+  data = params.task.validation_data
+  vocab = vocab_file or data.vocab_file or params.task.train_data.vocab_file
+  if not vocab:
+    raise ValueError("give --vocab_file (params have no vocab_file)")
+  return export(load_model(params, checkpoint), vocab, export_base,
+                lower_case=data.do_lower_case,
+                max_segment_len=data.max_segment_len,
+                predict_singletons=params.task.predict_singletons,
+                version=version)

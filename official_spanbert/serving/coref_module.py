@@ -1,0 +1,225 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Coreference serving: raw text -> clusters as character offsets, in graph.
+
+`CorefServingModule.resolve(text)` (one document, a scalar string) runs what
+training runs, inside the SavedModel:
+
+  1. BERT basic + WordPiece tokenization with byte offsets (tf.text); each
+     basic token is a word; a word ".", "!" or "?" ends a sentence, and so
+     does a line break;
+  2. independent segments of max_segment_len wordpieces cut as in training
+     (data/finetuning/coref.py: the last sentence end that fits, else the
+     last word end, else anywhere), so texts of any length are handled;
+  3. the CorefModel; each top span links to its best antecedent unless the
+     dummy wins; an unlinked span with mention score > 0 is a singleton when
+     the model was trained to output singletons;
+  4. mentions as character offsets (Unicode code points, end exclusive) with
+     a cluster id, sorted by position.
+
+Invalid UTF-8 becomes U+FFFD first; empty text gives no mentions. Only core
+TF and tf.text ops are used.
+"""
+
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from official_spanbert.data import tokenization
+
+SENTENCE_END_WORDS = (".", "!", "?")
+OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
+               "mention_texts", "num_clusters")
+
+
+def _last_flag(flags: tf.Tensor, start: tf.Tensor, limit: tf.Tensor):
+  """1 + the last index i in [start, limit) with flags[i], else -1."""
+  found = tf.where(flags[start:limit])
+  return tf.cond(tf.size(found) > 0,
+                 lambda: start + tf.cast(found[-1, 0], tf.int32) + 1,
+                 lambda: tf.constant(-1))
+
+
+def segment_ends(sentence_end: tf.Tensor, word_end: tf.Tensor,
+                 max_content: int) -> tf.Tensor:
+  """Graph version of data/finetuning/coref.split_segments."""
+  n = tf.size(sentence_end)
+
+  def body(start, ends):
+    limit = tf.minimum(start + max_content, n)
+    by_sentence = _last_flag(sentence_end, start, limit)
+    by_word = _last_flag(word_end, start, limit)
+    cut = tf.where(limit >= n, limit,
+                   tf.where(by_sentence > 0, by_sentence,
+                            tf.where(by_word > 0, by_word, limit)))
+    return cut, ends.write(ends.size(), cut)
+
+  _, ends = tf.while_loop(
+      lambda start, _: start < n, body,
+      (tf.constant(0), tf.TensorArray(tf.int32, size=0, dynamic_size=True)))
+  return ends.stack()
+
+
+def link_clusters(best: tf.Tensor, antecedents: tf.Tensor,
+                  singleton: tf.Tensor) -> tf.Tensor:
+  """Cluster id of each top span (-1: none), in the order spans are seen.
+
+  Args:
+    best: [k] index into each span's antecedents, or -1 for the dummy.
+    antecedents: [k, C] antecedent indices.
+    singleton: [k] whether an unlinked span is kept on its own.
+  """
+  k = tf.size(best)
+
+  def body(i, clusters, next_id):
+    b = best[i]
+
+    def link():
+      a = antecedents[i, b]
+      new = clusters[a] < 0
+      cid = tf.where(new, next_id, clusters[a])
+      updated = tf.tensor_scatter_nd_update(clusters, [[a], [i]], [cid, cid])
+      return updated, next_id + tf.cast(new, tf.int32)
+
+    def alone():
+      keep = singleton[i] & (clusters[i] < 0)
+      updated = tf.tensor_scatter_nd_update(
+          clusters, [[i]], [tf.where(keep, next_id, clusters[i])])
+      return updated, next_id + tf.cast(keep, tf.int32)
+
+    clusters, next_id = tf.cond(b >= 0, link, alone)
+    return i + 1, clusters, next_id
+
+  _, clusters, _ = tf.while_loop(
+      lambda i, *_: i < k, body,
+      (tf.constant(0), -tf.ones([k], tf.int32), tf.constant(0)))
+  return clusters
+
+
+class CorefServingModule(tf.Module):
+  """The `resolve` signature around a trained CorefModel.
+
+  Args:
+    model: a CorefModel with weights.
+    vocab_file, lower_case: its tokenizer.
+    max_segment_len: segment length, as in training.
+    predict_singletons: output unlinked spans with mention score > 0.
+  """
+
+  def __init__(self, model, vocab_file: str, lower_case: bool = False,
+               max_segment_len: int = 384, predict_singletons: bool = False):
+    super().__init__(name="coref_serving")
+    self.model = model
+    self.vocab = tokenization.load_vocab(vocab_file)
+    self.max_segment_len = max_segment_len
+    self.predict_singletons = predict_singletons
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(self.vocab.tokens),
+            tf.range(self.vocab.size, dtype=tf.int64)), default_value=-1)
+    self._table = table
+    self._bert = tf_text.BertTokenizer(table, lower_case=lower_case,
+                                       token_out_type=tf.int64,
+                                       unknown_token="[UNK]")
+
+  def _features(self, text: tf.Tensor):
+    """Model inputs of one text, plus each wordpiece's word byte span."""
+    pieces, starts, ends = self._bert.tokenize_with_offsets(text[None])
+    pieces, starts, ends = pieces[0], starts[0], ends[0]  # [words, (pieces)]
+    ids = tf.cast(pieces.flat_values, tf.int32)
+    word_of_piece = tf.cast(pieces.value_rowids(), tf.int32)
+    index = tf.cast(tf.ragged.range(pieces.row_lengths()).flat_values,
+                    tf.int32)
+    length = tf.cast(tf.gather(pieces.row_lengths(), word_of_piece), tf.int32)
+    word_start, word_end = index == 0, index == length - 1
+    word_bytes = tf.stack([tf.gather(starts.flat_values, pieces.row_starts()),
+                           tf.gather(ends.flat_values,
+                                     pieces.row_limits() - 1)], 1)
+    words = tf.strings.substr(text, word_bytes[:, 0],
+                              word_bytes[:, 1] - word_bytes[:, 0])
+    is_end = tf.reduce_any(tf.equal(words[:, None],
+                                    tf.constant(SENTENCE_END_WORDS)), 1)
+    gaps = tf.strings.substr(text, word_bytes[:-1, 1],
+                             word_bytes[1:, 0] - word_bytes[:-1, 1])
+    newline = tf.strings.regex_full_match(gaps, "(?s).*\n.*")
+    starts_sentence = tf.concat([[False], is_end[:-1] | newline], 0)
+    sentence_of_word = tf.cumsum(tf.cast(starts_sentence, tf.int32))
+    sentence_map = tf.gather(sentence_of_word, word_of_piece)
+    n = tf.size(ids)
+    sentence_end = tf.concat([sentence_map[1:] != sentence_map[:-1],
+                              [True]], 0)[:n]
+    cuts = segment_ends(sentence_end, word_end, self.max_segment_len - 2)
+    content = tf.RaggedTensor.from_row_limits(ids, cuts)
+    rows = content.nrows()
+    segments = tf.concat([
+        tf.fill([rows, 1], self.vocab.cls_id),
+        content, tf.fill([rows, 1], self.vocab.sep_id)], axis=1)
+    features = {
+        "input_word_ids": segments.to_tensor(
+            0, shape=[None, self.max_segment_len])[None],
+        "input_mask": tf.ones_like(segments).to_tensor(
+            0, shape=[None, self.max_segment_len])[None],
+        "sentence_map": sentence_map[None],
+        "word_start": tf.cast(word_start, tf.int32)[None],
+        "word_end": tf.cast(word_end, tf.int32)[None],
+        "speaker_ids": tf.zeros_like(ids)[None],
+    }
+    return features, tf.gather(word_bytes, word_of_piece)
+
+  def _resolve(self, text: tf.Tensor) -> Dict[str, tf.Tensor]:
+    features, piece_bytes = self._features(text)
+    out = self.model(features, training=False)
+    best = tf.cast(tf.argmax(out["antecedent_scores"], axis=1), tf.int32) - 1
+    singleton = out["top_span_mention_scores"] > 0
+    if not self.predict_singletons:
+      singleton = tf.zeros_like(singleton)
+    clusters = link_clusters(best, out["top_antecedents"], singleton)
+    keep = tf.where(clusters >= 0)[:, 0]
+    byte_start = tf.gather(piece_bytes[:, 0],
+                           tf.gather(out["top_span_starts"], keep))
+    byte_end = tf.gather(piece_bytes[:, 1],
+                         tf.gather(out["top_span_ends"], keep))
+    _, char_bytes = tf.strings.unicode_decode_with_offsets(text, "UTF-8")
+    char_bytes = tf.cast(char_bytes, byte_start.dtype)
+    return {
+        "mention_starts": tf.cast(tf.searchsorted(char_bytes, byte_start),
+                                  tf.int32),
+        "mention_ends": tf.cast(tf.searchsorted(char_bytes, byte_end),
+                                tf.int32),
+        "cluster_ids": tf.gather(clusters, keep),
+        "mention_texts": tf.strings.substr(text, byte_start,
+                                           byte_end - byte_start),
+        "num_clusters": tf.reduce_max(tf.concat([clusters, [-1]], 0)) + 1,
+    }
+
+  @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+  def resolve(self, text):
+    """Mentions (character offsets, end exclusive) and their cluster ids."""
+    text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8",
+                                        errors="replace",
+                                        replacement_char=0xFFFD)
+    empty = {"mention_starts": tf.zeros([0], tf.int32),
+             "mention_ends": tf.zeros([0], tf.int32),
+             "cluster_ids": tf.zeros([0], tf.int32),
+             "mention_texts": tf.zeros([0], tf.string),
+             "num_clusters": tf.constant(0)}
+    has_words = tf.size(self._bert.tokenize(text[None]).flat_values) > 0
+    return tf.cond(has_words, lambda: self._resolve(text), lambda: empty)
+
+  def signatures(self):
+    return {"resolve": self.resolve.get_concrete_function(),
+            "serving_default": self.resolve.get_concrete_function()}
