@@ -27,7 +27,13 @@ initial weights as .npz files, the records and the vocab -- and the folder
   mirrored  MirroredStrategy over two logical CPUs of this process.
   worker    one worker of a two-worker MultiWorkerMirroredStrategy cluster
             (TF_CONFIG set by the test).
-  mixed     official_spanbert.train.run under runtime.mixed_precision_dtype.
+  mixed     official_spanbert.train.run under runtime.mixed_precision_dtype
+            (`train_steps`, peak `learning_rate`; with `accelerator_path`
+            the heads take the GPU/TPU path, "layers").
+  loader    one worker of a `workers`-worker MultiWorkerMirroredStrategy
+            cluster reading `steps` batches of the pretraining loader through
+            distribute_datasets_from_function: its input pipeline id, the
+            original blocks and the masked positions of its replica.
 
 The test imports this module too, for the configs and the single-device
 reference (`train_runs` under OneDeviceStrategy).
@@ -252,10 +258,29 @@ def mode_mixed(spec):
   from official_spanbert import trainer as trainer_lib
   from official_spanbert.modeling import span_bert_pretrainer
 
+  from official_spanbert.modeling import head_projection
   params = experiment(spec["records"], spec["vocab"],
                       spec.get("global_batch_size", GLOBAL_BATCH))
-  params.override({"runtime": {"mixed_precision_dtype": spec["dtype"]}})
-  seen, logs = {}, []
+  steps = spec.get("train_steps", 3)
+  params.override({
+      "runtime": {"mixed_precision_dtype": spec["dtype"]},
+      "trainer": {"train_steps": steps, "checkpoint_interval": steps,
+                  "validation_interval": steps, "optimizer_config": {
+                      "learning_rate": {"polynomial": {
+                          "decay_steps": steps,
+                          "initial_learning_rate": spec.get(
+                              "learning_rate", 1e-3)}}}}})
+  seen, logs, projections = {}, [], set()
+  if spec.get("accelerator_path"):
+    # What a GPU/TPU run resolves "auto" to: the heads called as layers.
+    head_projection.accelerator_visible = lambda: True
+    resolve = head_projection.resolve
+
+    def spy_resolve(*args, **kwargs):
+      projections.add(resolve(*args, **kwargs))
+      return resolve(*args, **kwargs)
+
+    head_projection.resolve = spy_resolve
   create_trainer = train_utils.create_trainer
   loop_end = trainer_lib.SpanBertTrainer.train_loop_end
 
@@ -296,9 +321,41 @@ def mode_mixed(spec):
                               for w in model.weights)),
       mlm_logits_dtype=outputs["mlm_logits"].dtype.name,
       sbo_logits_dtype=outputs["sbo_logits"].dtype.name,
-      checkpoint=tf.train.latest_checkpoint(spec["model_dir"]))
+      checkpoint=tf.train.latest_checkpoint(spec["model_dir"]),
+      projections=sorted(projections))
   with open(os.path.join(spec["out"], "mixed.json"), "w") as f:
     json.dump(result, f)
+
+
+def mode_loader(spec):
+  """The loader's batches on one worker of a MultiWorkerMirroredStrategy."""
+  import tensorflow as tf
+  from official_spanbert.data.pretraining import pretrain_dataloader
+  strategy = tf.distribute.MultiWorkerMirroredStrategy()
+  assert strategy.num_replicas_in_sync == spec["workers"]
+  _log("MultiWorkerMirroredStrategy ready")
+  loader = pretrain_dataloader.SpanBertPretrainDataLoader(
+      pretrain_dataloader.SpanBertPretrainDataConfig(
+          input_path=spec["records"], vocab_file=spec["vocab"],
+          seq_length=SEQ_LENGTH, max_predictions_per_seq=MAX_PREDICTIONS,
+          global_batch_size=spec["global_batch_size"], seed=1,
+          use_xla_masking=False))  # the same masks without an XLA compile
+  pipelines = []
+
+  def dataset_fn(ctx):
+    pipelines.append(ctx.input_pipeline_id)
+    return loader.load(ctx, diagnostics=True)
+
+  batches = iter(strategy.distribute_datasets_from_function(dataset_fn))
+  out = dict(blocks=[], positions=[])
+  for _ in range(spec["steps"]):
+    batch = strategy.experimental_local_results(next(batches))[0]
+    out["blocks"].append(batch["original_word_ids"].numpy().tolist())
+    out["positions"].append(batch["masked_lm_positions"].numpy().tolist())
+  out["pipelines"] = pipelines
+  index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+  with open(os.path.join(spec["out"], f"loader{index}.json"), "w") as f:
+    json.dump(out, f)
 
 
 def main(argv):
@@ -306,7 +363,7 @@ def main(argv):
   with open(spec_path) as f:
     spec = json.load(f)
   {"mirrored": mode_mirrored, "worker": mode_worker,
-   "mixed": mode_mixed}[mode](spec)
+   "mixed": mode_mixed, "loader": mode_loader}[mode](spec)
   _log(f"{mode} done")
 
 

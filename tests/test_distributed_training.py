@@ -33,8 +33,10 @@ lr 1: w_before - w_after) and the weights after 3 steps of the experiment's
 own optimizer (AdamW, weight decay, clip-norm 1.0, warmup/decay schedule).
 
 mixed_bfloat16 and mixed_float16 runs of official_spanbert.train.run (each in
-a subprocess: the global policy leaks) must finish 3 steps with finite
-losses, float16 through a LossScaleOptimizer.
+a subprocess: the global policy leaks), with the heads on the GPU/TPU path,
+must finish 5 steps with finite, falling losses, float16 through a
+LossScaleOptimizer. Four MultiWorkerMirroredStrategy workers read the
+loader: distinct shards, batches and masks.
 
 Every subprocess is killed when it runs past its timeout or when a peer
 fails. Helper script: tests/multiworker_worker.py. Each expensive run belongs
@@ -273,25 +275,66 @@ def test_multiworker_matches_single_worker(inputs, reference):
   assert not errors, "\n".join(errors)
 
 
+def test_four_workers_read_distinct_shards_and_draw_distinct_masks(
+    tmp_path, cased_vocab):
+  """4 MultiWorkerMirroredStrategy workers (one replica each) on 4 shards:
+  distinct input pipelines and shards (no block read by two workers), no
+  batch served twice, and distinct masked positions at every step."""
+  part = first_lines(data_path("corpus", "austen.txt"), 20_000,
+                     str(tmp_path / "austen.txt"))
+  pr.create_pretraining_records([part], cased_vocab, str(tmp_path / "rec"),
+                                max_seq_length=mw.SEQ_LENGTH, num_shards=4,
+                                progress=False)
+  spec = dict(records=str(tmp_path / "rec-*.tfrecord"), vocab=cased_vocab,
+              workers=4, global_batch_size=8, steps=2, out=str(tmp_path))
+  cluster = {"worker": [f"localhost:{p}" for p in _free_ports(4)]}
+  procs = []
+  try:
+    for i in range(4):
+      tf_config = json.dumps({"cluster": cluster,
+                              "task": {"type": "worker", "index": i}})
+      procs.append(_start("loader", spec, str(tmp_path), f"loader{i}",
+                          env=_env(TF_CONFIG=tf_config)))
+  finally:
+    _wait_all(procs, SUBPROCESS_TIMEOUT_S)
+  runs = []
+  for i in range(4):
+    with open(tmp_path / f"loader{i}.json") as f:
+      runs.append(json.load(f))
+  assert sorted(r["pipelines"][0] for r in runs) == [0, 1, 2, 3]
+  blocks = [{tuple(row) for batch in r["blocks"] for row in batch}
+            for r in runs]
+  assert all(len(b) == 2 * 2 for b in blocks)  # 2 steps of 2 blocks
+  assert len(set.union(*blocks)) == sum(map(len, blocks))  # disjoint
+  for step in range(2):
+    positions = {json.dumps(r["positions"][step]) for r in runs}
+    assert len(positions) == 4, step
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_mixed_precision_training_runs(tmp_path, records, cased_vocab, dtype):
-  """train.run, 3 steps of the tiny model under mixed_<dtype> (in a
-  subprocess: the global policy leaks): finite losses, float32 weights,
-  <dtype> logits; float16 through a LossScaleOptimizer."""
+  """train.run, 5 steps of the tiny model under mixed_<dtype> (in a
+  subprocess: the global policy leaks) with the heads on the accelerator
+  path ("layers", what "auto" takes on a GPU/TPU): finite, falling losses,
+  float32 weights, <dtype> logits; float16 through a LossScaleOptimizer."""
   spec = dict(records=records, vocab=cased_vocab, dtype=dtype,
               out=str(tmp_path), model_dir=str(tmp_path / "model"),
-              global_batch_size=4)
+              global_batch_size=4, train_steps=5, learning_rate=1e-2,
+              accelerator_path=True)
   _wait_all([_start("mixed", spec, str(tmp_path), "mixed")],
             SUBPROCESS_TIMEOUT_S)
   with open(tmp_path / "mixed.json") as f:
     r = json.load(f)
   assert r["policy"] == f"mixed_{dtype}"
-  assert r["global_step"] == 3 and len(r["logs"]) == 3, r
+  assert r["projections"] == ["layers"], r
+  assert r["global_step"] == 5 and len(r["logs"]) == 5, r
   for logs in r["logs"]:
     for key in ("training_loss", "mlm_loss", "sbo_loss", "gradient_norm"):
       assert np.isfinite(logs[key]), (dtype, logs)
-    assert 15 < logs["training_loss"] < 25, logs  # ~2 ln(28996) at init
-  assert r["weights_finite"] and r["checkpoint"].endswith("ckpt-3"), r
+    assert 10 < logs["training_loss"] < 25, logs  # ~2 ln(28996) at init
+  losses = [logs["training_loss"] for logs in r["logs"]]
+  assert losses[-1] < losses[0] - 0.1, losses
+  assert r["weights_finite"] and r["checkpoint"].endswith("ckpt-5"), r
   assert r["variable_dtypes"] == ["float32"], r  # float32 master weights
   assert r["mlm_logits_dtype"] == dtype and r["sbo_logits_dtype"] == dtype, r
   if dtype == "float16":

@@ -253,13 +253,62 @@ def check_records(params: SpanBertPretrainDataConfig,
         "have it checked", ", ".join(unchecked), params.vocab_file)
 
 
+def batch_seed(seed: int, index: tf.Tensor, pipeline_id: int,
+               serialized: tf.Tensor) -> tf.Tensor:
+  """The [2] int64 stateless seed of one batch's masks.
+
+  `seed` is folded with the batch index (fresh masks every epoch), the input
+  pipeline (host) and a fingerprint of the batch's first record. The
+  fingerprint keeps the masks of different batches apart where the other
+  keys coincide: under tf.data service every worker runs the client's
+  graph, so all of them share the pipeline id and count batches from 0.
+  (The first record only: a row's masks do not depend on the rows after
+  it, so a batch cut short at the end of the data keeps its rows' masks.)
+
+  Args:
+    seed: the data config's seed.
+    index: the batch's position in its pipeline.
+    pipeline_id: the input pipeline's id.
+    serialized: [batch] the batch's serialized records.
+  """
+  key = tf.stack([tf.constant(seed, tf.int64), tf.constant(0, tf.int64)])
+  for data in (tf.cast(index, tf.int64), tf.constant(pipeline_id, tf.int64),
+               tf.strings.to_hash_bucket_fast(
+                   tf.strings.reduce_join(serialized[:1]), 2**62)):
+    key = tf.random.experimental.stateless_fold_in(key, data)
+  return key
+
+
+def shard_count_warning(num_files: int,
+                        input_context: Optional[tf.distribute.InputContext]
+                        ) -> Optional[str]:
+  """Why `num_files` record files are too few for the input pipelines.
+
+  Model Garden's InputReader gives each input pipeline (host) its own files
+  when there are at least as many files as pipelines; with fewer, every host
+  reads every file and keeps every n-th record. So write num_shards >= the
+  number of hosts, best a multiple of it (each host then reads the same
+  number of files).
+  """
+  pipelines = input_context.num_input_pipelines if input_context else 1
+  if pipelines <= 1 or num_files >= pipelines:
+    return None
+  return (f"{num_files} record file(s) for {pipelines} input pipelines: "
+          "every host reads all of them and keeps every "
+          f"{pipelines}-th record; write at least {pipelines} shards (a "
+          "multiple of the number of hosts) with "
+          "spanbert-create-pretraining-data --num_shards")
+
+
 @data_loader_factory.register_data_loader_cls(SpanBertPretrainDataConfig)
 class SpanBertPretrainDataLoader(data_loader.DataLoader):
   """Reads unmasked blocks, frames them and masks each batch in the graph.
 
-  The random stream of a batch is keyed by (seed, input pipeline, batch
-  index), so a run is reproducible from `params.seed` and every epoch sees new
-  masks. Without a seed one is drawn at random.
+  The random stream of a batch is keyed by (seed, batch index, input
+  pipeline, the batch's first record) (batch_seed), so a run is reproducible
+  from `params.seed`, every epoch sees new masks, and hosts, replicas and
+  tf.data service workers draw different masks. Without a seed one is drawn
+  at random.
 
   Raises (at construction): masking.MaskingConfigError,
   tokenization.VocabError or RecordsMismatchError for unusable configs.
@@ -364,8 +413,7 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
         serialized,
         pretraining_records.feature_spec(self._mode, self._tag_kinds))
     framed = self._frame(records)
-    seed = tf.stack([tf.constant(self._seed, tf.int64),
-                     tf.cast(index, tf.int64) * 1024 + pipeline_id])
+    seed = batch_seed(self._seed, index, pipeline_id, serialized)
     masked = masking.mask_batch(
         framed["input_word_ids"], framed["maskable"] > 0,
         framed["word_starts"] > 0, seed, self._masking, self._random_ids,
@@ -408,6 +456,11 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
       diagnostics: add `span_length_histogram`, `unit_decisions`,
         `original_word_ids` and `maskable` (for tests and analysis).
     """
+    warning = (None if self._params.enable_tf_data_service else
+               shard_count_warning(len(_input_files(self._params.input_path)),
+                                   input_context))
+    if warning:
+      logging.warning("%s", warning)
     reader = input_reader.InputReader(
         params=self._params,
         dataset_fn=tf.data.TFRecordDataset,

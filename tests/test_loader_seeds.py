@@ -1,0 +1,116 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Mask seeds and shard counts of the pretraining loader on many hosts.
+
+The masks of a batch come from batch_seed(seed, batch index, input pipeline,
+the batch's first record). Under tf.data service every worker runs the client's
+graph (same pipeline id, batch indices from 0), so without the records in
+the key two workers' batch i would draw the same masks; the test below uses
+blocks of one length and token masking, where that shows as identical
+masked positions. (4 MultiWorkerMirroredStrategy workers:
+tests/test_distributed_training.py.)
+"""
+
+from unittest import mock
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.nlp.data import data_loader_factory
+from official_spanbert.data.pretraining import pretrain_dataloader as pdl
+from official_spanbert.data.pretraining import pretraining_records as pr
+
+WORDS = ("the of and to a in was her it that is not be he as had for with "
+         "his she you").split()
+SEQ = 32  # every document below is one block of SEQ - 2 one-piece words
+
+
+def _context(pipelines, pipeline_id=0):
+  return tf.distribute.InputContext(num_input_pipelines=pipelines,
+                                    input_pipeline_id=pipeline_id,
+                                    num_replicas_in_sync=pipelines)
+
+
+@pytest.fixture(scope="module")
+def same_length_records(tmp_path_factory, small_vocab):
+  """64 documents of SEQ - 2 words each (one wordpiece per word, one block
+  per document, all the same length) in 2 shards."""
+  d = tmp_path_factory.mktemp("same_length")
+  rng = np.random.default_rng(0)
+  text = "\n\n".join(" ".join(rng.choice(WORDS, SEQ - 2)) for _ in range(64))
+  (d / "corpus.txt").write_text(text + "\n")
+  stats = pr.create_pretraining_records([str(d / "corpus.txt")], small_vocab,
+                                        str(d / "r"), max_seq_length=SEQ,
+                                        num_shards=2, progress=False)
+  assert stats.blocks == 64 and stats.max_block_tokens == SEQ - 2
+  assert stats.tokens == 64 * (SEQ - 2)
+  return str(d / "r-*.tfrecord")
+
+
+def _config(records, vocab, **kw):
+  return pdl.SpanBertPretrainDataConfig(
+      input_path=records, vocab_file=vocab, seq_length=SEQ,
+      max_predictions_per_seq=5, global_batch_size=4, seed=3,
+      masking_scheme="token", random_token_distribution="uniform", **kw)
+
+
+def test_batch_seed_keys():
+  """Every key changes the seed; the same keys give the same seed."""
+  records = tf.constant([b"block a", b"block b"])
+  base = pdl.batch_seed(1, 0, 0, records).numpy()
+  np.testing.assert_array_equal(base, pdl.batch_seed(1, 0, 0, records))
+  others = [pdl.batch_seed(*keys) for keys in (
+      (2, 0, 0, records), (1, 1, 0, records), (1, 0, 1, records),
+      (1, 1024, 0, records), (1, 0, 0, tf.constant([b"block c", b"block b"])),
+      (1, 0, 0, records[::-1]))]
+  keys = {tuple(base)} | {tuple(o.numpy()) for o in others}
+  assert len(keys) == 1 + len(others)
+  # The rows after the first do not enter: a batch cut short keeps its seed.
+  np.testing.assert_array_equal(base, pdl.batch_seed(1, 0, 0, records[:1]))
+
+
+def test_shard_count_rule_and_warning(same_length_records, small_vocab):
+  """Fewer files than input pipelines: one warning naming the rule."""
+  assert pdl.shard_count_warning(2, None) is None
+  assert pdl.shard_count_warning(4, _context(4)) is None
+  message = pdl.shard_count_warning(2, _context(4))
+  assert "2 record file(s) for 4 input pipelines" in message
+  assert "at least 4 shards" in message
+  loader = data_loader_factory.get_data_loader(
+      _config(same_length_records, small_vocab))
+  with mock.patch.object(pdl.logging, "warning") as warning:
+    loader.load(_context(4, 1))
+    loader.load(_context(2, 1))
+  assert [c.args[1] for c in warning.call_args_list] == [message]
+
+
+def test_tf_data_service_workers_draw_different_masks(same_length_records,
+                                                      small_vocab):
+  """What two tf.data service workers run: the client's pipeline (Model
+  Garden's InputReader with enable_tf_data_service: unseeded shuffle, no
+  sharding, the client's pipeline id), each counting batches from 0. Their
+  batch i holds other blocks and must draw other masked positions, though
+  all blocks have one length. (Built in-process: a real service's client
+  may read a run of batches from one worker first.)"""
+  params = _config(same_length_records, small_vocab,
+                   enable_tf_data_service=True)
+  workers = [list(data_loader_factory.get_data_loader(params).load(
+      _context(1)).take(8).as_numpy_iterator()) for _ in range(2)]
+  for a, b in zip(*workers):
+    assert not np.array_equal(a["input_word_ids"], b["input_word_ids"])
+    assert np.all(a["masked_lm_weights"].sum(1) == 5)
+    assert not np.array_equal(a["masked_lm_positions"],
+                              b["masked_lm_positions"])
