@@ -69,6 +69,10 @@ setuptools.setup(
         # 2.20 (it resolves protobuf to 6.33); its tfrecord extra and
         # google-crc32c give WriteToTFRecord a fast CRC.
         "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
+        # Training on NVIDIA GPUs: TensorFlow's CUDA/cuDNN/NCCL wheels for
+        # the pinned TF (spanbert-train logs the devices it sees and stops
+        # with one line when runtime.num_gpus asks for more).
+        "gpu": ["tensorflow[and-cuda]~=2.20.0"],
     },
     entry_points={
         "console_scripts": [

@@ -81,6 +81,7 @@ from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert import checkpoint_recovery
 from official_spanbert import config_check
+from official_spanbert import device_check
 from official_spanbert import run_lock
 from official_spanbert import trainer as trainer_lib
 
@@ -130,6 +131,8 @@ def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
   eval modes where evaluation summaries go (default
   <model_dir>/validation; none when model_dir is read-only)."""
   config_check.check_values(params, mode)
+  if strategy is None:  # logs the devices; refuses GPUs that are not there
+    device_check.check(params.runtime)
   params, save_summary = _eval_summaries(params, model_dir, mode,
                                          eval_summary_dir)
   if params.runtime.mixed_precision_dtype:
