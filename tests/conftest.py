@@ -25,6 +25,11 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# On Ampere/Hopper GPUs TF runs float32 matmuls and convolutions in TF32 (a
+# 10-bit mantissa, ~1e-3 relative error) unless told not to; the float32
+# tolerances of these tests (1e-5) assume IEEE float32, so TF32 is off for
+# them and the subprocesses they start (README: Training on GPUs and TPUs).
+os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
 # Small committed inputs of the unit tier (provenance in its README.md).
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 

@@ -36,7 +36,9 @@ single-segment records are written by an Apache Beam pipeline instead
 (official_spanbert/data/pretraining/beam_records.py; pip install
 'official-spanbert[beam]'); any other Beam pipeline option (--project,
 --region, --temp_location, --flink_master, ...) is passed through, so
---runner=DataflowRunner, FlinkRunner or SparkRunner work as usual.
+--runner=DataflowRunner, FlinkRunner or SparkRunner work as usual, given
+corpus, vocab and output paths that every worker sees as local files (the
+corpus reader opens local paths).
 """
 
 import os

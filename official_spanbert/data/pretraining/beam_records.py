@@ -35,7 +35,9 @@ blocks in document order), so the two outputs hold the same multiset of
 blocks; which shard a block lands in, and the order within a shard, is
 Beam's (WriteToTFRecord spreads records over the shards) and not
 reproducible, unlike the single-process tool's seeded assignment. Span
-tagging (`tag_spans`) and the NSP layout stay single-process.
+tagging (`tag_spans`) and the NSP layout stay single-process. The corpus,
+vocab and output prefix are local paths (a shared file system on a cluster):
+the corpus reader opens local files.
 
 Needs `pip install 'official-spanbert[beam]'`.
 """
