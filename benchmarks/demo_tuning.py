@@ -37,10 +37,10 @@ import time
 
 def tuned_params(args, prefix: str, heldout_prefix: str, vocab_path: str,
                  vocab_size: int):
-  """The demo's params (`pipeline._build_params`) with the flags' changes."""
+  """The demo's params (`pipeline.build_params`) with the flags' changes."""
   from official_spanbert.demo import pipeline  # pylint: disable=g-import-not-at-top
-  params = pipeline._build_params(prefix, heldout_prefix, vocab_path,  # pylint: disable=protected-access
-                                  vocab_size, args.steps)
+  params = pipeline.build_params(prefix, heldout_prefix, vocab_path,
+                                 vocab_size, args.steps)
   enc = params.task.model.encoder.bert_v2
   enc.hidden_size, enc.num_layers = args.hidden, args.layers
   enc.intermediate_size = 4 * args.hidden

@@ -77,9 +77,10 @@ def _pct(metrics, name):
   return f"{100 * metrics.get(name, float('nan')):.1f}%"
 
 
-def _build_params(prefix, heldout_prefix, vocab_path, vocab_size,
-                  train_steps):
-  params = exp_factory.get_exp_config("spanbert/pretraining")
+def build_params(prefix, heldout_prefix, vocab_path, vocab_size, train_steps,
+                 experiment: str = "spanbert/pretraining"):
+  """The demo's params: `experiment` with models/demo.yaml, demo_tiny.yaml."""
+  params = exp_factory.get_exp_config(experiment)
   for name in ("models/demo.yaml", "experiments/demo_tiny.yaml"):
     params = params_dict.override_params_dict(params, yaml_files.path(name),
                                               is_strict=True)
@@ -169,7 +170,7 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
                                      data.vocab)
   stats, heldout_blocks = data.corpus, data.records["heldout"]["blocks"]
 
-  params = _build_params(prefix, heldout_prefix, vocab_path, vocab.size,
+  params = build_params(prefix, heldout_prefix, vocab_path, vocab.size,
                          train_steps)
   batch = params.task.validation_data.global_batch_size
   eval_steps = max(1, heldout_blocks // batch)
