@@ -82,7 +82,7 @@ flags.DEFINE_integer("tag_processes", 2,
 flags.DEFINE_integer(
     "nsp_buffer_documents", pretraining_records.NSP_BUFFER_DOCUMENTS,
     "--mode=nsp: documents held in memory, from which the random next "
-    "segments are drawn (memory grows with this, not with the corpus).")
+    "segments are drawn; the tool holds these, not the whole corpus.")
 flags.DEFINE_string("runner", None,
                     "Apache Beam runner (DirectRunner, DataflowRunner, ...) "
                     "for --mode=single; unset: one process, no Beam. Other "

@@ -598,9 +598,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     tag_spans: span_tagging.KINDS to tag with spaCy and store per block
       (single mode only).
     tag_processes: spaCy worker processes.
-    nsp_buffer_documents: mode "nsp": documents held in memory, from which
-      the random next segments are drawn (see nsp_windows); memory grows
-      with it (~5 bytes per wordpiece held), not with the corpus.
+    nsp_buffer_documents: mode "nsp": the documents held (the window the
+      random next segments come from, see nsp_windows), not the corpus.
 
   Returns:
     The Stats also written to the stats file.
