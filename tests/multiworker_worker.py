@@ -356,6 +356,13 @@ def mode_loader(spec):
   index = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
   with open(os.path.join(spec["out"], f"loader{index}.json"), "w") as f:
     json.dump(out, f)
+  # Leave together, at once: a worker still tearing TF down when worker 0
+  # (the coordination service) exits fails its heartbeat and aborts.
+  strategy.reduce(tf.distribute.ReduceOp.SUM,
+                  strategy.run(lambda: tf.constant(1.0)), axis=None)
+  _log("loader done")
+  sys.stderr.flush()
+  os._exit(0)  # pylint: disable=protected-access
 
 
 def main(argv):
