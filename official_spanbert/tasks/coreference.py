@@ -30,7 +30,7 @@
   * Evaluation writes <predictions_dir>/predictions.conll (the evaluation
     documents with predicted clusters in the last column; score it with any
     CoNLL-2012 scorer) and returns MUC, B3, CEAF-e P/R/F1, `conll_f1` and
-    mention P/R/F1, as percentages (metrics/coref_evaluate.py).
+    mention P/R/F1 of that file, as percentages (metrics/coref_evaluate.py).
 """
 
 import dataclasses
@@ -308,6 +308,9 @@ class CorefTask(base_task.Task):
     tf.io.gfile.makedirs(out)
     path = os.path.join(out, PREDICTIONS_FILE)
     conll2012.write_file(path, self._eval_docs, predicted)
+    # Scored as written: two crossing mentions of one cluster cannot both be
+    # told apart by brackets, so the file (what any scorer reads) decides.
+    predicted = [d.clusters for d in conll2012.read_file(path)]
     evaluator = coref_evaluate.CorefEvaluator()
     for doc, clusters in zip(self._eval_docs, predicted):
       evaluator.update(doc.clusters, clusters)
