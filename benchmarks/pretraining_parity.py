@@ -83,6 +83,8 @@ CONFIGS = {
                    "warmup steps), as HF's linear schedule",
     "full_shuffle": "package: shuffle_buffer_size 20000 (all blocks) instead "
                     "of Model Garden's 100",
+    "bfloat16": "package: mixed bfloat16 (runtime.mixed_precision_dtype: "
+                "bfloat16; float32 variables and losses)",
     "torch_epsilon": "package: Adam's eps added after the bias correction, "
                      "as torch.optim.AdamW (Keras and the reference add it "
                      "before)",
@@ -510,6 +512,10 @@ def run_package(args, data, heldout):
   params = package_params(data, "token", args.steps, seed=args.seed,
                           learning_rate=args.learning_rate)
   apply_package_config(params, args.config, args.steps)
+  if args.config == "bfloat16":
+    from official.modeling import performance  # pylint: disable=g-import-not-at-top
+    params.runtime.mixed_precision_dtype = "bfloat16"
+    performance.set_mixed_precision_policy(tf.bfloat16)
   tf_keras.utils.set_random_seed(args.seed)
   task = task_factory.get_task(params.task)
   model = task.build_model()
@@ -672,7 +678,9 @@ def report(results_dir: str) -> str:
   runs = []
   for path in sorted(glob.glob(os.path.join(results_dir, "*", "*.json"))):
     with open(path, encoding="utf-8") as f:
-      runs.append(json.load(f))
+      run = json.load(f)
+    if "side" in run:  # (lockstep/ holds the lockstep's figures)
+      runs.append(run)
   groups = {}
   for r in runs:
     groups.setdefault((r["config"], r["side"]), []).append(r)
