@@ -223,7 +223,7 @@ def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
   dead = subprocess.Popen(["true"])
   dead.wait()
   prefix = str(tmp_path / "r")
-  with open(prefix + pr.LOCK_SUFFIX, "w") as f:
+  with open(prefix + ".lock", "w") as f:
     json.dump({"pid": dead.pid, "host": socket.gethostname(),
                "started": "2020-01-01 00:00:00 +0000"}, f)
   partial = tmp_path / "r-00000-of-00001.tfrecord.incomplete"
@@ -234,7 +234,7 @@ def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
     pr.create_pretraining_records([str(text)], cased_vocab, prefix,
                                   progress=False)
   assert f"pid {dead.pid} on {socket.gethostname()}" in caplog.text
-  assert not partial.exists() and not os.path.exists(prefix + pr.LOCK_SUFFIX)
+  assert not partial.exists() and not os.path.exists(prefix + ".lock")
   assert os.path.exists(prefix + "-00000-of-00001.tfrecord")
 
 

