@@ -1,0 +1,106 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""How many documents do the loader's training batches mix?
+
+Writes records of a real corpus (in corpus order, as the tool does), maps
+every block back to its document (the same tokenization and packing, in
+order), then reads the first --batches training batches through
+SpanBertPretrainDataLoader for each --buffers shuffle_buffer_size and counts
+the distinct documents: per batch (mean) and over all the batches.
+
+  .venv/bin/python benchmarks/bench_batch_mixing.py --work_dir /tmp/mixing \
+      --corpus ../shared/data/corpus/linux-doc.txt --buffers 100 10000
+"""
+
+import argparse
+import json
+import os
+import statistics
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+def block_documents(corpus: str, vocab_file: str, max_tokens: int):
+  """{block ids as a tuple: document index}, packed as the tool packs."""
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import corpus as corpus_lib  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+  tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case=False)
+  owner = {}
+  docs = pr.tokenize_documents(corpus_lib.read_documents([corpus]), tokenizer)
+  for index, doc in enumerate(docs):
+    for ids, _ in pr.single_blocks(doc, max_tokens, pr.Stats()):
+      owner[tuple(int(i) for i in ids)] = index
+  return owner
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  ap.add_argument("--work_dir", required=True)
+  ap.add_argument("--corpus",
+                  default=os.path.join(DATA, "corpus", "linux-doc.txt"))
+  ap.add_argument("--vocab", default=os.path.join(
+      DATA, "vocab", "bert-base-cased-vocab.txt"))
+  ap.add_argument("--seq_length", type=int, default=128)
+  ap.add_argument("--batch_size", type=int, default=32)
+  ap.add_argument("--batches", type=int, default=100)
+  ap.add_argument("--num_shards", type=int, default=4)
+  ap.add_argument("--buffers", type=int, nargs="+", default=[100, 10000])
+  args = ap.parse_args()
+  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+
+  prefix = os.path.join(args.work_dir, "records", "train")
+  stats = pr.create_pretraining_records(
+      [args.corpus], args.vocab, prefix, max_seq_length=args.seq_length,
+      num_shards=args.num_shards, progress=False)
+  owner = block_documents(args.corpus, args.vocab, args.seq_length - 2)
+  rows = []
+  for buffer in args.buffers:
+    params = pdl.SpanBertPretrainDataConfig(
+        input_path=prefix + "-*.tfrecord", vocab_file=args.vocab,
+        seq_length=args.seq_length, max_predictions_per_seq=20,
+        global_batch_size=args.batch_size, is_training=True, seed=1,
+        shuffle_buffer_size=buffer, masking_scheme="token")
+    batches = pdl.SpanBertPretrainDataLoader(params).load(diagnostics=True)
+    per_batch, seen, missing = [], set(), 0
+    for batch in batches.take(args.batches):
+      docs = set()
+      for ids, mask in zip(batch["original_word_ids"].numpy(),
+                           batch["input_mask"].numpy()):
+        block = tuple(int(i) for i in ids[1:int(mask.sum()) - 1])
+        if block in owner:
+          docs.add(owner[block])
+        else:
+          missing += 1
+      per_batch.append(len(docs))
+      seen |= docs
+    rows.append(dict(shuffle_buffer_size=buffer,
+                     mean_documents_per_batch=round(
+                         statistics.mean(per_batch), 2),
+                     documents_in_first_batches=len(seen),
+                     blocks_not_mapped=missing))
+    print(json.dumps(rows[-1]), flush=True)
+  print(json.dumps(dict(corpus=args.corpus, documents=stats.documents,
+                        blocks=stats.blocks, shards=args.num_shards,
+                        batch_size=args.batch_size, batches=args.batches,
+                        rows=rows)))
+
+
+if __name__ == "__main__":
+  main()
