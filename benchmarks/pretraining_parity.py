@@ -369,7 +369,8 @@ def lockstep_run(params, objective: str, steps: int, noise_floor: bool = False,
                  epsilon_hat: bool = True, variants=None) -> dict:
   """One objective in lockstep for `steps` steps of params' train data.
 
-  Returns per-step rows (every side's loss and gradient norm) and the largest
+  Returns per-step rows (every side's loss and gradient norm), the package's
+  loss on the first batch before and after the run, and the largest
   relative differences: max_rel_loss_diff / max_rel_grad_norm_diff (package
   vs torch); with noise_floor, ..._hf_perturbed (torch vs a copy perturbed by
   1e-7); for each of `variants` ({name: TorchSide keyword arguments}, e.g.
@@ -387,6 +388,13 @@ def lockstep_run(params, objective: str, steps: int, noise_floor: bool = False,
   optimizer = task.create_optimizer(params.trainer.optimizer_config,
                                     params.runtime)
   batches = list(task.build_inputs(params.task.train_data).take(steps))
+  # The package's loss on the first batch (no dropout, no update) before and
+  # after the run: a drop says the steps were real updates. (The losses of
+  # steps 1 and N are on other batches, and on tiny runs the later one may be
+  # higher.)
+  def first_loss():
+    return float(task.validation_step(batches[0], model)[task.loss])
+  first_batch_loss_before = first_loss()
   sides = {"hf": TorchSide(model, params, objective, epsilon_hat=epsilon_hat)}
   if noise_floor:
     sides["hf_perturbed"] = TorchSide(model, params, objective,
@@ -423,7 +431,9 @@ def lockstep_run(params, objective: str, steps: int, noise_floor: bool = False,
             f"({time.time() - start:.0f} s)", flush=True)
   out = dict(objective=objective, steps=steps, rows=rows,
              learning_rate=params.trainer.optimizer_config.learning_rate.
-             polynomial.initial_learning_rate, epsilon_hat=epsilon_hat)
+             polynomial.initial_learning_rate, epsilon_hat=epsilon_hat,
+             first_batch_loss={"before": first_batch_loss_before,
+                               "after": first_loss()})
   for name in sides:
     ref = "hf" if name == "hf_perturbed" else "package"
     suffix = "" if name == "hf" else "_" + name

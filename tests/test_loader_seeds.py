@@ -15,7 +15,7 @@
 """Mask seeds and shard counts of the pretraining loader on many hosts.
 
 The masks of a batch come from batch_seed(seed, batch index, input pipeline,
-the batch's first record). Under tf.data service every worker runs the client's
+the batch's records). Under tf.data service every worker runs the client's
 graph (same pipeline id, batch indices from 0), so without the records in
 the key two workers' batch i would draw the same masks; the test below uses
 blocks of one length and token masking, where that shows as identical
@@ -78,8 +78,11 @@ def test_batch_seed_keys():
       (1, 0, 0, records[::-1]))]
   keys = {tuple(base)} | {tuple(o.numpy()) for o in others}
   assert len(keys) == 1 + len(others)
-  # The rows after the first do not enter: a batch cut short keeps its seed.
-  np.testing.assert_array_equal(base, pdl.batch_seed(1, 0, 0, records[:1]))
+  # Every row enters, not only the first: two workers' batches that start
+  # with the same record still draw different masks.
+  assert tuple(pdl.batch_seed(1, 0, 0, records[:1]).numpy()) not in keys
+  assert tuple(pdl.batch_seed(
+      1, 0, 0, tf.constant([b"block a", b"block c"])).numpy()) not in keys
 
 
 def test_shard_count_rule_and_warning(same_length_records, small_vocab):

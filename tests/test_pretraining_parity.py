@@ -54,8 +54,6 @@ def _params(records, vocab, objective):
   params.task.model.encoder.bert_v2.vocab_size = tokenization.load_vocab(
       vocab).size
   params.task.train_data.global_batch_size = 4
-  # A fixed, seeded order in which five steps lower the loss of both objectives.
-  params.task.train_data.shuffle_buffer_size = 100
   enc = params.task.model.encoder.bert_v2
   enc.dropout_rate = enc.attention_dropout_rate = 0.0
   opt = params.trainer.optimizer_config
@@ -77,8 +75,9 @@ def test_lockstep_sides_agree_and_a_drift_is_caught(tiny_records, small_vocab,
   assert len(rows) == STEPS
   assert out["max_rel_loss_diff"] < 1e-5, rows
   assert out["max_rel_grad_norm_diff"] < 1e-4, rows
-  # The losses fall, so the steps are real updates, not no-ops.
-  assert rows[-1]["package_loss"] < rows[0]["package_loss"] - 0.01
+  # The loss on the first batch falls, so the steps are real updates.
+  first = out["first_batch_loss"]
+  assert first["after"] < first["before"] - 0.05, first
   # A torch side that differs only in where Adam adds eps drifts away.
   assert out["max_rel_grad_norm_diff_torch_eps"] > (
       10 * out["max_rel_grad_norm_diff"])
