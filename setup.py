@@ -69,6 +69,15 @@ setuptools.setup(
         # 2.20 (it resolves protobuf to 6.33); its tfrecord extra and
         # google-crc32c give WriteToTFRecord a fast CRC.
         "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
+        # Keras 3 users (docs/keras3.md): spanbert-export-keras-hub writes a
+        # keras-hub preset that keras_hub.models.BertBackbone.from_preset
+        # loads (tests/test_keras_hub_preset.py, TensorFlow and JAX
+        # backends). keras-hub 0.30+ pins kagglesdk==0.1.28, which Model
+        # Garden's kaggle 2.2.5 (kagglesdk>=0.1.38) excludes; 0.29.1 is the
+        # newest that resolves beside it (keras>=3.13: the venv's 3.15).
+        # jax[cpu] 0.10.2: the JAX backend (~90 MB, ~5 s to install).
+        "keras3": ["keras-hub==0.29.1", "safetensors>=0.4",
+                   "jax[cpu]==0.10.2"],
         # Training on NVIDIA GPUs: TensorFlow's CUDA/cuDNN/NCCL wheels for
         # the pinned TF (spanbert-train logs the devices it sees and stops
         # with one line when runtime.num_gpus asks for more).
@@ -89,6 +98,8 @@ setuptools.setup(
             ("spanbert-export-savedmodel="
              "official_spanbert_tools.export_savedmodel:run"),
             "spanbert-export-tfhub=official_spanbert_tools.export_tfhub:run",
+            ("spanbert-export-keras-hub="
+             "official_spanbert_tools.export_keras_hub:run"),
             "spanbert-demo=official_spanbert.demo:console_main",
         ],
     },
