@@ -19,7 +19,8 @@ must see ``TF_USE_LEGACY_KERAS=1`` before it is first imported, otherwise
 ``tf.keras`` resolves to Keras 3 and, among other things, mixed-precision
 policies set through ``tf.keras`` silently do not reach tf_keras layers. The
 variable is therefore set here, at the top of the package, before anything
-imports TensorFlow.
+imports TensorFlow. TensorFlow's C++ log level (TF_CPP_MIN_LOG_LEVEL) is
+read at its import too: console.setup_before_tensorflow sets it here.
 """
 
 import os
@@ -32,6 +33,9 @@ if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
       "official_spanbert with TF_USE_LEGACY_KERAS unset; import "
       "official_spanbert first (or export TF_USE_LEGACY_KERAS=1).\n")
 os.environ["TF_USE_LEGACY_KERAS"] = "1"
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Quiet by default (TF's C++ log, known third-party warnings); --verbosity /
+# -v on the command line gives the detail back (console.py).
+from official_spanbert import console as _console  # noqa: E402
+_console.setup_before_tensorflow()
 
 __version__ = "0.1.0"

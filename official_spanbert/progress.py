@@ -22,75 +22,231 @@
     report.advance()
   report.done("wrote 12,032 features to eval.tf_record")
 
-Lines go to stderr and start with the label and the time so far; a counted
-phase reports about every 10% with an ETA from the rate so far.
+The one progress reporter of the package: the data tools, the exporters and
+the checkpoint converter use it, and so do the trainer's training loops
+(`SpanBertTrainer`: steps, examples/s, the loss) and evaluation passes. A
+line starts with the label and the time so far, then what is done of the
+total, the ETA, the rate and what the caller adds:
+
+  train [41.2 s] 300/500 steps (60%), ETA 25.6 s | 51.5 examples/s | loss 12.9
+
+Where the lines go (`sink`):
+- "stream" (default): stderr. A counted phase reports about every 10%; on a
+  terminal, its line is refreshed in place instead (one line per phase);
+- "log": absl's logging.info, every 10% (as above);
+- "auto": "log" when absl's INFO level is on (`--verbosity` given, see
+  console.py), else "stream": quiet runs show one refreshed line, verbose
+  ones log it among the library's other lines.
+
+`interval_s` also reports when that long has passed since the last line (for
+work whose total is unknown); `each=True` reports every advance (a training
+loop of many steps).
 """
 
+import datetime
 import sys
 import time
 from typing import Optional, TextIO
 
+SINKS = ("stream", "log", "auto")
+REFRESH_S = 0.25  # least time between two refreshes of a terminal line
+
+
+def duration(seconds: float) -> str:
+  """'12.3 s' under a minute, else H:MM:SS."""
+  if seconds < 60:
+    return f"{seconds:.1f} s"
+  return str(datetime.timedelta(seconds=round(seconds)))
+
 
 class Progress:
-  """Progress of one piece of work, on stderr.
-
-  Lines start with the label and the time so far: one for each stage
-  (note), one about every 10% of a counted phase with an ETA (from the rate
-  so far), and at the end one summary line (done).
+  """Progress of one piece of work (see the module docstring).
 
   Args:
     label: the line prefix.
     enabled: False: print nothing.
     summary: print the summary line at the end (a caller that prints its
       own, e.g. a command-line tool on stdout, passes False).
-    stream: where to write (default: sys.stderr at the time of writing).
+    stream: where "stream" lines go (default: sys.stderr at the time of
+      writing).
+    sink: "stream", "log" or "auto" (see the module docstring).
+    interval_s: also report when this many seconds passed since the last
+      line (None: only every 10%).
   """
 
   def __init__(self, label: str, enabled: bool = True, summary: bool = True,
-               stream: Optional[TextIO] = None):
+               stream: Optional[TextIO] = None, sink: str = "stream",
+               interval_s: Optional[float] = None):
+    if sink not in SINKS:
+      raise ValueError(f"sink={sink!r}: expected one of {SINKS}")
     self.label = label
     self.enabled = enabled
     self._summary = summary
     self._stream = stream
+    self._sink = sink
+    self._interval_s = interval_s
     self._started = time.monotonic()
-    self._total = 0
-    self._done = 0
-    self._shown = 0  # tenths of the total already reported
-    self._what = "tensors"
-    self._phase_start = self._started
+    self._open = False  # a refreshed terminal line awaits its newline
+    self._last_write = 0.0
+    self.start(0)
+
+  # -- where lines go -------------------------------------------------------
+
+  def _resolved_sink(self) -> str:
+    if self._sink != "auto":
+      return self._sink
+    from absl import logging  # pylint: disable=g-import-not-at-top
+    return "log" if logging.level_info() else "stream"
+
+  def _out(self) -> TextIO:
+    return self._stream or sys.stderr
+
+  def _refreshing(self) -> bool:
+    """Whether counted lines are refreshed in place (a terminal stream)."""
+    if self._resolved_sink() != "stream":
+      return False
+    isatty = getattr(self._out(), "isatty", None)
+    try:
+      return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+      return False
+
+  def _write(self, line: str, refresh: bool = False):
+    """Writes a line; `refresh`: in place of the open one, on a terminal."""
+    if not self.enabled:
+      return
+    self._last_write = time.monotonic()
+    if self._resolved_sink() == "log":
+      from absl import logging  # pylint: disable=g-import-not-at-top
+      logging.info("%s", line)
+      return
+    stream = self._out()
+    if refresh:
+      pad = max(0, getattr(self, "_open_len", 0) - len(line))
+      stream.write("\r" + line + " " * pad)
+      self._open, self._open_len = True, len(line)
+    else:
+      stream.write(("\n" if self._open else "") + line + "\n")
+      self._open = False
+    stream.flush()
+
+  def close_line(self):
+    """Ends a refreshed terminal line (the next output starts below it)."""
+    if self._open and self.enabled:
+      stream = self._out()
+      stream.write("\n")
+      stream.flush()
+    self._open = False
+
+  # -- what is reported -----------------------------------------------------
 
   def _prefix(self) -> str:
     return f"{self.label} [{time.monotonic() - self._started:.1f} s]"
 
-  def _write(self, line: str):
-    if self.enabled:
-      stream = self._stream or sys.stderr
-      stream.write(line + "\n")
-      stream.flush()
-
   def note(self, text: str):
-    """A line on what the conversion does now, with the time so far."""
+    """A line on what the work does now, with the time so far."""
     self._write(f"{self._prefix()} {text}")
 
-  def start(self, total: int, what: str = "tensors"):
-    """Begins counting `total` units (e.g. the tensors to convert)."""
-    self._total, self._done, self._shown = total, 0, 0
-    self._what = what
-    self._phase_start = time.monotonic()
+  def start(self, total: int, what: str = "tensors", batch: int = 0,
+            done: int = 0, each: bool = False):
+    """Begins counting `total` units (0: unknown).
 
-  def advance(self, n: int = 1):
-    """Counts `n` units; reports when another tenth is done."""
+    Args:
+      total: the units of the phase (e.g. the tensors to convert).
+      what: their name in the line.
+      batch: examples a unit: adds "N examples/s" to the line.
+      done: units already done (a resumed run), left out of the rate.
+      each: report every advance, not every 10%.
+    """
+    self._total, self._done, self._what = total or 0, done, what
+    self._batch, self._each = batch, each
+    self._shown = (10 * done // self._total) if self._total else 0
+    self._phase_start = time.monotonic()
+    self._counted = 0  # units and seconds counted since start()
+    self._timed_first = None  # (units, seconds) of the first timed advance
+    self._timed_later = [0, 0.0]  # of the timed advances after it
+    self._detail = ""
+
+  def _timing(self):
+    """(units, seconds) the rate is taken from (see rate())."""
+    if self._timed_first is not None:
+      return (self._timed_later if self._timed_later[0]
+              else self._timed_first)
+    return self._counted, time.monotonic() - self._phase_start
+
+  def rate(self) -> float:
+    """Units per second of this phase.
+
+    With timed advances (`advance(seconds=...)`), from their seconds alone,
+    leaving out the first once a later one exists (it e.g. traced the train
+    function); else from the wall time since start().
+    """
+    units, seconds = self._timing()
+    return units / seconds if seconds > 0 else 0.0
+
+  def line(self) -> str:
+    """The progress line: done/total, ETA, rate, the caller's detail."""
+    text = f"{self._prefix()} {self._done}"
+    if self._total:
+      text += (f"/{self._total} {self._what} "
+               f"({100 * self._done // self._total}%)")
+    else:
+      text += f" {self._what}"
+    units, seconds = self._timing()
+    if self._total and units > 0:
+      left = max(0, self._total - self._done)
+      text += f", ETA {duration(seconds / units * left)}"
+    if self._batch:
+      text += f" | {self.rate() * self._batch:.1f} examples/s"
+    if self._detail:
+      text += f" | {self._detail}"
+    return text
+
+  def advance(self, n: int = 1, seconds: Optional[float] = None,
+              detail: str = ""):
+    """Counts `n` units; reports when another tenth is done (see above).
+
+    Args:
+      n: units done.
+      seconds: the time they took (default: the wall time since start()).
+      detail: text at the end of the line (e.g. "loss 6.12").
+    """
     self._done += n
-    if not self._total:
+    self._counted += n
+    if seconds is not None:
+      if self._timed_first is None:
+        self._timed_first = (n, seconds)
+      else:
+        self._timed_later[0] += n
+        self._timed_later[1] += seconds
+    if detail:
+      self._detail = detail
+    finished = bool(self._total) and self._done >= self._total
+    if self._refreshing():
+      now = time.monotonic()
+      if finished or self._each or now - self._last_write >= REFRESH_S:
+        self._write(self.line(), refresh=True)
+        if finished:
+          self.close_line()
       return
-    tenth = min(10, self._done * 10 // self._total)
-    if tenth <= self._shown:
-      return
-    self._shown = tenth
-    rate = (time.monotonic() - self._phase_start) / self._done
-    self._write(f"{self._prefix()} {self._done}/{self._total} {self._what} "
-                f"({100 * self._done // self._total}%), "
-                f"ETA {rate * (self._total - self._done):.1f} s")
+    tenth = min(10, 10 * self._done // self._total) if self._total else 0
+    due = self._each or tenth > self._shown or (
+        self._interval_s is not None and
+        time.monotonic() - max(self._last_write, self._phase_start) >=
+        self._interval_s)
+    if due:
+      self._shown = max(self._shown, tenth)
+      self._write(self.line())
+
+  @property
+  def count(self) -> int:
+    """Units done in this phase (with `start`'s `done`)."""
+    return self._done
+
+  @property
+  def batch(self) -> int:
+    """Examples a unit (`start`'s `batch`)."""
+    return self._batch
 
   def elapsed(self) -> float:
     """Seconds since the work started."""
@@ -100,3 +256,13 @@ class Progress:
     """The one summary line: what was written where."""
     if self._summary:
       self._write(summary)
+
+
+def _register_log_frames():
+  """absl's log lines name the caller of Progress, not progress.py."""
+  from absl import logging  # pylint: disable=g-import-not-at-top
+  for name in ("_write", "note", "advance", "done"):
+    logging.ABSLLogger.register_frame_to_skip(__file__, name)
+
+
+_register_log_frames()

@@ -58,7 +58,6 @@ import sys
 import traceback
 from typing import Any, Mapping, Optional, Tuple
 
-from absl import app
 from absl import flags
 from absl import logging
 import gin
@@ -80,6 +79,7 @@ from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert import checkpoint_recovery
+from official_spanbert import console
 from official_spanbert import config_check
 from official_spanbert import device_check
 from official_spanbert import run_lock
@@ -349,7 +349,7 @@ def define_flags():
 
 def console_main():
   define_flags()
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

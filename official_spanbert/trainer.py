@@ -18,10 +18,13 @@
 
 - the `examples_per_second` TensorBoard scalar (global batch size x steps /
   wall time of each training loop);
-- a progress line every `trainer.steps_per_loop` steps: steps done / total,
-  examples/s and an ETA; evaluation passes report batches done (of the total
-  when `trainer.validation_steps` or the task's `eval_steps_hint` gives it),
-  examples/s and an ETA about every 10% or 30 s, and one line at the end;
+- progress (official_spanbert/progress.py, sink "auto"): training shows
+  steps done / total, the ETA, examples/s and the loss after each loop of
+  `trainer.steps_per_loop` steps -- one refreshed line on a terminal, a line
+  about every 10% on other streams, a log line every loop when absl's INFO
+  is on (--verbosity); evaluation passes report batches done (of the total
+  when `trainer.validation_steps` or the task's `eval_steps_hint` gives it)
+  the same way, or every 30 s, and end with one line of their metrics;
 - divergence as a typed error: Model Garden's blowup rule (a NaN loss, or a
   loss above `trainer.loss_upper_bound` from step `recovery_begin_steps` on;
   after `trainer.recovery_max_trials` restores of the last checkpoint the run
@@ -32,10 +35,13 @@ Model Garden's runners build their trainer with `train_utils.create_trainer`,
 whose `trainer_cls` is gin-configurable; `scope()` binds it to
 `SpanBertTrainer`, so `train_lib.run_experiment` and
 `continuous_finetune_lib.run_continuous_finetune` run unchanged inside it.
+In that block Orbit's controller logs its lines (the metric dictionaries,
+"saved checkpoint to ...") with absl's logging.info only, instead of also
+printing them: they show with --verbosity, and the progress and evaluation
+lines above say the same in quiet runs.
 """
 
 import contextlib
-import datetime
 import time
 from typing import Iterator, Optional
 
@@ -46,9 +52,12 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 from official.core import actions
 from official.core import base_trainer
+from orbit import controller as orbit_controller
+from official_spanbert import progress as progress_lib
 
 _SCOPE = "spanbert"
 _TRAINER_CLS = "official.core.train_utils.create_trainer.trainer_cls"
+EVAL_INTERVAL_S = 30.0  # an evaluation of unknown length reports this often
 
 
 class TrainingDivergedError(RuntimeError):
@@ -86,40 +95,6 @@ class DivergenceCondition(actions.RecoveryCondition):
           "from it.") from None
 
 
-class _Progress:
-  """Steps done / total, examples/s and ETA of a run's training loops.
-
-  The rate leaves out the first loop (it traces the train function) once a
-  later one has run, and the time spent evaluating between loops.
-  """
-
-  def __init__(self, total_steps: int, global_batch_size: int):
-    self.total_steps = total_steps
-    self.batch = global_batch_size
-    self._first = None   # (steps, seconds) of the first loop
-    self._later = [0, 0.0]  # steps, seconds of the loops after it
-
-  def add(self, steps: int, seconds: float) -> None:
-    if self._first is None:
-      self._first = (steps, seconds)
-    else:
-      self._later[0] += steps
-      self._later[1] += seconds
-
-  def line(self, step: int) -> str:
-    steps, seconds = (self._later if self._later[0] else self._first)
-    rate = steps / seconds if seconds > 0 else 0.0
-    text = f"train progress: step {step}/{self.total_steps}"
-    if self.total_steps > 0:
-      text += f" ({100 * step / self.total_steps:.0f}%)"
-    text += f" | {rate * self.batch:.1f} examples/s"
-    if rate > 0 and 0 < step < self.total_steps:
-      eta = datetime.timedelta(
-          seconds=round((self.total_steps - step) / rate))
-      text += f" | ETA {eta}"
-    return text
-
-
 class SpanBertTrainer(base_trainer.Trainer):
   """base_trainer.Trainer with examples_per_second, progress and typed
   divergence (see the module docstring).
@@ -134,8 +109,8 @@ class SpanBertTrainer(base_trainer.Trainer):
     self._divergence: Optional[DivergenceCondition] = (
         DivergenceCondition(self) if trainer.recovery_max_trials >= 0
         else None)
-    self._progress = _Progress(trainer.train_steps,
-                               self.config.task.train_data.global_batch_size)
+    self._progress = progress_lib.Progress("train", sink="auto")
+    self._progress_started = False
     self._loop_start = None
 
   def eval_begin(self):
@@ -143,25 +118,38 @@ class SpanBertTrainer(base_trainer.Trainer):
     total = self.config.trainer.validation_steps
     if total is None or total <= 0:
       total = getattr(self.task, "eval_steps_hint", None)
-    self._eval_progress = _EvalProgress(
-        total, getattr(validation, "global_batch_size", 0) or 0)
+    self._eval_progress = progress_lib.Progress("eval", sink="auto",
+                                                interval_s=EVAL_INTERVAL_S)
+    self._eval_progress.start(
+        total if total and total > 0 else 0, "batches",
+        batch=getattr(validation, "global_batch_size", 0) or 0)
     return super().eval_begin()
 
   def eval_reduce(self, state=None, step_outputs=None):
     progress = getattr(self, "_eval_progress", None)
     if progress is not None:
-      progress.step()
+      progress.advance()
     return super().eval_reduce(state, step_outputs)
 
   def eval_end(self, aggregated_logs=None):
     logs = super().eval_end(aggregated_logs)
     progress = getattr(self, "_eval_progress", None)
     if progress is not None:
-      logging.info("%s", progress.summary())
+      progress.close_line()
+      progress.done(eval_summary(progress, int(self.global_step.numpy()),
+                                 logs))
     return logs
 
   def train_loop_begin(self):
-    self._loop_start = (time.time(), int(self.global_step.numpy()))
+    step = int(self.global_step.numpy())
+    if not self._progress_started:
+      # At the first loop the step a resumed run starts from is known.
+      self._progress.start(
+          self.config.trainer.train_steps, "steps",
+          batch=self.config.task.train_data.global_batch_size, done=step,
+          each=logging.level_info())
+      self._progress_started = True
+    self._loop_start = (time.time(), step)
     super().train_loop_begin()
 
   def train_loop_end(self):
@@ -172,9 +160,9 @@ class SpanBertTrainer(base_trainer.Trainer):
       steps = step - self._loop_start[1]
       if elapsed > 0 and steps > 0:
         logs["examples_per_second"] = (
-            steps * self._progress.batch / elapsed)
-        self._progress.add(steps, elapsed)
-        logging.info("%s", self._progress.line(step))
+            steps * self.config.task.train_data.global_batch_size / elapsed)
+        self._progress.advance(steps, seconds=elapsed,
+                               detail=loss_detail(logs))
     if self._divergence is not None:
       # Raises before Model Garden's own RecoveryCondition (a train action,
       # run on these logs next) would; returns whether it will restore.
@@ -182,41 +170,38 @@ class SpanBertTrainer(base_trainer.Trainer):
     return logs
 
 
-class _EvalProgress:
-  """Batches done in an evaluation pass, logged about every 10% or 30 s."""
+def loss_detail(logs) -> str:
+  """'loss 15.264 (mlm 7.622, sbo 7.642)' from a training loop's logs."""
+  parts = [f"{k[:-len('_loss')]} {float(v):.3f}" for k, v in sorted(
+      logs.items()) if k.endswith("_loss") and k != "training_loss"]
+  text = ""
+  if "training_loss" in logs:
+    text = f"loss {float(logs['training_loss']):.3f}"
+    if parts:
+      text += f" ({', '.join(parts)})"
+  elif parts:
+    text = ", ".join(parts)
+  return text
 
-  INTERVAL_S = 30.0
 
-  def __init__(self, total: Optional[int], batch: int):
-    self.total = total if total and total > 0 else None
-    self.batch = batch
-    self.done = 0
-    self._start = self._last = time.time()
-    self._tenths = 0
+def eval_summary(progress: progress_lib.Progress, step: int, logs) -> str:
+  """The line an evaluation pass ends with: its size, time and metrics."""
+  batch = progress.batch
+  text = (f"eval at step {step}: {progress.count} batches "
+          f"({progress.count * batch} examples) in {progress.elapsed():.1f} s")
+  metrics = [f"{k} {float(v):.4g}" for k, v in sorted((logs or {}).items())
+             if _is_number(v)]
+  if metrics:
+    text += ": " + ", ".join(metrics)
+  return text
 
-  def line(self) -> str:
-    elapsed = time.time() - self._start
-    rate = self.done / elapsed if elapsed > 0 else 0.0
-    text = f"eval progress: batch {self.done}"
-    if self.total:
-      text += f"/{self.total} ({100 * self.done / self.total:.0f}%)"
-    text += f" | {rate * self.batch:.1f} examples/s"
-    if self.total and rate > 0 and self.done < self.total:
-      eta = datetime.timedelta(seconds=round((self.total - self.done) / rate))
-      text += f" | ETA {eta}"
-    return text
 
-  def step(self) -> None:
-    self.done += 1
-    now = time.time()
-    tenths = 10 * self.done // self.total if self.total else 0
-    if tenths > self._tenths or now - self._last >= self.INTERVAL_S:
-      self._tenths, self._last = tenths, now
-      logging.info("%s", self.line())
-
-  def summary(self) -> str:
-    return (f"eval: {self.done} batches ({self.done * self.batch} examples) "
-            f"in {time.time() - self._start:.1f} s")
+def _is_number(value) -> bool:
+  try:
+    float(value)
+  except (TypeError, ValueError):
+    return False
+  return getattr(value, "ndim", 0) == 0
 
 
 @contextlib.contextmanager
@@ -225,5 +210,20 @@ def scope() -> Iterator[None]:
   this block (a gin binding of its trainer_cls in scope "spanbert")."""
   with gin.unlock_config():
     gin.bind_parameter(f"{_SCOPE}/{_TRAINER_CLS}", SpanBertTrainer)
-  with gin.config_scope(_SCOPE):
-    yield
+  original = getattr(orbit_controller, "_log", None)
+  if original is not None:
+    orbit_controller._log = _orbit_log  # pylint: disable=protected-access
+  try:
+    with gin.config_scope(_SCOPE):
+      yield
+  finally:
+    if original is not None:
+      orbit_controller._log = original  # pylint: disable=protected-access
+
+
+def _orbit_log(message: str) -> None:
+  """Orbit's controller._log without its print to stdout."""
+  logging.info(message)
+
+
+logging.ABSLLogger.register_frame_to_skip(__file__, _orbit_log.__name__)

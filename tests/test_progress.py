@@ -12,12 +12,30 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""official_spanbert/progress.py: stage lines, ETA every 10%, summary."""
+"""official_spanbert/progress.py, the package's one progress reporter: stage
+lines, ETA every 10% (or one refreshed line on a terminal), rates, sinks."""
 
 import io
 import re
 
+from absl import logging
+import pytest
+
 from official_spanbert import progress
+
+
+class _Clock:
+  """A monotonic clock the test moves."""
+
+  def __init__(self, monkeypatch, start=100.0):
+    self.now = start
+    monkeypatch.setattr(progress.time, "monotonic", lambda: self.now)
+
+
+class _Tty(io.StringIO):
+
+  def isatty(self):
+    return True
 
 
 def test_counted_phase_reports_tenths_with_eta_then_one_summary():
@@ -52,3 +70,92 @@ def test_disabled_or_summary_off_prints_accordingly():
   no_summary.note("stage")
   no_summary.done("summary")
   assert out.getvalue().count("\n") == 1 and "stage" in out.getvalue()
+
+
+def test_timed_advances_leave_the_first_out_of_the_rate(monkeypatch):
+  """A training run: the first loop also traced the train function."""
+  clock = _Clock(monkeypatch)
+  out = io.StringIO()
+  report = progress.Progress("train", stream=out)
+  report.start(12, "steps", batch=8, each=True)
+  clock.now += 10.0
+  report.advance(4, seconds=10.0, detail="loss 7.500")
+  clock.now += 2.0
+  report.advance(4, seconds=2.0)  # later loops alone: 2 steps/s
+  clock.now += 2.0
+  report.advance(4, seconds=2.0, detail="loss 6.250")
+  assert out.getvalue().splitlines() == [
+      "train [10.0 s] 4/12 steps (33%), ETA 20.0 s | 3.2 examples/s | "
+      "loss 7.500",
+      "train [12.0 s] 8/12 steps (66%), ETA 2.0 s | 16.0 examples/s | "
+      "loss 7.500",
+      "train [14.0 s] 12/12 steps (100%), ETA 0.0 s | 16.0 examples/s | "
+      "loss 6.250"]
+
+
+def test_a_resumed_run_counts_from_its_step_and_long_etas_read_as_hms(
+    monkeypatch):
+  clock = _Clock(monkeypatch)
+  out = io.StringIO()
+  report = progress.Progress("train", stream=out)
+  report.start(10000, "steps", done=5000)
+  clock.now += 50.0
+  report.advance(500, seconds=50.0)  # still in the sixth tenth: no line
+  clock.now += 50.0
+  report.advance(500, seconds=50.0)  # 10 steps/s: 400 s left
+  assert out.getvalue() == (
+      "train [100.0 s] 6000/10000 steps (60%), ETA 0:06:40\n")
+
+
+def test_unknown_total_reports_every_interval(monkeypatch):
+  """An evaluation pass of unknown length: a line every 30 s."""
+  clock = _Clock(monkeypatch, start=0.0)
+  out = io.StringIO()
+  report = progress.Progress("eval", stream=out, interval_s=30.0)
+  report.start(0, "batches", batch=4)
+  for _ in range(100):
+    clock.now += 1.0
+    report.advance()
+  lines = out.getvalue().splitlines()
+  assert len(lines) == 3  # at 30, 60 and 90 s
+  assert lines[0] == "eval [30.0 s] 30 batches | 4.0 examples/s"
+  assert report.count == 100 and report.batch == 4
+
+
+def test_a_terminal_gets_one_refreshed_line(monkeypatch):
+  clock = _Clock(monkeypatch)
+  out = _Tty()
+  report = progress.Progress("train", stream=out)
+  report.start(100, "steps")
+  for _ in range(100):
+    clock.now += 1.0
+    report.advance()
+  report.done("trained to step 100")
+  text = out.getvalue()
+  assert text.count("\n") == 2  # the finished line, then the summary
+  assert text.count("\r") == 100  # every advance (1 s apart) redraws it
+  assert text.endswith("100/100 steps (100%), ETA 0.0 s\n"
+                       "trained to step 100\n")
+
+
+def test_auto_sink_logs_when_absl_info_is_on(monkeypatch):
+  logged = []
+  monkeypatch.setattr(logging, "info", lambda fmt, *a: logged.append(fmt % a))
+  out = io.StringIO()
+  report = progress.Progress("eval", stream=out, sink="auto")
+  monkeypatch.setattr(logging, "level_info", lambda: True)
+  report.start(2, "batches")
+  report.advance(2)
+  monkeypatch.setattr(logging, "level_info", lambda: False)
+  report.note("quiet")
+  assert [l.split("] ", 1)[1] for l in logged] == [
+      "2/2 batches (100%), ETA 0.0 s"]
+  assert out.getvalue().endswith("] quiet\n")
+  with pytest.raises(ValueError, match="sink"):
+    progress.Progress("x", sink="file")
+
+
+def test_duration_reads_seconds_then_hms():
+  assert progress.duration(9.96) == "10.0 s"
+  assert progress.duration(59.0) == "59.0 s"
+  assert progress.duration(3725) == "1:02:05"

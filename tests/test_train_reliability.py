@@ -246,19 +246,6 @@ def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
   assert ("Traceback" in result.stderr) == bool(flags)
 
 
-def test_progress_line_counts_steps_and_estimates_the_rest():
-  progress = trainer_lib._Progress(total_steps=12, global_batch_size=8)
-  progress.add(4, 10.0)  # the first loop also traced the train function
-  assert progress.line(4) == (
-      "train progress: step 4/12 (33%) | 3.2 examples/s | ETA 0:00:20")
-  progress.add(4, 2.0)  # later loops alone give the rate: 2 steps/s
-  assert progress.line(8) == (
-      "train progress: step 8/12 (67%) | 16.0 examples/s | ETA 0:00:02")
-  progress.add(4, 2.0)
-  assert progress.line(12) == (
-      "train progress: step 12/12 (100%) | 16.0 examples/s")
-
-
 def test_binary_shows_progress_and_what_it_wrote(
     pretraining_records, cased_vocab, trained, tmp_path):
   model_dir = _copy(trained, tmp_path)
@@ -270,11 +257,18 @@ def test_binary_shows_progress_and_what_it_wrote(
       cwd=REPO, env=_env(), capture_output=True, text=True,
       timeout=TIMEOUT_S, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
-  assert re.search(r"train progress: step 12/16 \(75%\) \| [\d.]+ "
-                   r"examples/s \| ETA \d+:\d\d:\d\d", result.stderr)
-  assert re.search(r"train progress: step 16/16 \(100%\) \| [\d.]+ "
-                   r"examples/s\n", result.stderr)
-  assert "async checkpoint" in result.stderr.lower()
+  # Quiet by default (console.py): progress.Progress lines (stderr is not a
+  # terminal: about every 10%), one line per evaluation, no INFO logs and
+  # no metric dictionaries.
+  assert re.search(r"^train \[[\d.]+ s\] 12/16 steps \(75%\), ETA [\d.]+ s "
+                   r"\| [\d.]+ examples/s \| loss [\d.]+ \(mlm [\d.]+, "
+                   r"sbo [\d.]+\)$", result.stderr, re.M), result.stderr
+  assert re.search(r"^train \[[\d.]+ s\] 16/16 steps \(100%\)",
+                   result.stderr, re.M)
+  assert re.search(r"^eval at step 16: \d+ batches \(\d+ examples\) in "
+                   r"[\d.]+ s: .*validation_loss [\d.]+", result.stderr, re.M)
+  assert not re.search(r"^I\d{4} ", result.stderr, re.M), result.stderr
+  assert "'mlm_loss'" not in result.stdout + result.stderr
   assert result.stdout.strip().splitlines()[-1] == (
       f"spanbert-train: trained to step 16: checkpoint {model_dir}/ckpt-16, "
       f"TensorBoard summaries in {model_dir}/train, config "

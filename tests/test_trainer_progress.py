@@ -12,38 +12,46 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Progress lines of training loops and evaluation passes (issue 16)."""
+"""What the trainer adds to progress.Progress: the loss of a training loop
+and the one line an evaluation pass ends with; Orbit's prints go to the
+log (issue 24)."""
 
-from absl import logging
+import io
 
+import numpy as np
+from orbit import controller as orbit_controller
+
+from official_spanbert import progress
 from official_spanbert import trainer
 
 
-def test_eval_progress_reports_tenths_with_eta_and_a_summary(monkeypatch):
-  clock = [100.0]
-  monkeypatch.setattr(trainer.time, "time", lambda: clock[0])
-  lines = []
-  monkeypatch.setattr(logging, "info", lambda fmt, *a: lines.append(fmt % a))
-  progress = trainer._EvalProgress(total=20, batch=8)
+def test_the_training_line_carries_the_losses():
+  logs = {"training_loss": np.float32(15.2644), "mlm_loss": np.float32(7.622),
+          "sbo_loss": np.float32(7.6423), "masked_lm_accuracy": 0.05,
+          "learning_rate": 0.001}
+  assert trainer.loss_detail(logs) == "loss 15.264 (mlm 7.622, sbo 7.642)"
+  assert trainer.loss_detail({"mlm_loss": 2.0}) == "mlm 2.000"
+  assert trainer.loss_detail({"learning_rate": 0.1}) == ""
+
+
+def test_an_evaluation_ends_with_its_size_time_and_metrics(monkeypatch):
+  clock = [10.0]
+  monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+  report = progress.Progress("eval", stream=io.StringIO())
+  report.start(20, "batches", batch=8)
   for _ in range(20):
     clock[0] += 0.5
-    progress.step()
-  assert len(lines) == 10  # every 10% of 20 batches
-  assert lines[0] == ("eval progress: batch 2/20 (10%) | 16.0 examples/s | "
-                      "ETA 0:00:09")
-  assert lines[-1].startswith("eval progress: batch 20/20 (100%)")
-  assert "ETA" not in lines[-1]
-  assert progress.summary() == "eval: 20 batches (160 examples) in 10.0 s"
+    report.advance()
+  line = trainer.eval_summary(report, 1200, {
+      "validation_loss": np.float32(12.3456), "masked_lm_accuracy": 0.12345,
+      "per_class": np.zeros([3])})  # not a scalar: left out
+  assert line == ("eval at step 1200: 20 batches (160 examples) in 10.0 s: "
+                  "masked_lm_accuracy 0.1235, validation_loss 12.35")
 
 
-def test_eval_progress_without_a_total_reports_every_30_seconds(monkeypatch):
-  clock = [0.0]
-  monkeypatch.setattr(trainer.time, "time", lambda: clock[0])
-  lines = []
-  monkeypatch.setattr(logging, "info", lambda fmt, *a: lines.append(fmt % a))
-  progress = trainer._EvalProgress(total=None, batch=4)
-  for _ in range(100):
-    clock[0] += 1.0
-    progress.step()
-  assert len(lines) == 3  # at 30, 60 and 90 s
-  assert lines[0] == "eval progress: batch 30 | 4.0 examples/s"
+def test_orbit_logs_instead_of_printing_inside_the_scope(capsys):
+  original = orbit_controller._log  # pylint: disable=protected-access
+  with trainer.scope():
+    orbit_controller._log("train | step: 1 | output: {...}")  # pylint: disable=protected-access
+  assert orbit_controller._log is original  # pylint: disable=protected-access
+  assert capsys.readouterr().out == ""

@@ -24,9 +24,9 @@ official_spanbert.demo.corpus).
 
 import sys
 
-from absl import app
 from absl import flags
 
+from official_spanbert import console
 from official_spanbert.demo import corpus as demo_corpus
 
 FLAGS = flags.FLAGS
@@ -63,7 +63,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -32,11 +32,10 @@ grows with the number of distinct words: use --max_lines for a quick vocab.
 
 import sys
 
-from absl import app
 from absl import flags
-from absl import logging
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import vocab_builder
 
@@ -70,7 +69,6 @@ def main(argv):
     sys.stderr.write(f"build_vocab: error: unexpected arguments "
                      f"{' '.join(argv[1:])}; inputs go in --input_file\n")
     return 2
-  logging.set_verbosity(logging.INFO)
   try:
     stats = vocab_builder.build_vocab(
         FLAGS.input_file, FLAGS.output_vocab, vocab_size=FLAGS.vocab_size,
@@ -89,7 +87,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -41,10 +41,10 @@ tensors, MB, seconds). The conversion is official_spanbert.interop.
 
 import sys
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.data import tokenization
 from official_spanbert import interop
 from official_spanbert.interop import hf_files
@@ -125,7 +125,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -35,10 +35,10 @@ import json
 import os
 import sys
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import squad
@@ -155,7 +155,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

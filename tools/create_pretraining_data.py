@@ -45,10 +45,10 @@ import os
 import signal
 import sys
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.data.pretraining import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretraining_records
@@ -150,7 +150,7 @@ def main(argv):
 
 def run():
   # Flags this tool does not know are left for Beam's pipeline options.
-  app.run(main, flags_parser=lambda argv: FLAGS(argv, known_only=True))
+  console.run(main, flags_parser=lambda argv: FLAGS(argv, known_only=True))
 
 
 if __name__ == "__main__":

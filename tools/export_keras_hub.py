@@ -33,10 +33,10 @@ The export is official_spanbert.interop.keras_hub_preset.
 
 import sys
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.data import tokenization
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import keras_hub_preset
@@ -90,7 +90,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -34,10 +34,10 @@ warmup requests; tokenizer and segment length come from the params.
 
 import sys
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import coref_export
@@ -97,7 +97,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -27,10 +27,10 @@ preprocessing API: tokenize, bert_pack_inputs, and text -> inputs at
 import sys
 import time
 
-from absl import app
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert import console
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import hub_export
@@ -75,7 +75,7 @@ def main(argv):
 
 
 def run():
-  app.run(main)
+  console.run(main)
 
 
 if __name__ == "__main__":

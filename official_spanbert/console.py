@@ -1,0 +1,194 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""How much a console script prints: quiet by default, detail with -v.
+
+Quiet (the default) is what a person reads: stage lines, progress, a summary,
+and real warnings. Library INFO logs (absl, TensorFlow's Python logger),
+Model Garden's metric dictionaries and the known noise of the third-party
+stack are off:
+
+- TensorFlow's C++ log below FATAL (TF_CPP_MIN_LOG_LEVEL=3): on a CPU machine
+  its only lines are the `cuInit` probe's error and oneDNN's INT64 notice;
+  errors that matter reach Python as exceptions;
+- the C++ absl log below WARNING (XLA's "Compiled cluster using XLA!");
+- the `pkg_resources is deprecated` warning of tensorflow_hub's import and
+  tf_keras' "initializer ... is unseeded" warning.
+
+`--verbosity=1` (or `-v`, or any explicit `--verbosity`) gives them back:
+absl's level as given, TF_CPP_MIN_LOG_LEVEL=2 (the package's old default),
+no warning filters. An explicit TF_CPP_MIN_LOG_LEVEL in the environment is
+always kept.
+
+`setup_before_tensorflow` runs from official_spanbert/__init__.py, before
+anything imports TensorFlow (the C++ level is read once, at TF's import);
+every console script runs its main through `run` instead of absl's app.run.
+This module imports neither TensorFlow nor absl at import time.
+"""
+
+import ctypes
+import glob
+import mmap
+import os
+import re
+import sys
+import warnings
+from typing import Callable, List, Optional, Sequence
+
+QUIET_TF_CPP_MIN_LOG_LEVEL = "3"
+VERBOSE_TF_CPP_MIN_LOG_LEVEL = "2"
+# (message regex, category) of the third-party warnings quiet mode hides.
+KNOWN_WARNINGS = (
+    (r"pkg_resources is deprecated as an API", UserWarning),
+    (r"The initializer \w+ is unseeded", UserWarning),
+)
+_VERBOSITY = re.compile(r"^--?(?:verbosity|v)(?:=(-?\d+))?$")
+_cxx_applied = []
+
+
+def verbosity_in_argv(argv: Sequence[str]) -> Optional[int]:
+  """The --verbosity/-v an argv gives (a bare -v is 1), or None.
+
+  Reads `--verbosity=N`, `--verbosity N`, `-v=N`, `-v N` and `-v`, up to a
+  `--` (after which arguments are not flags).
+  """
+  found = None
+  args = list(argv[1:])
+  for i, arg in enumerate(args):
+    if arg == "--":
+      break
+    match = _VERBOSITY.match(arg)
+    if not match:
+      continue
+    if match.group(1) is not None:
+      found = int(match.group(1))
+    elif i + 1 < len(args) and re.fullmatch(r"-?\d+", args[i + 1]):
+      found = int(args[i + 1])
+    elif arg == "-v":
+      found = 1
+  return found
+
+
+def is_verbose(argv: Optional[Sequence[str]] = None) -> bool:
+  """Whether argv (default sys.argv) asks for detail: any --verbosity >= 0."""
+  v = verbosity_in_argv(sys.argv if argv is None else argv)
+  return v is not None and v >= 0
+
+
+def hide_known_warnings() -> None:
+  """Filters out the KNOWN_WARNINGS (third-party noise, see the docstring)."""
+  for message, category in KNOWN_WARNINGS:
+    warnings.filterwarnings("ignore", message=message, category=category)
+
+
+def setup_before_tensorflow(argv: Optional[Sequence[str]] = None) -> None:
+  """The C++ log level and warning filters; call before TF is imported."""
+  verbose = is_verbose(argv)
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL",
+                        VERBOSE_TF_CPP_MIN_LOG_LEVEL if verbose
+                        else QUIET_TF_CPP_MIN_LOG_LEVEL)
+  if not verbose:
+    hide_known_warnings()
+
+
+def _absl_set_min_log_level(library: str) -> Optional[Callable[[int], None]]:
+  """absl::SetMinLogLevel of a TensorFlow shared library, or None.
+
+  The symbol's name holds absl's inline namespace (lts_YYYYMMDD), which
+  changes between TF releases; it is read from the library's symbol table.
+  """
+  try:
+    with open(library, "rb") as f, mmap.mmap(f.fileno(), 0,
+                                              access=mmap.ACCESS_READ) as m:
+      tail = b"14SetMinLogLevelENS0_18LogSeverityAtLeastE"
+      end = m.find(tail)
+      window = m[max(0, end - 40):end + len(tail)] if end >= 0 else b""
+    match = re.search(rb"_ZN4absl\d+lts_\d+" + re.escape(tail) + rb"$",
+                      window)
+    if not match:
+      return None
+    fn = getattr(ctypes.CDLL(library), match.group(0).decode())
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = None
+    return fn
+  except (OSError, AttributeError, ValueError):
+    return None
+
+
+def quiet_cxx_absl_log() -> bool:
+  """Quiet mode: the C++ absl log below WARNING off (XLA's INFO lines).
+
+  TensorFlow's TF_CPP_MIN_LOG_LEVEL does not reach the absl log that XLA
+  writes with; this sets absl's own minimum level in libtensorflow_framework
+  (once, after TF is imported). Does nothing when TF_CPP_MIN_LOG_LEVEL is
+  below 3 (verbose, or set by the user), or the symbol is not found; returns
+  whether it set the level.
+  """
+  if _cxx_applied:
+    return _cxx_applied[0]
+  applied = False
+  if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == QUIET_TF_CPP_MIN_LOG_LEVEL:
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    pattern = os.path.join(os.path.dirname(tf.__file__),
+                           "libtensorflow_framework.so*")
+    for library in sorted(glob.glob(pattern)):
+      fn = _absl_set_min_log_level(library)
+      if fn is not None:
+        fn(1)  # absl::LogSeverityAtLeast::kWarning
+        applied = True
+        break
+  _cxx_applied.append(applied)
+  return applied
+
+
+def normalize_argv(argv: Sequence[str]) -> List[str]:
+  """argv with a bare `-v` as `--verbosity=1` (absl's -v takes a value)."""
+  out = []
+  args = list(argv)
+  for i, arg in enumerate(args):
+    nxt = args[i + 1] if i + 1 < len(args) else None
+    if (i and arg == "-v" and
+        (nxt is None or not re.fullmatch(r"-?\d+", nxt)) and "--" not in
+        args[1:i]):
+      out.append("--verbosity=1")
+    else:
+      out.append(arg)
+  return out
+
+
+def apply_verbosity() -> bool:
+  """After flags are parsed: absl's level (WARNING unless --verbosity was
+  given) and, in quiet mode, the C++ absl level. Returns whether verbose."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl import logging  # pylint: disable=g-import-not-at-top
+  verbose = flags.FLAGS["verbosity"].present and flags.FLAGS.verbosity >= 0
+  if not flags.FLAGS["verbosity"].present:
+    logging.set_verbosity(logging.WARNING)
+  if not verbose:
+    hide_known_warnings()
+    if "tensorflow" in sys.modules:
+      quiet_cxx_absl_log()
+  return verbose
+
+
+def run(main: Callable, argv: Optional[Sequence[str]] = None, **kwargs):
+  """absl's app.run(main) with the verbosity above (kwargs go to app.run)."""
+  from absl import app  # pylint: disable=g-import-not-at-top
+
+  def quiet_main(args):
+    apply_verbosity()
+    return main(args)
+
+  app.run(quiet_main, argv=normalize_argv(sys.argv if argv is None else argv),
+          **kwargs)

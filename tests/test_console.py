@@ -1,0 +1,77 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""console.py: quiet console scripts unless --verbosity / -v (issue 24)."""
+
+import os
+import subprocess
+import sys
+
+from official_spanbert import console
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_verbosity_is_read_from_every_spelling():
+  read = console.verbosity_in_argv
+  assert read(["prog"]) is None
+  assert read(["prog", "-v"]) == 1
+  assert read(["prog", "--verbosity=0"]) == 0
+  assert read(["prog", "--verbosity", "2"]) == 2
+  assert read(["prog", "-v=-1"]) == -1
+  assert read(["prog", "--", "-v"]) is None  # not a flag after --
+  assert console.is_verbose(["prog", "-v"])
+  assert not console.is_verbose(["prog", "--verbosity=-1"])
+  assert console.normalize_argv(["prog", "-v", "--x=1"]) == [
+      "prog", "--verbosity=1", "--x=1"]
+  assert console.normalize_argv(["prog", "-v", "2"]) == ["prog", "-v", "2"]
+
+
+def _script(verbose: bool) -> subprocess.CompletedProcess:
+  """A console script that logs INFO, warns, hits the known noise and runs
+  an XLA-compiled function (the C++ absl INFO line)."""
+  code = (
+      "import warnings\n"
+      "from absl import logging\n"
+      "import official_spanbert\n"
+      "from official_spanbert import console\n"
+      "import tensorflow as tf\n"
+      "def main(_):\n"
+      "  logging.info('library detail')\n"
+      "  logging.warning('a real warning')\n"
+      "  warnings.warn('The initializer TruncatedNormal is unseeded and')\n"
+      "  f = tf.function(lambda x: x * 2, jit_compile=True)\n"
+      "  print('result', float(f(tf.constant(2.0))))\n"
+      "console.run(main)\n")
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  env.update(PYTHONPATH=REPO, TF_NUM_INTRAOP_THREADS="1",
+             TF_NUM_INTEROP_THREADS="1")
+  return subprocess.run(
+      [sys.executable, "-c", code] + (["-v"] if verbose else []), env=env,
+      capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_quiet_by_default_and_the_detail_with_v():
+  quiet = _script(verbose=False)
+  assert quiet.returncode == 0, quiet.stderr
+  assert quiet.stdout == "result 4.0\n"
+  assert "a real warning" in quiet.stderr  # real warnings still show
+  for noise in ("library detail", "unseeded", "cuInit",
+                "Compiled cluster using XLA", "pkg_resources"):
+    assert noise not in quiet.stderr, quiet.stderr
+  verbose = _script(verbose=True)
+  assert verbose.returncode == 0, verbose.stderr
+  assert "library detail" in verbose.stderr
+  assert "unseeded" in verbose.stderr
+  assert "a real warning" in verbose.stderr
