@@ -12,41 +12,152 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The `make demo` pipeline, end to end, on a short schedule."""
+"""The `make demo` pipeline, end to end, on a short schedule, as a user runs
+it (`python -m official_spanbert.demo`): quiet output, the summary, -v."""
 
+import json
 import os
+import re
+import subprocess
+import sys
 
-from official_spanbert import demo
+import pytest
+
+from official_spanbert.demo import pipeline
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = 4
+MAX_LINES = 60  # issue 24: the default `make demo` prints at most this many
 
 
-def test_demo_runs_end_to_end_and_fills_the_span(tmp_path):
-  result = demo.run_demo(str(tmp_path), train_steps=6, vocab_size=3000)
-  assert result["corpus"]["documents"] > 100
-  assert result["corpus"]["heldout_documents"] >= 5
-  # Stage 3 wrote both parts' records (pipeline.prepare_data).
+def _demo(output_dir, *args):
+  env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+  env.update(PYTHONPATH=REPO, TF_NUM_INTRAOP_THREADS="1",
+             TF_NUM_INTEROP_THREADS="1")
+  result = subprocess.run(
+      [sys.executable, "-m", "official_spanbert.demo",
+       f"--output_dir={output_dir}", "--vocab_size=3000", *args],
+      env=env, capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return result
+
+
+@pytest.fixture(scope="module")
+def quiet_run(tmp_path_factory):
+  out = str(tmp_path_factory.mktemp("demo"))
+  result = _demo(out, f"--train_steps={STEPS}")
+  with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+    return out, result, json.load(f)
+
+
+def test_default_output_is_what_a_person_reads(quiet_run):
+  _, result, _ = quiet_run
+  text = result.stdout + result.stderr
+  lines = text.splitlines()
+  assert len(lines) <= MAX_LINES, text
+  for stage in range(1, 6):
+    assert re.search(rf"^== {stage}/5 ", result.stdout, re.M), result.stdout
+  # One progress line for training (stderr is not a terminal: it would be
+  # refreshed in place on one), with the loss and the rate.
+  assert re.search(rf"^train \[[\d.]+ s\] {STEPS}/{STEPS} steps \(100%\)"
+                   r".*examples/s \| loss [\d.]+ \(mlm [\d.]+, sbo [\d.]+\)$",
+                   result.stderr, re.M), result.stderr
+  for noise in ("cuInit", "oneDNN", "pkg_resources", "unseeded", "INFO",
+                "Compiled cluster", "'mlm_loss'", "deprecated",
+                "learning step", "fewer than the"):
+    assert noise not in text, noise
+  assert not re.search(r"^[IW]\d{4} ", text, re.M), text
+  for row in ("untrained model", "unigram baseline", f"after {STEPS} steps"):
+    assert re.search(rf"^   {row} +[\d.]+% +[\d.]+ +[\d.]+% +[\d.]+$",
+                     result.stdout, re.M), (row, result.stdout)
+  assert re.search(r"^      true '\w+': MLM [+-] .+ \| SBO [+-] ",
+                   result.stdout, re.M)
+  last = result.stdout.strip().splitlines()
+  assert last[-3].startswith("spanbert-demo: held-out MLM accuracy ")
+  assert re.match(r"   \d+ s in all: corpus \d+ s, vocab \d+ s, ", last[-2])
+
+
+def test_summary_has_before_after_unigram_and_fills(quiet_run):
+  out, _, s = quiet_run
+  assert s["corpus"]["documents"] > 100
+  assert s["corpus"]["heldout_documents"] >= 5
   for part in ("train", "heldout"):
-    assert result["records"][part]["blocks"] > 0
+    assert s["records"][part]["blocks"] > 0
   # 19 of every 20 documents are training text.
-  assert (result["records"]["train"]["tokens"] >
-          5 * result["records"]["heldout"]["tokens"])
-  assert os.path.exists(os.path.join(result["export"]["model"],
-                                     "saved_model.pb"))
-  assert os.path.exists(os.path.join(result["export"]["model"], "assets.extra",
-                                     "tf_serving_warmup_requests"))
-  # The default sentence has one [MASK]: it gets MLM and SBO top-5.
-  assert [c["mask"] for c in result["candidates"]] == [1]
-  for c in result["candidates"]:
-    assert len(c["mlm_top5"]) == 5 and len(c["sbo_top5"]) == 5
-  assert set(result["eval"]) == {"mlm_loss", "sbo_loss",
-                                 "masked_lm_accuracy", "sbo_accuracy"}
-  # Held-out accuracy is measured on the same masked blocks before and after.
-  for metrics in (result["before"], result["after"]):
-    assert 0.0 <= metrics["masked_lm_accuracy"] <= 1.0
-  assert result["before"]["mlm_loss"] != result["after"]["mlm_loss"]
-  assert len(result["heldout_fills"]) == 4
-  for fill in result["heldout_fills"]:
+  assert s["records"]["train"]["tokens"] > 5 * s["records"]["heldout"]["tokens"]
+  assert s["precision"] == pipeline.resolve_precision("auto")
+  # The same masked held-out blocks for every row.
+  masked = s["before"]["masked_tokens"]
+  assert masked > 100
+  for row in ("before", "unigram", "after"):
+    m = s[row]
+    assert m["masked_tokens"] == masked and m["sbo_targets"] > 0
+    for k in ("masked_lm_accuracy", "sbo_accuracy"):
+      assert 0.0 <= m[k] <= 1.0
+    for k in ("mlm_loss", "sbo_loss"):
+      assert 0.0 < m[k] < 20.0
+  # An untrained model is worse than predicting by frequency (~ln V).
+  assert s["before"]["mlm_loss"] > s["unigram"]["mlm_loss"] + 1.0
+  assert s["before"]["mlm_loss"] != s["after"]["mlm_loss"]
+  assert len(s["heldout_fills"]) == 4
+  for fill in s["heldout_fills"]:
     assert fill["masked"].count("[MASK]") == 1
     assert fill["word"] not in fill["masked"].split()
-    assert len(fill["mlm_top5"]) == 5
-  with open(result["loss_curves"], "rb") as f:
+    for head in ("mlm", "sbo"):
+      assert len(fill[f"{head}_top5"]) == 5
+      assert fill[f"{head}_hit"] == (fill["word"] in fill[f"{head}_top5"])
+  # The default sentence has one [MASK]: it gets MLM and SBO top-5.
+  assert [c["mask"] for c in s["candidates"]] == [1]
+  assert len(s["candidates"][0]["mlm_top5"]) == 5
+  assert len(s["candidates"][0]["sbo_top5"]) == 5
+  for stage in ("corpus", "vocab", "records", "measure_before", "training",
+                "measure_after", "export", "fill", "total"):
+    assert s["seconds"][stage] >= 0.0
+  assert os.path.exists(os.path.join(s["export"]["model"], "saved_model.pb"))
+  assert os.path.exists(os.path.join(s["export"]["model"], "assets.extra",
+                                     "tf_serving_warmup_requests"))
+  with open(os.path.join(out, "loss_curves.png"), "rb") as f:
     assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_verbose_gives_the_detail_back(quiet_run):
+  """-v on a rerun (it resumes, trains 2 more steps): the library's logs and
+  the trainer's metric dictionaries are back."""
+  out, quiet, _ = quiet_run
+  result = _demo(out, f"--train_steps={STEPS + 2}", "-v")
+  text = result.stdout + result.stderr
+  assert re.search(r"^I\d{4} ", text, re.M)
+  assert "'mlm_loss'" in text  # Orbit's metric dictionary, in the log
+  assert "restoring or initializing model" in text
+  assert re.search(rf"train \[[\d.]+ s\] {STEPS + 2}/{STEPS + 2} steps", text)
+  assert len(text.splitlines()) > len(
+      (quiet.stdout + quiet.stderr).splitlines()) + 20
+
+
+def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path):
+  with_bf16 = tmp_path / "bf16"
+  with_bf16.write_text("processor: 0\nflags\t\t: fpu avx512f avx512_bf16 "
+                       "sse\n")
+  without = tmp_path / "plain"
+  without.write_text("processor: 0\nflags\t\t: fpu avx2 avx512f\n")
+  amx = tmp_path / "amx"
+  amx.write_text("flags\t\t: fpu amx_bf16 amx_tile\n")
+  assert pipeline.cpu_has_bf16(str(with_bf16))
+  assert pipeline.cpu_has_bf16(str(amx))
+  assert not pipeline.cpu_has_bf16(str(without))
+  assert not pipeline.cpu_has_bf16(str(tmp_path / "missing"))
+  assert pipeline.resolve_precision("float32") == "float32"
+  with pytest.raises(ValueError):
+    pipeline.resolve_precision("fp16")
+  params = pipeline.build_params("p", "h", "v.txt", 100, 10,
+                                 precision="bfloat16")
+  assert params.runtime.mixed_precision_dtype == "bfloat16"
+  params = pipeline.build_params("p", "h", "v.txt", 100, 10)
+  assert not params.runtime.mixed_precision_dtype
+
+
+def test_the_verdict_reads_the_loss_against_the_unigram_baseline():
+  unigram = {"mlm_loss": 6.7}
+  assert "below the unigram" in pipeline.verdict({"mlm_loss": 6.3}, unigram)
+  assert "at the unigram" in pipeline.verdict({"mlm_loss": 6.68}, unigram)
+  assert "above the unigram" in pipeline.verdict({"mlm_loss": 7.2}, unigram)

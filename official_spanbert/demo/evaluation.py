@@ -12,22 +12,29 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the demo shows: held-out MLM accuracy, span fills, loss curves.
+"""What the demo shows: held-out accuracy and loss, span fills, loss curves.
 
 * `split_documents` keeps every n-th document of the corpus out of training;
 * `heldout_metrics` runs the pretraining task's own validation step on those
   documents' records (fixed masks: the data config's seed) for any model, so
   the same numbers are measured before and after training;
+* `unigram_log_probs` and `UnigramModel` give the baseline those numbers are
+  read against: a "model" that predicts every masked token (MLM and SBO) by
+  its frequency in the training records, scored by the same validation step
+  on the same masked blocks. A model whose held-out loss is not below it has
+  learned word frequencies, not yet the use of context;
 * `fill_sentences` picks a few held-out sentences, masks one word of each and
-  fills it through the exported SavedModel;
-* `plot_losses` draws the MLM and SBO training losses from TensorBoard events.
+  fills it through the exported SavedModel (MLM and SBO top-5);
+* `plot_losses` draws the MLM and SBO training losses from TensorBoard events,
+  the held-out losses before and after training and the unigram baseline.
 """
 
 import glob
 import os
 import re
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 _WORD = re.compile(r"^[A-Za-z]{4,}$")
@@ -50,14 +57,58 @@ def split_documents(corpus_path: str, train_path: str, heldout_path: str,
 
 
 def heldout_metrics(task, model, data_config, steps: int) -> Dict[str, float]:
-  """The task's validation metrics over `steps` batches of data_config."""
+  """The task's validation metrics over `steps` batches of data_config.
+
+  Also "masked_tokens" and "sbo_targets": how many positions were scored.
+  """
   metrics = task.build_metrics(training=False)
   dataset = task.build_inputs(data_config)
   step = tf.function(lambda inputs: task.validation_step(
       inputs, model, metrics=metrics))
+  masked = sbo = 0.0
   for inputs in dataset.take(steps):
     step(inputs)
-  return {m.name: float(m.result()) for m in metrics}
+    masked += float(tf.reduce_sum(inputs["masked_lm_weights"]))
+    if "sbo_weights" in inputs:
+      sbo += float(tf.reduce_sum(inputs["sbo_weights"]))
+  out = {m.name: float(m.result()) for m in metrics}
+  out["masked_tokens"] = int(masked)
+  out["sbo_targets"] = int(sbo)
+  return out
+
+
+def unigram_log_probs(record_pattern: str, vocab_size: int,
+                      special_ids: Sequence[int] = ()) -> np.ndarray:
+  """log P(token) by its count in the records' input_ids (add-one smoothed).
+
+  `special_ids` ([PAD], [CLS], [SEP], [MASK], ...) are never a masked
+  target: their counts are left out (they keep the smoothing's one).
+  """
+  counts = np.zeros([vocab_size], np.float64)
+  spec = {"input_ids": tf.io.RaggedFeature(tf.int64,
+                                           row_splits_dtype=tf.int64)}
+  dataset = tf.data.TFRecordDataset(tf.io.gfile.glob(record_pattern))
+  for batch in dataset.batch(1024).map(
+      lambda r: tf.io.parse_example(r, spec)["input_ids"].flat_values):
+    counts += np.bincount(batch.numpy(), minlength=vocab_size)[:vocab_size]
+  counts[list(special_ids)] = 0.0
+  counts += 1.0  # add-one: every token, special ones too, keeps some mass
+  return np.log(counts / counts.sum()).astype(np.float32)
+
+
+class UnigramModel:
+  """A stand-in for the pretrainer whose MLM and SBO logits are the
+  unigram log-probabilities at every masked position, for heldout_metrics."""
+
+  def __init__(self, log_probs: np.ndarray):
+    self._log_probs = tf.constant(log_probs)
+
+  def __call__(self, inputs, training=False):
+    del training
+    shape = tf.shape(inputs["masked_lm_positions"])
+    logits = tf.broadcast_to(self._log_probs, tf.concat(
+        [shape, tf.shape(self._log_probs)], 0))
+    return {"mlm_logits": logits, "sbo_logits": logits}
 
 
 def pick_sentences(heldout_path: str, vocab: Sequence[str], count: int = 4
@@ -95,15 +146,27 @@ def pick_sentences(heldout_path: str, vocab: Sequence[str], count: int = 4
 
 def fill_sentences(saved_model, sentences: List[Dict[str, str]]
                    ) -> List[Dict[str, object]]:
-  """Fills each masked sentence with the SavedModel's `fill_spans`."""
+  """Fills each masked sentence with the SavedModel's `fill_spans`.
+
+  Each result is the sentence's dict plus mlm_top5, sbo_top5 (when the model
+  has the SBO head), mlm_hit / sbo_hit (the true word is among them) and hit
+  (= mlm_hit).
+  """
   if not sentences:
     return []
   out = saved_model.signatures["fill_spans"](
       text=tf.constant([s["masked"] for s in sentences]))
   results = []
   for i, s in enumerate(sentences):
-    top5 = [t.decode() for t in out["mlm_top_k_tokens"].numpy()[i, 0]]
-    results.append(dict(s, mlm_top5=top5, hit=s["word"] in top5))
+    result = dict(s)
+    for head in ("mlm", "sbo"):
+      key = f"{head}_top_k_tokens"
+      if key in out:
+        top5 = [t.decode() for t in out[key].numpy()[i, 0]]
+        result[f"{head}_top5"] = top5
+        result[f"{head}_hit"] = s["word"] in top5
+    result["hit"] = result["mlm_hit"]
+    results.append(result)
   return results
 
 
@@ -112,7 +175,8 @@ def read_scalars(event_dir: str, tags: Sequence[str]
   """{tag: [(step, value)]} from the TensorBoard event files in event_dir."""
   series = {t: [] for t in tags}
   for path in sorted(glob.glob(os.path.join(event_dir, "events*"))):
-    for event in tf.compat.v1.train.summary_iterator(path):
+    for record in tf.data.TFRecordDataset(path):
+      event = tf.compat.v1.Event.FromString(record.numpy())
       for v in event.summary.value:
         if v.tag in series:
           series[v.tag].append((event.step,
@@ -120,23 +184,47 @@ def read_scalars(event_dir: str, tags: Sequence[str]
   return {t: sorted(s) for t, s in series.items()}
 
 
-def plot_losses(model_dir: str, png_path: str, title: str) -> Dict[str, list]:
-  """Writes a PNG of the MLM and SBO training losses; returns the series."""
+def plot_losses(model_dir: str, png_path: str, title: str,
+                heldout: Optional[Dict[int, Dict[str, float]]] = None,
+                unigram: Optional[Dict[str, float]] = None
+                ) -> Dict[str, list]:
+  """Writes a PNG of the MLM and SBO training losses; returns the series.
+
+  Args:
+    model_dir: the run's model_dir (its train/ summaries are read).
+    png_path: where the PNG goes.
+    title: its title.
+    heldout: {step: held-out metrics} (heldout_metrics' mlm_loss, sbo_loss),
+      drawn as points.
+    unigram: the unigram baseline's held-out metrics, drawn as lines.
+  """
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
   series = read_scalars(os.path.join(model_dir, "train"),
                         ("mlm_loss", "sbo_loss"))
-  fig, ax = plt.subplots(figsize=(6, 3.5))
-  for tag, label in (("mlm_loss", "MLM"), ("sbo_loss", "SBO")):
+  fig, ax = plt.subplots(figsize=(6.4, 4))
+  for (tag, label), color in zip((("mlm_loss", "MLM"), ("sbo_loss", "SBO")),
+                                 ("tab:blue", "tab:orange")):
     if series[tag]:
       steps, values = zip(*series[tag])
-      ax.plot(steps, values, marker=".", label=label)
+      ax.plot(steps, values, marker=".", color=color,
+              label=f"{label} training loss")
+    points = sorted((step, m[tag]) for step, m in (heldout or {}).items()
+                    if tag in m)
+    if points:
+      steps, values = zip(*points)
+      ax.plot(steps, values, linestyle="none", marker="D", markersize=7,
+              color=color, markeredgecolor="black",
+              label=f"{label} held-out loss")
+    if unigram and tag in unigram:
+      ax.axhline(unigram[tag], color=color, linestyle="--", linewidth=1,
+                 label=f"{label} unigram baseline ({unigram[tag]:.2f})")
   ax.set_xlabel("training step")
-  ax.set_ylabel("loss (mean over the summary interval)")
+  ax.set_ylabel("loss (nats)")
   ax.set_title(title)
   ax.grid(alpha=0.3)
-  ax.legend()
+  ax.legend(fontsize=8)
   fig.tight_layout()
   fig.savefig(png_path, dpi=100)
   plt.close(fig)

@@ -18,35 +18,49 @@ Runs the whole pipeline on an embedded default that needs no network and no
 downloaded data: real English prose from the docstrings of the Python standard
 library installed with the interpreter (one module per document).
 
-  python -m official_spanbert.demo --output_dir=demo_out
+  python -m official_spanbert.demo --output_dir=demo_out   # -v: the detail
 
 1. build the corpus (official_spanbert/demo/corpus.py) and keep every 20th
    document out of training;
 2. learn a cased WordPiece vocab from the training documents (tf.text);
 3. write pretraining records (seq 128) for both parts;
-4. measure held-out MLM accuracy of the untrained model, pretrain a small
-   SpanBERT (span masking + SBO), measure it again and plot the MLM/SBO loss
-   curves to <output_dir>/loss_curves.png; a rerun resumes from the checkpoint;
-5. export it for TF Serving and fill masked words of held-out sentences (and
-   --sentence) through the exported SavedModel, printing the top candidates.
+4. measure held-out MLM and SBO accuracy and loss of the untrained model and
+   of the unigram baseline (every masked token predicted by its training
+   frequency), pretrain a small SpanBERT (span masking + SBO; bfloat16 on a
+   CPU with AVX512-BF16 or AMX, else float32), measure it again on the same
+   masked blocks and plot the losses to <output_dir>/loss_curves.png; a
+   rerun resumes from the checkpoint;
+5. export it for TF Serving and fill a masked word of held-out sentences
+   (and of --sentence) through the exported SavedModel: MLM and SBO top-5.
+
+It prints stage lines, one progress line for training and a summary (also
+written to <output_dir>/summary.json): the before/after/unigram table, each
+held-out sentence's true word and candidates, and what each stage cost.
+`--verbosity=1` (`-v`) adds the library's logs (console.py).
 """
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import shutil
+import sys
 import time
-from typing import Dict
+from typing import Dict, List, Optional
 
-from absl import app
 from absl import flags
+from absl import logging
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
+import tf_keras
 
 from official.core import exp_factory
 from official.core import task_factory
+from official.modeling import performance
 from official.modeling.hyperparams import params_dict
+from official_spanbert import console
 from official_spanbert import train as train_lib
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import yaml_files
@@ -58,19 +72,47 @@ from official_spanbert.demo import evaluation
 from official_spanbert.serving import export as export_lib
 
 FLAGS = flags.FLAGS
-DEFAULT_STEPS = 1200
+# 500 steps: bf16 on this 2-core machine trains them in about 100 s, so
+# `make demo` on an idle machine fits in 5 minutes with the venv step.
+DEFAULT_STEPS = 500
+PRECISIONS = ("auto", "bfloat16", "float32")
 flags.DEFINE_string("output_dir", "demo_out", "Where everything is written.")
 flags.DEFINE_integer("train_steps", DEFAULT_STEPS, "Pretraining steps.")
 flags.DEFINE_integer("vocab_size", 8000, "Target vocab size.")
+flags.DEFINE_enum("precision", "auto", PRECISIONS,
+                  "auto: bfloat16 (mixed) on a CPU with AVX512-BF16 or AMX, "
+                  "else float32.")
 DEFAULT_SENTENCE = ("The module provides functions for working with [MASK] "
                     "and directories.")
 flags.DEFINE_string("sentence", DEFAULT_SENTENCE,
                     "Sentence with masked words ([MASK]) to fill.")
 HELDOUT_EVERY = 20  # every 20th document is kept out of training
+# tf.text's learner binary-searches the frequency threshold from 10^7 down;
+# on this corpus the answer is the lowest (min_token_count), and starting at
+# 64 reaches the same vocab in 6 passes instead of 14 (17 s instead of 38 s).
+VOCAB_UPPER_THRESH = 64
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
-def _say(msg):
-  print(f"\n== {msg}", flush=True)
+def cpu_has_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+  """Whether the CPU computes bfloat16 natively (AVX512-BF16 or AMX)."""
+  try:
+    with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+      for line in f:
+        if line.startswith("flags"):
+          return bool(set(line.split()) & set(BF16_CPU_FLAGS))
+  except OSError:
+    pass
+  return False
+
+
+def resolve_precision(precision: str = "auto") -> str:
+  """'bfloat16' or 'float32' for --precision (auto: by the CPU's flags)."""
+  if precision not in PRECISIONS:
+    raise ValueError(f"precision={precision!r}: expected one of {PRECISIONS}")
+  if precision == "auto":
+    return "bfloat16" if cpu_has_bf16() else "float32"
+  return precision
 
 
 def _pct(metrics, name):
@@ -78,8 +120,10 @@ def _pct(metrics, name):
 
 
 def build_params(prefix, heldout_prefix, vocab_path, vocab_size, train_steps,
-                 experiment: str = "spanbert/pretraining"):
-  """The demo's params: `experiment` with models/demo.yaml, demo_tiny.yaml."""
+                 experiment: str = "spanbert/pretraining",
+                 precision: str = "float32"):
+  """The demo's params: `experiment` with models/demo.yaml, demo_tiny.yaml;
+  precision "bfloat16" sets runtime.mixed_precision_dtype."""
   params = exp_factory.get_exp_config(experiment)
   for name in ("models/demo.yaml", "experiments/demo_tiny.yaml"):
     params = params_dict.override_params_dict(params, yaml_files.path(name),
@@ -98,6 +142,8 @@ def build_params(prefix, heldout_prefix, vocab_path, vocab_size, train_steps,
   trainer.checkpoint_interval = min(trainer.checkpoint_interval, train_steps)
   trainer.steps_per_loop = min(trainer.steps_per_loop, train_steps)
   trainer.summary_interval = trainer.steps_per_loop
+  if precision == "bfloat16":
+    params.runtime.mixed_precision_dtype = "bfloat16"
   return params
 
 
@@ -112,6 +158,18 @@ class DemoData:
   train_prefix: str  # records: <prefix>-*.tfrecord
   heldout_prefix: str
   records: Dict[str, Dict[str, float]]  # "train"/"heldout" -> record stats
+  seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def _absl_level(level: int):
+  """absl's verbosity at least as high as `level` inside the block."""
+  old = logging.get_verbosity()
+  logging.set_verbosity(min(old, level))
+  try:
+    yield
+  finally:
+    logging.set_verbosity(old)
 
 
 def prepare_data(output_dir: str, vocab_size: int = 8000,
@@ -125,26 +183,39 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
   corpus_path = os.path.join(output_dir, "stdlib_docstrings.txt")
   train_text = os.path.join(output_dir, "train.txt")
   heldout_text = os.path.join(output_dir, "heldout.txt")
-  log("\n== 1/5 building the corpus from standard-library docstrings")
+  seconds = {}
+  t = time.time()
+  log("== 1/5 corpus: the docstrings of Python's standard library")
   stats = demo_corpus.build_demo_corpus(corpus_path)
   stats.update(evaluation.split_documents(corpus_path, train_text,
                                           heldout_text, HELDOUT_EVERY))
-  log(f"{stats['documents']} documents, {stats['lines']} lines, "
-      f"{stats['bytes'] / 1e6:.2f} MB -> {corpus_path}; "
-      f"{stats['heldout_documents']} (every {HELDOUT_EVERY}th) held out -> "
-      f"{heldout_text}")
+  seconds["corpus"] = time.time() - t
+  log(f"   {stats['documents']} documents, {stats['lines']:,} lines, "
+      f"{stats['bytes'] / 1e6:.2f} MB; {stats['heldout_documents']} (every "
+      f"{HELDOUT_EVERY}th) held out  [{seconds['corpus']:.1f} s]")
 
   vocab_path = os.path.join(output_dir, "vocab.txt")
-  log("\n== 2/5 learning a cased WordPiece vocab from the training documents")
-  if not os.path.exists(vocab_path):
-    vocab_builder.build_vocab([train_text], vocab_path,
-                              vocab_size=vocab_size, min_token_count=3,
-                              progress=False)
+  t = time.time()
+  log("== 2/5 vocab: a cased WordPiece vocab learned from the training "
+      "documents (tf.text)")
+  reused = os.path.exists(vocab_path)
+  if not reused:
+    # The demo says the vocab's size itself; the builder's warning that the
+    # corpus gives fewer tokens than asked is shown with -v.
+    with _absl_level(logging.ERROR if not logging.level_info()
+                     else logging.get_verbosity()):
+      vocab_builder.build_vocab(
+          [train_text], vocab_path, vocab_size=vocab_size, min_token_count=3,
+          progress=False, learn_params={"upper_thresh": VOCAB_UPPER_THRESH})
   vocab = tokenization.load_vocab(vocab_path)
-  log(f"{vocab.size} tokens -> {vocab_path}")
+  seconds["vocab"] = time.time() - t
+  log(f"   {vocab.size:,} tokens (asked for at most {vocab_size:,})"
+      f"{', reused' if reused else ''} -> {vocab_path}  "
+      f"[{seconds['vocab']:.1f} s]")
 
-  log(f"\n== 3/5 creating pretraining records (seq {seq_length}, unmasked "
-      "blocks)")
+  t = time.time()
+  log(f"== 3/5 pretraining records: blocks of up to {seq_length} tokens, "
+      "unmasked (the loader masks)")
   prefixes = {"train": os.path.join(output_dir, "records", "train"),
               "heldout": os.path.join(output_dir, "records", "heldout")}
   records = {}
@@ -154,96 +225,250 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
         num_shards=2 if part == "train" else 1, progress=False)
     records[part] = {k: getattr(rec, k) for k in (
         "documents", "lines", "blocks", "tokens", "padding_ratio")}
-    log(f"{part}: " + json.dumps(records[part]))
+  seconds["records"] = time.time() - t
+  log(f"   train {records['train']['blocks']:,} blocks "
+      f"({records['train']['tokens']:,} tokens), held-out "
+      f"{records['heldout']['blocks']:,} blocks "
+      f"({records['heldout']['tokens']:,} tokens)  "
+      f"[{seconds['records']:.1f} s]")
   return DemoData(stats, train_text, heldout_text, vocab_path, vocab,
-                  prefixes["train"], prefixes["heldout"], records)
+                  prefixes["train"], prefixes["heldout"], records, seconds)
+
+
+def _metrics_line(metrics) -> str:
+  return (f"MLM {_pct(metrics, 'masked_lm_accuracy')} (loss "
+          f"{metrics['mlm_loss']:.2f}), SBO {_pct(metrics, 'sbo_accuracy')} "
+          f"(loss {metrics['sbo_loss']:.2f})")
+
+
+def _table(before, unigram, after, train_steps) -> List[str]:
+  rows = [("untrained model", before), ("unigram baseline", unigram),
+          (f"after {train_steps} steps", after)]
+  lines = [f"   {'':<18} {'MLM acc':>8} {'MLM loss':>9} {'SBO acc':>8} "
+           f"{'SBO loss':>9}"]
+  for name, m in rows:
+    lines.append(f"   {name:<18} {_pct(m, 'masked_lm_accuracy'):>8} "
+                 f"{m['mlm_loss']:>9.3f} {_pct(m, 'sbo_accuracy'):>8} "
+                 f"{m['sbo_loss']:>9.3f}")
+  return lines
+
+
+def verdict(after, unigram, margin: float = 0.05) -> str:
+  """What the held-out MLM loss says against the unigram baseline."""
+  gap = unigram["mlm_loss"] - after["mlm_loss"]
+  if gap > margin:
+    return (f"   MLM loss {gap:.2f} nats below the unigram baseline: the "
+            "model has begun to use the context, beyond word frequencies")
+  if gap >= -margin:
+    return ("   MLM loss at the unigram baseline: so far the model has "
+            "learned word frequencies; more steps leave this plateau "
+            "(benchmarks/RESULTS.md section 8b)")
+  return (f"   MLM loss {-gap:.2f} nats above the unigram baseline: the "
+          "model has not yet learned even word frequencies; train longer")
+
+
+def _quiet_export(model, vocab_path, export_base):
+  """export_lib.export without its progress lines on stderr (quiet mode);
+  anything else it writes there is passed on."""
+  if logging.level_info():
+    return export_lib.export(model, vocab_path, export_base, seq_length=128,
+                             top_k=5, max_masks=8, version=1)
+  buffer = io.StringIO()
+  try:
+    with contextlib.redirect_stderr(buffer):
+      return export_lib.export(model, vocab_path, export_base,
+                               seq_length=128, top_k=5, max_masks=8,
+                               version=1)
+  finally:
+    rest = [line for line in buffer.getvalue().splitlines()
+            if not line.startswith(("export [", "export: wrote"))]
+    if rest:
+      sys.stderr.write("\n".join(rest) + "\n")
+
+
+def _fill_lines(fills) -> List[str]:
+  lines = []
+  for f in fills:
+    lines.append(f"   {f['masked']}")
+    text = f"      true {f['word']!r}: MLM {'+' if f['mlm_hit'] else '-'} " + (
+        ", ".join(f["mlm_top5"]))
+    if "sbo_top5" in f:
+      text += (f" | SBO {'+' if f['sbo_hit'] else '-'} " +
+               ", ".join(f["sbo_top5"]))
+    lines.append(text)
+  return lines
 
 
 def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
-             vocab_size: int = 8000,
-             sentence: str = DEFAULT_SENTENCE) -> dict:
-  """Runs the demo; returns what it printed as a dict."""
+             vocab_size: int = 8000, sentence: str = DEFAULT_SENTENCE,
+             precision: str = "auto") -> dict:
+  """Runs the demo; returns its summary (also <output_dir>/summary.json).
+
+  Prints stage lines and the summary on stdout, training progress on
+  stderr; how much of the library's logging shows is absl's verbosity
+  (console.py: WARNING unless --verbosity is given).
+  """
   start = time.time()
-  data = prepare_data(output_dir, vocab_size)
-  prefix, heldout_prefix = data.train_prefix, data.heldout_prefix
-  heldout_text, vocab_path, vocab = (data.heldout_text, data.vocab_path,
-                                     data.vocab)
-  stats, heldout_blocks = data.corpus, data.records["heldout"]["blocks"]
-
-  params = build_params(prefix, heldout_prefix, vocab_path, vocab.size,
-                         train_steps)
+  precision = resolve_precision(precision)
+  if not logging.level_info():
+    console.hide_known_warnings()
+    console.quiet_cxx_absl_log()
+  why = ("this CPU has AVX512-BF16" if precision == "bfloat16" and
+         cpu_has_bf16() else "")
+  print(f"spanbert-demo: pretraining a small SpanBERT on Python's standard-"
+        f"library docstrings, in {output_dir} ({precision}"
+        f"{': ' + why if why else ''})", flush=True)
+  data = prepare_data(output_dir, vocab_size,
+                      log=lambda line: print(line, flush=True))
+  seconds = dict(data.seconds)
+  vocab = data.vocab
+  params = build_params(data.train_prefix, data.heldout_prefix,
+                        data.vocab_path, vocab.size, train_steps,
+                        precision=precision)
   batch = params.task.validation_data.global_batch_size
-  eval_steps = max(1, heldout_blocks // batch)
+  eval_steps = max(1, data.records["heldout"]["blocks"] // batch)
   enc = params.task.model.encoder.bert_v2
-  _say(f"4/5 pretraining a SpanBERT ({enc.num_layers} layers, hidden "
-       f"{enc.hidden_size}) for {train_steps} steps of "
-       f"{params.task.train_data.global_batch_size} blocks (CPU)")
-  tf.keras.utils.set_random_seed(1)
-  task = task_factory.get_task(params.task)
-  before = evaluation.heldout_metrics(task, task.build_model(),
-                                      params.task.validation_data, eval_steps)
-  print(f"held-out MLM accuracy before training: "
-        f"{_pct(before, 'masked_lm_accuracy')} ({eval_steps * batch} "
-        "held-out blocks, span-masked)")
-  model_dir = os.path.join(output_dir, "model")
-  model, _ = train_lib.run(params, model_dir, mode="train")
-  after = evaluation.heldout_metrics(task, model, params.task.validation_data,
-                                     eval_steps)
-  summary = {k: round(float(after[k]), 4) for k in (
-      "mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy")
-             if k in after}
-  png = os.path.join(output_dir, "loss_curves.png")
-  evaluation.plot_losses(model_dir, png, f"demo SpanBERT, {train_steps} steps")
-  print(f"held-out MLM accuracy: {_pct(before, 'masked_lm_accuracy')} before "
-        f"-> {_pct(after, 'masked_lm_accuracy')} after training (SBO "
-        f"{_pct(before, 'sbo_accuracy')} -> {_pct(after, 'sbo_accuracy')})")
-  print(f"loss curves (MLM and SBO): {png}")
+  t = time.time()
+  print(f"== 4/5 pretraining: {enc.num_layers} layers, hidden "
+        f"{enc.hidden_size}, span masking + SBO, {train_steps} steps of "
+        f"{params.task.train_data.global_batch_size} blocks, {precision} "
+        "(CPU)", flush=True)
+  old_policy = tf_keras.mixed_precision.global_policy()
+  try:
+    if params.runtime.mixed_precision_dtype:
+      performance.set_mixed_precision_policy(
+          params.runtime.mixed_precision_dtype)
+    tf.keras.utils.set_random_seed(1)
+    task = task_factory.get_task(params.task)
+    validation = params.task.validation_data
+    before = evaluation.heldout_metrics(task, task.build_model(), validation,
+                                        eval_steps)
+    special = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id] + [
+        i for i, tok in enumerate(vocab.tokens) if tok.startswith("[unused")]
+    unigram = evaluation.heldout_metrics(
+        task, evaluation.UnigramModel(evaluation.unigram_log_probs(
+            data.train_prefix + "-*.tfrecord", vocab.size, special)),
+        validation, eval_steps)
+    print(f"   held-out before training: {_metrics_line(before)}; "
+          f"{eval_steps * batch} blocks, {before['masked_tokens']:,} masked "
+          "tokens", flush=True)
+    seconds["measure_before"] = time.time() - t
+    model_dir = os.path.join(output_dir, "model")
+    t_train = time.time()
+    model, _ = train_lib.run(params, model_dir, mode="train")
+    seconds["training"] = time.time() - t_train
+    t_after = time.time()
+    after = evaluation.heldout_metrics(task, model, validation, eval_steps)
+    png = os.path.join(output_dir, "loss_curves.png")
+    evaluation.plot_losses(
+        model_dir, png, f"demo SpanBERT, {train_steps} steps ({precision})",
+        heldout={0: before, train_steps: after}, unigram=unigram)
+    seconds["measure_after"] = time.time() - t_after
+    print(f"   held-out after training:  {_metrics_line(after)}  "
+          f"[training {seconds['training']:.1f} s]", flush=True)
 
-  _say("5/5 exporting for TF Serving and filling masked words")
-  export_base = os.path.join(output_dir, "export", "spanbert")
-  for base in (export_base, export_base + "_preprocessing"):
-    shutil.rmtree(base, ignore_errors=True)
-  paths = export_lib.export(model, vocab_path, export_base, seq_length=128,
-                            top_k=5, max_masks=8, version=1)
-  print(f"SavedModel: {paths['model']}  preprocessing: "
-        f"{paths['preprocessing']}")
-  loaded = tf.saved_model.load(paths["model"])
-  fills = evaluation.fill_sentences(
-      loaded, evaluation.pick_sentences(heldout_text, vocab.tokens))
-  for f in fills:
-    mark = "+" if f["hit"] else " "
-    print(f"{mark} held-out: {f['masked']}\n    true: {f['word']!r}  "
-          f"MLM top-5: {', '.join(f['mlm_top5'])}")
-  out = loaded.signatures["fill_spans"](text=tf.constant([sentence]))
+    t = time.time()
+    print("== 5/5 export for TF Serving; fill masked words through the "
+          "SavedModel", flush=True)
+    export_base = os.path.join(output_dir, "export", "spanbert")
+    for base in (export_base, export_base + "_preprocessing"):
+      shutil.rmtree(base, ignore_errors=True)
+    paths = _quiet_export(model, data.vocab_path, export_base)
+    seconds["export"] = time.time() - t
+    t = time.time()
+    loaded = tf.saved_model.load(paths["model"])
+    fills = evaluation.fill_sentences(
+        loaded, evaluation.pick_sentences(data.heldout_text, vocab.tokens))
+    out = loaded.signatures["fill_spans"](text=tf.constant([sentence]))
+    seconds["fill"] = time.time() - t
+  finally:
+    tf_keras.mixed_precision.set_global_policy(old_policy)
+  print(f"   {paths['model']} (+ preprocessing model)  "
+        f"[{seconds['export']:.1f} s]", flush=True)
   n = int(out["masked_weights"].numpy()[0].sum())
-  print(f"input:  {sentence}")
-  print(f"filled: {out['filled_text'].numpy()[0].decode()}")
   candidates = []
   for i in range(n):
-    mlm = [t.decode() for t in out["mlm_top_k_tokens"].numpy()[0, i]]
-    line = {"mask": i + 1, "mlm_top5": mlm}
+    line = {"mask": i + 1, "mlm_top5": [
+        t.decode() for t in out["mlm_top_k_tokens"].numpy()[0, i]]}
     if "sbo_top_k_tokens" in out:
       line["sbo_top5"] = [t.decode()
                           for t in out["sbo_top_k_tokens"].numpy()[0, i]]
     candidates.append(line)
-    print(json.dumps(line))
-  hits = sum(f["hit"] for f in fills)
-  print(f"\nspanbert-demo: held-out MLM accuracy "
-        f"{_pct(before, 'masked_lm_accuracy')} -> "
-        f"{_pct(after, 'masked_lm_accuracy')}, {hits}/{len(fills)} held-out "
-        f"words in the top 5, in {time.time() - start:.0f} s; model "
-        f"{model_dir}, export {paths['model']}, curves {png}")
-  return {"corpus": stats, "records": data.records, "eval": summary, "before": before, "after": after,
-          "export": paths, "candidates": candidates, "heldout_fills": fills,
-          "loss_curves": png}
+  seconds["total"] = time.time() - start
+
+  keys = ("masked_lm_accuracy", "mlm_loss", "sbo_accuracy", "sbo_loss",
+          "masked_tokens", "sbo_targets")
+  summary = {
+      "train_steps": train_steps, "precision": precision,
+      "corpus": data.corpus, "records": data.records,
+      "before": {k: before[k] for k in keys if k in before},
+      "unigram": {k: unigram[k] for k in keys if k in unigram},
+      "after": {k: after[k] for k in keys if k in after},
+      "heldout_fills": fills, "sentence": sentence,
+      "filled": out["filled_text"].numpy()[0].decode(),
+      "candidates": candidates, "export": paths, "model_dir": model_dir,
+      "loss_curves": png,
+      "seconds": {k: round(v, 1) for k, v in seconds.items()},
+  }
+  summary["eval"] = {k: round(float(after[k]), 4) for k in (
+      "mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy")
+                     if k in after}
+  summary_path = os.path.join(output_dir, "summary.json")
+  with open(summary_path, "w", encoding="utf-8") as f:
+    json.dump(summary, f, indent=1)
+  summary["summary_path"] = summary_path
+  _print_summary(summary)
+  return summary
+
+
+def _print_summary(s: dict) -> None:
+  before, unigram, after = s["before"], s["unigram"], s["after"]
+  fills = s["heldout_fills"]
+  lines = [f"\n== what was learned: held-out ({s['corpus']['heldout_documents']}"
+           f" documents, {before['masked_tokens']:,} masked tokens, the same "
+           "masks for every row)"]
+  lines += _table(before, unigram, after, s["train_steps"])
+  lines.append("   (unigram baseline: every masked token predicted by its "
+               "frequency in the training records)")
+  lines.append(verdict(after, unigram))
+  lines.append("held-out sentences, one word masked (+: the true word is in "
+               "the top 5):")
+  lines += _fill_lines(fills)
+  lines.append(f"your sentence: {s['sentence']}")
+  for c in s["candidates"]:
+    text = f"   [MASK] {c['mask']}: MLM " + ", ".join(c["mlm_top5"])
+    if "sbo_top5" in c:
+      text += " | SBO " + ", ".join(c["sbo_top5"])
+    lines.append(text)
+  lines.append(f"   filled: {s['filled']}")
+  sec = s["seconds"]
+  cost = ", ".join(f"{name} {sec[key]:.0f} s" for name, key in (
+      ("corpus", "corpus"), ("vocab", "vocab"), ("records", "records"),
+      ("measure before", "measure_before"), ("training", "training"),
+      ("measure after + plot", "measure_after"), ("export", "export"),
+      ("fills", "fill")) if key in sec)
+  mlm_hits = sum(f["mlm_hit"] for f in fills)
+  sbo_hits = sum(f.get("sbo_hit", False) for f in fills)
+  lines.append(
+      f"\nspanbert-demo: held-out MLM accuracy "
+      f"{_pct(before, 'masked_lm_accuracy')} -> "
+      f"{_pct(after, 'masked_lm_accuracy')} (unigram baseline "
+      f"{_pct(unigram, 'masked_lm_accuracy')}), loss "
+      f"{before['mlm_loss']:.2f} -> {after['mlm_loss']:.2f} (unigram "
+      f"{unigram['mlm_loss']:.2f}); held-out words in the top 5: MLM "
+      f"{mlm_hits}/{len(fills)}, SBO {sbo_hits}/{len(fills)}")
+  lines.append(f"   {sec['total']:.0f} s in all: {cost}")
+  lines.append(f"   wrote: model {s['model_dir']}, export {s['export']['model']}"
+               f", curves {s['loss_curves']}, summary {s['summary_path']}")
+  print("\n".join(lines), flush=True)
 
 
 def main(argv):
   del argv
   run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
-           FLAGS.sentence)
+           FLAGS.sentence, FLAGS.precision)
   return 0
 
 
 def console_main():
-  app.run(main)
+  console.run(main)
