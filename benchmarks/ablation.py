@@ -18,7 +18,7 @@ Every arm pretrains the same encoder for the same steps, batch, schedule, data
 order and seed; only the masking scheme or objective differs:
 
   random_init   no pretraining (the floor)
-  token_single  bert/token_single: subword tokens, one sequence, MLM
+  token         bert/token_single: subword tokens, one sequence, MLM
   token_nsp     bert/token_nsp: subword tokens, two segments, MLM + NSP
   whole_word    spanbert/no_sbo, masking_scheme=whole_word
   named_entity  spanbert/no_sbo, masking_scheme=named_entity (tagged records)
@@ -105,8 +105,10 @@ import dataclasses
 import glob
 import json
 import os
+import shlex
 import signal
 import statistics
+import subprocess
 import sys
 import time
 from typing import Dict, List, Optional
@@ -122,6 +124,7 @@ from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data.pretraining import span_tagging
+from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_bert_pretrainer
@@ -132,6 +135,8 @@ import finetune_squad  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-i
 
 DATA = finetune_squad.DATA
 MANIFEST = "manifest.json"
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "ablation_results")
 SQUAD_TRAIN = ("new_wiki_v1.0.json", "amazon_reviews_v1.0.json",
                "reddit_v1.0.json")
 HELDOUT_SEED = 7
@@ -147,8 +152,8 @@ class Arm:
 
 ARMS = {
     "random_init": Arm(label="no pretraining"),
-    "token_single": Arm("bert/token_single", "token", "single",
-                        "subword tokens, 1 seq, MLM"),
+    "token": Arm("bert/token_single", "token", "single",
+                 "subword tokens, 1 seq, MLM"),
     "token_nsp": Arm("bert/token_nsp", "token", "nsp",
                      "subword tokens, 2 seq, MLM + NSP"),
     "whole_word": Arm("spanbert/no_sbo", "whole_word", "single",
@@ -214,18 +219,24 @@ class Preset:
   model_seed: int = 1
   mixed_precision: str = ""
   num_gpus: int = 0
+  vocab_size: int = 0           # 0: the cased BERT vocab; else one learned
+  vocab_max_lines: int = 0      # on this many training lines (0: all)
+  dev_every_article: int = 0    # score every n-th dev article (0: all)
 
 
 _CPU = Preset(layers=4, hidden=256, heads=4, ffn=1024, seq_length=128,
-              batch_size=32, pretrain_steps=3000, learning_rate=5e-4,
+              batch_size=32, pretrain_steps=3000, learning_rate=1e-3,
               warmup_steps=300, steps_per_loop=100, checkpoint_interval=500,
               max_predictions=20, finetune_seq_length=128, doc_stride=64,
               query_length=64, finetune_batch_size=32, finetune_steps=600,
-              finetune_learning_rate=2e-4)
+              finetune_learning_rate=2e-4, vocab_size=8000,
+              vocab_max_lines=60_000, dev_every_article=5,
+              mixed_precision="bfloat16")
 PRESETS = {
     "cpu": _CPU,
     "gpu": dataclasses.replace(
-        _CPU, layers=6, hidden=512, heads=8, ffn=2048, batch_size=256,
+        _CPU, vocab_size=0, vocab_max_lines=0, dev_every_article=0,
+        layers=6, hidden=512, heads=8, ffn=2048, batch_size=256,
         pretrain_steps=1500, learning_rate=1e-3, warmup_steps=150,
         steps_per_loop=250, finetune_batch_size=64, finetune_steps=1000,
         eval_batch_size=256, mixed_precision="bfloat16", num_gpus=1),
@@ -237,7 +248,8 @@ PRESETS = {
                     finetune_learning_rate=1e-3, seeds=(1, 2),
                     arms=("random_init", "span_sbo"), num_shards=2,
                     shuffle_buffer=100, corpus_bytes=20_000, heldout_every=5,
-                    train_questions=16, dev_questions=24, eval_batch_size=16),
+                    train_questions=16, dev_questions=24, eval_batch_size=16,
+                    vocab_size=1000, vocab_max_lines=300),
 }
 
 
@@ -250,9 +262,22 @@ class Study:
   vocab: str = os.path.join(DATA, "vocab", "bert-base-cased-vocab.txt")
   squad_dir: str = os.path.join(DATA, "squad")
   tag_processes: int = 2
+  name: str = "custom"          # the preset's name, in the result files
+  results_dir: str = ""         # committed result files; "" -> work_dir
+  command: str = ""             # the command line, in the result files
 
   def path(self, *parts: str) -> str:
     return os.path.join(self.work_dir, *parts)
+
+  def vocab_file(self) -> str:
+    """The vocab every arm uses: learned (stage vocab) or the given one."""
+    if self.preset.vocab_size:
+      return self.path("vocab", "vocab.txt")
+    return self.vocab
+
+  def result_file(self, arm: str) -> str:
+    return os.path.join(self.results_dir or self.path("results"),
+                        f"{arm}.json")
 
   def records(self, kind: str) -> str:
     return self.path("records", kind)
@@ -326,12 +351,45 @@ def split_corpus(study: Study) -> Dict[str, int]:
   return counts
 
 
-def stage_records(study: Study, kind: str) -> dict:
-  """Pretraining records of one kind; the corpus split comes first."""
+def ensure_split(study: Study):
+  """The train/held-out corpus split, made once."""
   if not os.path.exists(study.path("corpus", "split.json")):
     for k in ("train", "heldout"):
       os.makedirs(study.path("corpus", k), exist_ok=True)
     write_json(study.path("corpus", "split.json"), split_corpus(study))
+
+
+def stage_vocab(study: Study) -> dict:
+  """A cased WordPiece vocab learned on the training documents.
+
+  With vocab_max_lines, every n-th training line is read so that the sample
+  spans all corpus files (the learner reads its inputs in order).
+  """
+  ensure_split(study)
+  preset = study.preset
+  inputs = sorted(glob.glob(os.path.join(study.path("corpus", "train"),
+                                         "*.txt")))
+  if preset.vocab_max_lines:
+    lines = [line for path in inputs
+             for line in open(path, encoding="utf-8") if line.strip()]
+    every = max(1, len(lines) // preset.vocab_max_lines)
+    sample = study.path("vocab", "sample.txt")
+    os.makedirs(os.path.dirname(sample), exist_ok=True)
+    with open(sample + ".tmp", "w", encoding="utf-8") as f:
+      f.write("\n".join(lines[::every]))
+    os.replace(sample + ".tmp", sample)
+    inputs = [sample]
+  stats = vocab_builder.build_vocab(inputs, study.vocab_file(),
+                                    vocab_size=preset.vocab_size,
+                                    progress=False)
+  return {"vocab_size": stats.vocab_size, "requested": preset.vocab_size,
+          "lines": stats.lines, "bytes": stats.bytes,
+          "seconds": stats.seconds}
+
+
+def stage_records(study: Study, kind: str) -> dict:
+  """Pretraining records of one kind; the corpus split comes first."""
+  ensure_split(study)
   source = "heldout" if kind == "heldout" else "train"
   inputs = [os.path.join(study.path("corpus", source), "*.txt")]
   options = dict(max_seq_length=study.preset.seq_length, progress=False,
@@ -344,7 +402,8 @@ def stage_records(study: Study, kind: str) -> dict:
                    tag_processes=study.tag_processes)
   try:
     stats = pretraining_records.create_pretraining_records(
-        inputs, study.vocab, os.path.join(study.records(kind), "records"),
+        inputs, study.vocab_file(),
+        os.path.join(study.records(kind), "records"),
         **options)
   except span_tagging.TaggingUnavailableError as e:
     return {"pending": f"pending: install .[linguistic] ({e})"}
@@ -368,12 +427,15 @@ def stage_finetune_records(study: Study) -> dict:
   write_json(os.path.join(out, "train.json"),
              {"version": "1.1", "data": articles})
   dev = os.path.join(study.squad_dir, "dev-v1.1.json")
-  if preset.dev_questions:
+  if preset.dev_every_article:
+    dev = dev_subset(dev, os.path.join(out, "dev.json"),
+                     preset.dev_every_article)
+  elif preset.dev_questions:
     dev = finetune_squad.subset_json(dev, os.path.join(out, "dev.json"),
                                      preset.dev_questions)
   examples, features = squad.prepare(
       os.path.join(out, "train.json"),
-      tokenization.WordpieceTokenizer(study.vocab, lower_case=False),
+      tokenization.WordpieceTokenizer(study.vocab_file(), lower_case=False),
       os.path.join(out, "train.tf_record"), is_training=True,
       max_seq_length=preset.finetune_seq_length,
       doc_stride=preset.doc_stride, max_query_length=preset.query_length)
@@ -383,12 +445,24 @@ def stage_finetune_records(study: Study) -> dict:
                                 for p in a["paragraphs"] for q in p["qas"]])}
 
 
-def _encoder_override(preset: Preset) -> dict:
+def dev_subset(src: str, dst: str, every: int) -> str:
+  """Every `every`-th article of a SQuAD file (the first, the every+1-th..):
+  a fixed subset that spans the file's topics."""
+  with open(src, encoding="utf-8") as f:
+    data = json.load(f)
+  write_json(dst, {"version": data.get("version", ""),
+                   "data": data["data"][::every]})
+  return dst
+
+
+def _encoder_override(study: Study) -> dict:
+  preset = study.preset
   return {"bert_v2": {"num_layers": preset.layers,
                       "hidden_size": preset.hidden,
                       "num_attention_heads": preset.heads,
                       "intermediate_size": preset.ffn,
-                      "vocab_size": 28996}}
+                      "vocab_size": tokenization.load_vocab(
+                          study.vocab_file()).size}}
 
 
 def _runtime(preset: Preset) -> dict:
@@ -419,7 +493,7 @@ def pretrain_params(study: Study, arm: str):
   params = exp_factory.get_exp_config(spec.experiment)
   data = {"input_path": os.path.join(study.records(spec.records),
                                      "records-*.tfrecord"),
-          "vocab_file": study.vocab, "seq_length": preset.seq_length,
+          "vocab_file": study.vocab_file(), "seq_length": preset.seq_length,
           "max_predictions_per_seq": preset.max_predictions,
           "global_batch_size": preset.batch_size,
           "masking_scheme": spec.masking_scheme,
@@ -427,7 +501,7 @@ def pretrain_params(study: Study, arm: str):
           "shuffle_buffer_size": preset.shuffle_buffer}
   params.override({
       "runtime": _runtime(preset),
-      "task": {"model": {"encoder": _encoder_override(preset)},
+      "task": {"model": {"encoder": _encoder_override(study)},
                "train_data": data,
                "validation_data": {"input_path": ""}},
       "trainer": _trainer(preset.pretrain_steps, preset.warmup_steps,
@@ -452,16 +526,18 @@ def stage_pretrain(study: Study, arm: str) -> dict:
           "examples_per_s": finetune_glue.train_throughput(model_dir)}
 
 
-def heldout_params(study: Study, arm: str):
-  """The arm's model without NSP, on span-masked held-out blocks."""
+def heldout_params(study: Study, arm: str, masking_scheme: str = "span"):
+  """The arm's model without NSP, on held-out blocks masked one way."""
   params = pretrain_params(study, "span" if arm == "random_init" else arm)
   params.task.model.use_next_sentence = False
   params.task.validation_data.override({
       "input_path": os.path.join(study.records("heldout"),
                                  "records-*.tfrecord"),
-      "vocab_file": study.vocab, "seq_length": study.preset.seq_length,
+      "vocab_file": study.vocab_file(),
+      "seq_length": study.preset.seq_length,
       "max_predictions_per_seq": study.preset.max_predictions,
-      "global_batch_size": study.preset.batch_size, "masking_scheme": "span",
+      "global_batch_size": study.preset.batch_size,
+      "masking_scheme": masking_scheme,
       "use_next_sentence_label": False, "seed": HELDOUT_SEED,
       "is_training": False})
   if arm != "random_init":
@@ -469,8 +545,14 @@ def heldout_params(study: Study, arm: str):
   return params
 
 
-def stage_heldout_mlm(study: Study, arm: str) -> dict:
-  params = heldout_params(study, arm)
+def heldout_mlm(study: Study, arm: str, masking_scheme: str,
+                max_batches: int = 0, checkpoint: str = "") -> dict:
+  """The arm's metrics on held-out blocks masked with `masking_scheme`
+  (the same masks for every arm: a fixed seed); max_batches: the first
+  batches only; checkpoint: this one instead of the arm's latest."""
+  params = heldout_params(study, arm, masking_scheme)
+  if checkpoint:
+    params.task.init_checkpoint = checkpoint
   task = task_factory.get_task(params.task)
   tf_keras.utils.set_random_seed(study.preset.model_seed)
   model = task.build_model()
@@ -481,12 +563,20 @@ def stage_heldout_mlm(study: Study, arm: str) -> dict:
   step = tf.function(lambda batch: task.validation_step(batch, model,
                                                         metrics))
   batches = 0
-  for batch in task.build_inputs(params.task.validation_data):
+  dataset = task.build_inputs(params.task.validation_data)
+  for batch in dataset.take(max_batches) if max_batches else dataset:
     step(batch)
     batches += 1
   result = {m.name: float(m.result()) for m in metrics}
   result.update(blocks=batches * study.preset.batch_size,
                 restored_from=params.task.init_checkpoint)
+  return result
+
+
+def stage_heldout_mlm(study: Study, arm: str) -> dict:
+  """Held-out MLM metrics on span-masked and on token-masked blocks."""
+  result = {scheme: heldout_mlm(study, arm, scheme)
+            for scheme in ("span", "token")}
   write_json(study.path("heldout", f"{arm}.json"), result)
   return result
 
@@ -497,14 +587,14 @@ def finetune_params(study: Study, arm: str, seed: int, dev_json: str):
   data = {"seq_length": preset.finetune_seq_length,
           "doc_stride": preset.doc_stride,
           "query_length": preset.query_length,
-          "vocab_file": study.vocab, "do_lower_case": False}
+          "vocab_file": study.vocab_file(), "do_lower_case": False}
   steps = preset.finetune_steps
   params.override({
       "runtime": _runtime(preset),
       "task": {
           "init_checkpoint": ("" if arm == "random_init"
                               else study.pretrain_dir(arm)),
-          "model": {"encoder": _encoder_override(preset)},
+          "model": {"encoder": _encoder_override(study)},
           "train_data": dict(
               data, input_path=study.path("squad", "train.tf_record"),
               global_batch_size=preset.finetune_batch_size, seed=seed),
@@ -538,6 +628,63 @@ def stage_finetune(study: Study, arm: str, seed: int, manifest: dict) -> dict:
   return result
 
 
+# --------------------------------------------------------------------- pilot
+
+
+def shape_preset(preset: Preset, shape: str) -> Preset:
+  """"LxH": L layers of hidden H, H/64 heads, FFN 4H."""
+  layers, hidden = (int(x) for x in shape.split("x"))
+  return dataclasses.replace(preset, layers=layers, hidden=hidden,
+                             heads=hidden // 64, ffn=4 * hidden)
+
+
+def pilot(study: Study, shapes: List[str], cpu_budget_s: float,
+          segment_steps: int, heldout_batches: int) -> dict:
+  """Which encoder shape learns fastest per CPU-second.
+
+  For each shape, span_sbo pretrains on this study's records in segments of
+  `segment_steps` (each resumes from the last checkpoint; the schedule is the
+  preset's, so every shape is at the same point of it at the same step)
+  until the process has spent `cpu_budget_s` CPU seconds training; after
+  every segment the held-out span-masked MLM loss on the first
+  `heldout_batches` held-out batches (not counted).
+  """
+  results = {}
+  for shape in shapes:
+    sized = dataclasses.replace(study, preset=shape_preset(study.preset,
+                                                           shape))
+    model_dir = study.path("pilot", shape)
+    points, cpu, wall, step = [], 0.0, 0.0, 0
+    while cpu < cpu_budget_s and step < study.preset.pretrain_steps:
+      step += segment_steps
+      params = pretrain_params(sized, "span_sbo")
+      params.trainer.train_steps = step
+      params.trainer.checkpoint_interval = segment_steps
+      t0, c0 = time.time(), time.process_time()
+      tf_keras.utils.set_random_seed(study.preset.model_seed)
+      train.run(params, model_dir, mode="train")
+      cpu += time.process_time() - c0
+      wall += time.time() - t0
+      tf_keras.backend.clear_session()
+      held = heldout_mlm(sized, "span_sbo", "span", heldout_batches,
+                         checkpoint=model_dir)
+      tf_keras.backend.clear_session()
+      points.append({"step": step, "train_cpu_s": round(cpu, 1),
+                     "train_wall_s": round(wall, 1),
+                     "heldout_mlm_loss": held["mlm_loss"],
+                     "heldout_mlm_accuracy": held["masked_lm_accuracy"]})
+      print(f"pilot {shape} step {step}: {cpu:.0f} CPU s, held-out MLM "
+            f"loss {held['mlm_loss']:.3f}", flush=True)
+    results[shape] = points
+    write_json(os.path.join(study.results_dir or study.path("results"),
+                            "pilot.json"),
+               {"preset": study.name, "budget_cpu_s": cpu_budget_s,
+                "segment_steps": segment_steps,
+                "heldout_batches": heldout_batches, "commit": git_commit(),
+                "command": study.command, "shapes": results})
+  return results
+
+
 # -------------------------------------------------------------------- report
 
 
@@ -560,50 +707,186 @@ def _mean_sd(values: List[float]) -> str:
   return f"{statistics.mean(values):.2f} ± {sd:.2f}"
 
 
+def git_commit() -> str:
+  """The repository's HEAD (with "+dirty" if tracked files changed)."""
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  try:
+    head = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12",
+                           "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", repo, "diff", "--quiet", "HEAD",
+                            "--", "official_spanbert", "benchmarks/ablation.py"],
+                           check=False).returncode
+  except (OSError, subprocess.CalledProcessError):
+    return "unknown"
+  return head + ("+dirty" if dirty else "")
+
+
+def arm_of(stage: str) -> Optional[str]:
+  kind, _, rest = stage.partition(":")
+  if kind in ("pretrain", "heldout_mlm", "finetune"):
+    return rest.split(":")[0]
+  return None
+
+
+def arm_result(study: Study, arm: str, manifest: dict) -> dict:
+  """The arm's committed result file, updated with the manifest's stages.
+
+  What an earlier session committed is kept (its scratch manifest is gone);
+  a stage finished in this work dir replaces its part.
+  """
+  spec = ARMS[arm]
+  out = read_json(study.result_file(arm)) or {
+      "arm": arm, "preset": study.name, "label": spec.label,
+      "experiment": spec.experiment or None,
+      "masking_scheme": spec.masking_scheme or None,
+      "budget": manifest["preset"], "pretraining": None,
+      "heldout_mlm_accuracy": {}, "heldout_mlm_loss": {}, "squad": [],
+      "stages": {}}
+  stages = manifest["stages"]
+  if "records:vocab" in stages:
+    out["vocab"] = stages["records:vocab"]["result"]
+  for name, stage in stages.items():
+    if arm_of(name) != arm:
+      continue
+    out["stages"][name] = {k: stage.get(k) for k in (
+        "wall_s", "cpu_s", "finished", "commit", "command")}
+    result = stage["result"]
+    if name.startswith("pretrain:"):
+      curves = scalars(study.pretrain_dir(arm))
+      out["pretraining"] = {
+          "steps": result["steps"], "start_step": result["start_step"],
+          "final_loss": result["final"].get("training_loss"),
+          "final": result["final"],
+          "wall_s": stage["wall_s"], "cpu_s": stage["cpu_s"],
+          "examples_per_s": result["examples_per_s"],
+          "curves": {tag: curves[tag] for tag in (
+              "training_loss", "mlm_loss", "sbo_loss", "masked_lm_accuracy",
+              "next_sentence_loss") if tag in curves}}
+    elif name.startswith("heldout_mlm:"):
+      for scheme, metrics in result.items():
+        out["heldout_mlm_accuracy"][scheme] = metrics["masked_lm_accuracy"]
+        out["heldout_mlm_loss"][scheme] = metrics["mlm_loss"]
+      out["heldout"] = result
+    elif name.startswith("finetune:"):
+      row = dict(result, wall_s=stage["wall_s"], cpu_s=stage["cpu_s"])
+      out["squad"] = sorted([r for r in out["squad"]
+                             if r["seed"] != row["seed"]] + [row],
+                            key=lambda r: r["seed"])
+  first = min(out["stages"].values(), key=lambda st: st["finished"] or "",
+              default={})
+  out["commit"], out["command"] = first.get("commit"), first.get("command")
+  return out
+
+
+def committed(study: Study, stage: str) -> bool:
+  """Whether the committed result file already holds `stage`'s result.
+
+  A pretraining stage counts only if its checkpoint is here or nothing of
+  the arm that needs it is left to run (a new session has no checkpoints).
+  """
+  arm = arm_of(stage)
+  result = read_json(study.result_file(arm)) if arm else None
+  if not result:
+    return False
+  kind, _, rest = stage.partition(":")
+  if kind == "heldout_mlm":
+    return set(result["heldout_mlm_accuracy"]) >= {"span", "token"}
+  if kind == "finetune":
+    return int(rest.split(":")[1]) in {r["seed"] for r in result["squad"]}
+  if kind == "pretrain" and result["pretraining"]:
+    if tf.train.latest_checkpoint(study.pretrain_dir(arm)):
+      return True
+    return committed(study, f"heldout_mlm:{arm}") and all(
+        committed(study, f"finetune:{arm}:{seed}")
+        for seed in study.preset.seeds)
+  return False
+
+
+def _mean_sd(values: List[float]) -> str:
+  if not values:
+    return "—"
+  sd = statistics.stdev(values) if len(values) > 1 else 0.0
+  return f"{statistics.mean(values):.2f} ± {sd:.2f}"
+
+
 def collect(study: Study, arms: List[str]) -> List[dict]:
-  """What is on disk for each arm."""
-  manifest = read_manifest(study.work_dir)
+  """The committed result file of each arm (a row saying so if absent)."""
+  stages = read_manifest(study.work_dir)["stages"]
   rows = []
   for arm in arms:
-    spec = ARMS[arm]
-    row = {"arm": arm, "label": spec.label, "status": ""}
-    records = manifest["stages"].get(f"records:{spec.records}", {})
-    if "pending" in records.get("result", {}):
-      row["status"] = "pending: install .[linguistic]"
-    curves = (scalars(study.pretrain_dir(arm))
-              if spec.experiment and os.path.isdir(study.pretrain_dir(arm))
-              else {})
-    row["mlm_curve"] = curves.get("mlm_loss", [])
-    row["mlm_loss"] = row["mlm_curve"][-1][1] if row["mlm_curve"] else None
-    heldout = read_json(study.path("heldout", f"{arm}.json")) or {}
-    row["heldout_mlm_accuracy"] = heldout.get("masked_lm_accuracy")
-    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(
-        study.path("finetune", arm), "seed*", "result.json")))]
-    row["f1"] = [r["f1"] for r in runs]
-    row["exact_match"] = [r["exact_match"] for r in runs]
-    row["seeds"] = [r["seed"] for r in runs]
-    rows.append(row)
+    result = read_json(study.result_file(arm))
+    if result is None:
+      records = stages.get(f"records:{ARMS[arm].records}", {})
+      result = {"arm": arm, "label": ARMS[arm].label, "pretraining": None,
+                "heldout_mlm_accuracy": {}, "squad": [],
+                "status": ("pending: install .[linguistic]" if "pending" in
+                           records.get("result", {}) else "not run yet")}
+    rows.append(result)
   return rows
 
 
-def markdown(rows: List[dict], manifest: dict) -> str:
-  lines = [
-      "| arm | masking / objective | final MLM loss | held-out MLM acc "
-      "(span-masked) | SQuAD v1.1 EM | SQuAD v1.1 F1 | seeds | paper SQuAD "
-      "2.0 F1 (direction only) |", "|---|---|---|---|---|---|---|---|"]
-  for r in rows:
-    loss = f"{r['mlm_loss']:.3f}" if r["mlm_loss"] is not None else "—"
-    acc = (f"{100 * r['heldout_mlm_accuracy']:.2f}%"
-           if r["heldout_mlm_accuracy"] is not None else "—")
-    label = r["label"] + (f" ({r['status']})" if r["status"] else "")
+def verdict(rows: List[dict]) -> List[str]:
+  """Each pretrained arm against the floor's mean + sd, and the paper's
+  order (span_sbo >= span >= token on QA)."""
+  f1 = {r["arm"]: [s["f1"] for s in r["squad"]] for r in rows
+        if len(r["squad"]) >= 2}
+  lines = []
+  if "random_init" in f1:
+    floor = f1["random_init"]
+    bar = statistics.mean(floor) + statistics.stdev(floor)
+    for arm, values in f1.items():
+      if arm == "random_init":
+        continue
+      gap = statistics.mean(values) - statistics.mean(floor)
+      lines.append(
+          f"- {arm}: mean F1 {statistics.mean(values):.2f}, "
+          f"{gap:+.2f} over the floor ({statistics.mean(floor):.2f} ± "
+          f"{statistics.stdev(floor):.2f}); "
+          + ("above the floor's mean + sd" if statistics.mean(values) > bar
+             else "NOT above the floor's mean + sd: a defect to find"))
+  order = [a for a in ("span_sbo", "span", "token") if a in f1]
+  if len(order) > 1:
+    means = [statistics.mean(f1[a]) for a in order]
+    spread = max(statistics.stdev(f1[a]) for a in order)
+    holds = all(x >= y for x, y in zip(means, means[1:]))
     lines.append(
-        f"| {r['arm']} | {label} | {loss} | {acc} | "
-        f"{_mean_sd(r['exact_match'])} | {_mean_sd(r['f1'])} | "
-        f"{len(r['seeds'])} | {PAPER_SQUAD2_F1.get(r['arm'], '—')} |")
-  lines += ["", "| stage | wall s | CPU s | finished |", "|---|---|---|---|"]
-  for name, stage in manifest["stages"].items():
-    lines.append(f"| {name} | {stage['wall_s']:.0f} | {stage['cpu_s']:.0f} "
-                 f"| {stage['finished']} |")
+        f"- paper's order {' >= '.join(order)}: "
+        + ("holds" if holds else "does not hold")
+        + f" ({', '.join(f'{m:.2f}' for m in means)}; largest seed sd "
+        f"{spread:.2f}, largest difference "
+        f"{max(means) - min(means):.2f})")
+  return lines
+
+
+def markdown(rows: List[dict]) -> str:
+  lines = [
+      "| arm | masking / objective | steps | final loss | held-out MLM acc "
+      "span / token | SQuAD v1.1 EM | SQuAD v1.1 F1 | seeds | paper SQuAD "
+      "2.0 F1 (direction only) |", "|---|---|---|---|---|---|---|---|---|"]
+  for r in rows:
+    pre = r.get("pretraining") or {}
+    loss = (f"{pre['final_loss']:.3f}" if pre.get("final_loss") is not None
+            else "—")
+    acc = " / ".join(
+        f"{100 * r['heldout_mlm_accuracy'][k]:.2f}%"
+        if k in r["heldout_mlm_accuracy"] else "—" for k in ("span", "token"))
+    label = r["label"] + (f" ({r['status']})" if r.get("status") else "")
+    lines.append(
+        f"| {r['arm']} | {label} | {pre.get('steps', 0)} | {loss} | {acc} | "
+        f"{_mean_sd([s['exact_match'] for s in r['squad']])} | "
+        f"{_mean_sd([s['f1'] for s in r['squad']])} | {len(r['squad'])} | "
+        f"{PAPER_SQUAD2_F1.get(r['arm'], '—')} |")
+  lines += ["", "| arm | stage | wall s | CPU s | finished | commit |",
+            "|---|---|---|---|---|---|"]
+  for r in rows:
+    for name, stage in r.get("stages", {}).items():
+      lines.append(f"| {r['arm']} | {name} | {stage['wall_s']:.0f} | "
+                   f"{stage['cpu_s']:.0f} | {stage['finished']} | "
+                   f"{stage['commit']} |")
+  commands = sorted({r.get("command") for r in rows if r.get("command")})
+  lines += ["", "Verdict:"] + (verdict(rows) or ["- too few arms scored"])
+  lines += ["", "Commands:"] + [f"- `{c}`" for c in commands]
   return "\n".join(lines) + "\n"
 
 
@@ -613,18 +896,21 @@ def figure(rows: List[dict], path: str):
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-  for r in rows:
-    if r["mlm_curve"]:
-      steps, values = zip(*r["mlm_curve"])
-      left.plot(steps, values, label=r["arm"])
+  curves = [(r["arm"], (r.get("pretraining") or {}).get("curves", {}).get(
+      "mlm_loss")) for r in rows]
+  for arm, curve in curves:
+    if curve:
+      steps, values = zip(*curve)
+      left.plot(steps, values, label=arm)
   left.set(xlabel="step", ylabel="training MLM loss",
            title="Pretraining (equal compute)")
-  if any(r["mlm_curve"] for r in rows):
+  if any(curve for _, curve in curves):
     left.legend(fontsize=8)
-  scored = [r for r in rows if r["f1"]]
-  right.bar(range(len(scored)), [statistics.mean(r["f1"]) for r in scored],
-            yerr=[statistics.stdev(r["f1"]) if len(r["f1"]) > 1 else 0
-                  for r in scored], capsize=4)
+  scored = [r for r in rows if r["squad"]]
+  f1 = [[s["f1"] for s in r["squad"]] for r in scored]
+  right.bar(range(len(scored)), [statistics.mean(v) for v in f1],
+            yerr=[statistics.stdev(v) if len(v) > 1 else 0 for v in f1],
+            capsize=4)
   right.set_xticks(range(len(scored)), [r["arm"] for r in scored],
                    rotation=30, ha="right")
   right.set(ylabel="F1 (mean ± sd over seeds)", title="SQuAD v1.1 dev")
@@ -634,24 +920,28 @@ def figure(rows: List[dict], path: str):
 
 
 def stage_report(study: Study, arms: List[str]) -> dict:
+  """report.md and ablation.png beside the result files, from them alone."""
   rows = collect(study, arms)
-  text = markdown(rows, read_manifest(study.work_dir))
-  with open(study.path("report.md"), "w", encoding="utf-8") as f:
-    f.write(text)
-  write_json(study.path("report.json"), rows)
-  figure(rows, study.path("ablation.png"))
+  text = markdown(rows)
+  folder = os.path.dirname(study.result_file(arms[0]))
+  os.makedirs(folder, exist_ok=True)
+  with open(os.path.join(folder, "report.md"), "w", encoding="utf-8") as f:
+    f.write(f"# Ablation, preset {study.name}\n\n" + text)
+  figure(rows, os.path.join(folder, "ablation.png"))
   print(text)
-  return {"report": study.path("report.md"),
-          "figure": study.path("ablation.png")}
+  return {"report": os.path.join(folder, "report.md"),
+          "figure": os.path.join(folder, "ablation.png")}
 
 
 # -------------------------------------------------------------------- driver
 
 
-def plan(arms: List[str], seeds: List[int]) -> List[str]:
-  """Every stage of a study of `arms`, in order."""
+def plan(arms: List[str], seeds: List[int], vocab: bool = False
+         ) -> List[str]:
+  """Every stage of a study of `arms`, in order (vocab: learn one first)."""
   kinds = {ARMS[a].records for a in arms if ARMS[a].records}
-  stages = [f"records:{k}" for k in ("single", "nsp", "tagged") if k in kinds]
+  stages = ["records:vocab"] if vocab else []
+  stages += [f"records:{k}" for k in ("single", "nsp", "tagged") if k in kinds]
   stages += ["records:heldout", "finetune_records"]
   stages += [f"pretrain:{a}" for a in arms if ARMS[a].experiment]
   stages += [f"heldout_mlm:{a}" for a in arms]
@@ -681,6 +971,8 @@ def needs(stage: str) -> List[str]:
 
 def run_stage(study: Study, stage: str, manifest: dict, arms: List[str]):
   kind, _, rest = stage.partition(":")
+  if stage == "records:vocab":
+    return stage_vocab(study)
   if kind == "records":
     return stage_records(study, rest)
   if kind == "finetune_records":
@@ -707,15 +999,27 @@ def run_study(study: Study, arms: List[str], seeds: List[int],
                      f"({manifest['preset']}); use a new --work_dir")
   manifest["preset"] = config
   path = os.path.join(study.work_dir, MANIFEST)
-  for stage in plan(arms, seeds):
+  for arm in arms:
+    budget = (read_json(study.result_file(arm)) or {}).get("budget", config)
+    if budget != config:
+      raise ValueError(f"{study.result_file(arm)} holds a result with "
+                       f"another preset ({budget}); use another --results_dir")
+  for stage in plan(arms, seeds, vocab=bool(study.preset.vocab_size)):
     if not selected(stage, tokens):
       continue
     done = manifest["stages"].get(stage, {})
     if done and stage != "report" and "pending" not in done["result"]:
       print(f"{stage}: done ({manifest['stages'][stage]['finished']})")
       continue
-    missing = [s for s in needs(stage) if s not in manifest["stages"]]
-    pending = [s for s in needs(stage) if "pending" in manifest["stages"].get(
+    if committed(study, stage):
+      print(f"{stage}: done (in {study.result_file(arm_of(stage))})")
+      continue
+    inputs = needs(stage) + (["records:vocab"] if study.preset.vocab_size and (
+        stage.startswith("records:") and stage != "records:vocab"
+        or stage == "finetune_records") else [])
+    missing = [s for s in inputs if s not in manifest["stages"]
+               and not committed(study, s)]
+    pending = [s for s in inputs if "pending" in manifest["stages"].get(
         s, {}).get("result", {})]
     if pending:
       print(f"{stage}: skipped, {pending[0]} is pending")
@@ -728,8 +1032,12 @@ def run_study(study: Study, arms: List[str], seeds: List[int],
     manifest["stages"][stage] = {
         "result": result, "wall_s": time.time() - t0,
         "cpu_s": time.process_time() - c0,
-        "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "commit": git_commit(), "command": study.command}
     write_json(path, manifest)
+    if arm_of(stage):
+      write_json(study.result_file(arm_of(stage)),
+                 arm_result(study, arm_of(stage), manifest))
     tf_keras.backend.clear_session()
     print(f"{time.strftime('%H:%M:%S')} {stage}: done in "
           f"{manifest['stages'][stage]['wall_s']:.0f} s", flush=True)
@@ -747,7 +1055,16 @@ def main(argv=None):
   ap.add_argument("--seeds", type=int, nargs="+", default=None,
                   help="fine-tuning seeds (default: the preset's)")
   ap.add_argument("--corpus", default=Study.corpus)
+  ap.add_argument("--results_dir", default=None,
+                  help="the arms' result files, report.md and ablation.png "
+                  "(default: benchmarks/ablation_results/<preset>, committed)")
   ap.add_argument("--tag_processes", type=int, default=2)
+  ap.add_argument("--pilot", default="",
+                  help="comma-separated shapes LxH (e.g. 2x256,4x256): run "
+                  "the shape pilot on this work dir's records instead")
+  ap.add_argument("--pilot_cpu_s", type=float, default=300)
+  ap.add_argument("--pilot_segment_steps", type=int, default=100)
+  ap.add_argument("--pilot_heldout_batches", type=int, default=16)
   args = ap.parse_args(argv)
   # A SIGTERM unwinds like an error, so train.run releases its model_dir lock.
   signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
@@ -757,7 +1074,16 @@ def main(argv=None):
   if unknown:
     ap.error(f"unknown arms {unknown}; choose from {list(ARMS)}")
   study = Study(preset, args.work_dir, corpus=args.corpus,
-                tag_processes=args.tag_processes)
+                tag_processes=args.tag_processes, name=args.preset,
+                results_dir=args.results_dir or os.path.join(
+                    RESULTS, args.preset),
+                command=shlex.join(["benchmarks/ablation.py"] + (
+                    argv if argv is not None else sys.argv[1:])))
+  if args.pilot:
+    run_study(study, ["span_sbo"], [], ["records"])
+    pilot(study, args.pilot.split(","), args.pilot_cpu_s,
+          args.pilot_segment_steps, args.pilot_heldout_batches)
+    return
   run_study(study, arms, args.seeds or list(preset.seeds),
             args.stages.split(",") if args.stages else None)
 

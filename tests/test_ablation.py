@@ -33,12 +33,14 @@ sys.path.insert(0, BENCHMARKS)
 import ablation  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 
-def _study(work_dir, preset=ablation.PRESETS["micro"]):
+def _study(work_dir, preset=ablation.PRESETS["micro"], results_dir=None):
   return ablation.Study(
       preset, str(work_dir),
       corpus=os.path.join(conftest.data_path("corpus"), "*.txt"),
       vocab=conftest.data_path("vocab", "bert-base-cased-vocab.txt"),
-      squad_dir=conftest.data_path("squad"), tag_processes=1)
+      squad_dir=conftest.data_path("squad"), tag_processes=1, name="micro",
+      results_dir=str(results_dir or os.path.join(work_dir, "results")),
+      command="test")
 
 
 def _checkpoints(model_dir):
@@ -66,27 +68,60 @@ def test_micro_study_resumes_and_reports(tmp_path):
   assert again["stages"] == manifest["stages"]
 
   manifest = ablation.run_study(study, arms, seeds)
-  assert list(manifest["stages"]) == ablation.plan(arms, seeds)
+  assert list(manifest["stages"]) == ablation.plan(arms, seeds, vocab=True)
   with open(os.path.join(study.work_dir, ablation.MANIFEST)) as f:
     assert json.load(f)["stages"].keys() == manifest["stages"].keys()
-  heldout = manifest["stages"]["heldout_mlm:span_sbo"]["result"]
-  assert heldout["restored_from"] == study.pretrain_dir("span_sbo")
-  assert heldout["blocks"] > 0 and 0 <= heldout["masked_lm_accuracy"] <= 1
+  # The vocab was learned on the training split and every arm uses it.
+  vocab = manifest["stages"]["records:vocab"]["result"]
+  assert 0 < vocab["vocab_size"] <= study.preset.vocab_size
+  assert ablation.pretrain_params(
+      study, "span_sbo").task.model.encoder.bert_v2.vocab_size == vocab[
+          "vocab_size"]
+  for scheme in ("span", "token"):
+    heldout = manifest["stages"]["heldout_mlm:span_sbo"]["result"][scheme]
+    assert heldout["restored_from"] == study.pretrain_dir("span_sbo")
+    assert heldout["blocks"] > 0 and 0 <= heldout["masked_lm_accuracy"] <= 1
 
-  with open(study.path("report.md"), encoding="utf-8") as f:
+  # One result file an arm, in the schema.
+  for arm in arms:
+    with open(study.result_file(arm), encoding="utf-8") as f:
+      result = json.load(f)
+    assert result["arm"] == arm and result["preset"] == "micro"
+    assert result["command"] == "test" and result["commit"]
+    assert set(result["heldout_mlm_accuracy"]) == {"span", "token"}
+    assert [r["seed"] for r in result["squad"]] == seeds
+    assert all({"exact_match", "f1"} <= set(r) for r in result["squad"])
+  pretraining = json.load(open(study.result_file("span_sbo")))["pretraining"]
+  assert pretraining["steps"] == study.preset.pretrain_steps
+  assert pretraining["final_loss"] > 0 and pretraining["cpu_s"] > 0
+  assert pretraining["curves"]["mlm_loss"][-1][0] == study.preset.pretrain_steps
+  assert json.load(open(study.result_file("random_init")))[
+      "pretraining"] is None
+
+  report_md = os.path.join(study.results_dir, "report.md")
+  with open(report_md, encoding="utf-8") as f:
     report = f.read()
   for arm in arms:
     row = next(line for line in report.splitlines()
                if line.startswith(f"| {arm} |"))
     assert " ± " in row and "| 2 |" in row, row
-  with open(study.path("ablation.png"), "rb") as f:
+  assert "- span_sbo: mean F1" in report
+  with open(os.path.join(study.results_dir, "ablation.png"), "rb") as f:
     assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
-  # The report is rebuilt from disk alone, e.g. in a fresh process.
-  os.remove(study.path("report.md"))
-  ablation.main(["--preset=micro", f"--work_dir={study.work_dir}",
+  # A new session: another work dir (scratch is gone), the committed result
+  # files. Nothing is rerun, and the report is rebuilt from them alone.
+  os.remove(report_md)
+  fresh = _study(study.work_dir + "-fresh", results_dir=study.results_dir)
+  manifest = ablation.run_study(fresh, arms, seeds, ["pretrain", "finetune",
+                                                     "heldout_mlm"])
+  assert not [s for s in manifest["stages"] if ablation.arm_of(s)]
+  ablation.main(["--preset=micro", f"--work_dir={fresh.work_dir}",
+                 f"--results_dir={study.results_dir}",
                  "--stages=report", "--arms=random_init,span_sbo"])
-  assert os.path.exists(study.path("report.md"))
+  assert os.path.exists(report_md)
+  with open(study.result_file("span_sbo"), encoding="utf-8") as f:
+    assert json.load(f)["pretraining"] == pretraining
 
   # Another preset in the same work dir is refused.
   other = dataclasses.replace(study.preset, pretrain_steps=8)
@@ -103,13 +138,15 @@ def test_tagged_arms_pending_without_spacy(tmp_path, monkeypatch):
   def unavailable(*args, **kwargs):
     raise ablation.span_tagging.TaggingUnavailableError("no spaCy here")
   monkeypatch.setattr(ablation.span_tagging, "SpanTagger", unavailable)
-  study = _study(tmp_path)
+  study = _study(tmp_path, dataclasses.replace(ablation.PRESETS["micro"],
+                                               vocab_size=0))
   manifest = ablation.run_study(study, ["noun_phrase"], [1],
                                 ["records:tagged", "pretrain", "report"])
   assert "no spaCy here" in manifest["stages"]["records:tagged"]["result"][
       "pending"]
   assert "pretrain:noun_phrase" not in manifest["stages"]
-  with open(study.path("report.md"), encoding="utf-8") as f:
+  with open(os.path.join(study.results_dir, "report.md"),
+            encoding="utf-8") as f:
     assert "(pending: install .[linguistic])" in f.read()
 
 
@@ -145,4 +182,6 @@ def test_gpu_preset_configs_dry_run(tmp_path):
   assert result["steps"] == 2 and result["final"]["next_sentence_loss"] > 0
   # Held-out MLM restores the NSP arm's encoder and MLM head without NSP.
   heldout = ablation.stage_heldout_mlm(study, "token_nsp")
-  assert heldout["blocks"] > 0 and "next_sentence_accuracy" not in heldout
+  for scheme in ("span", "token"):
+    assert heldout[scheme]["blocks"] > 0
+    assert "next_sentence_accuracy" not in heldout[scheme]
