@@ -50,7 +50,7 @@ def main():
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official_spanbert import interop  # pylint: disable=g-import-not-at-top
-  from official_spanbert import train as train_lib  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top

@@ -118,7 +118,7 @@ def main():
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
-  from official_spanbert import train as train_lib  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
   from official_spanbert.demo import evaluation  # pylint: disable=g-import-not-at-top
   from official_spanbert.demo import pipeline  # pylint: disable=g-import-not-at-top
   from official_spanbert.serving import export as export_lib  # pylint: disable=g-import-not-at-top

@@ -44,7 +44,7 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert import train
+from official_spanbert.training import train_lib as train
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.finetuning import squad
 from official_spanbert import interop as hc

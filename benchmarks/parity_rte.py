@@ -84,7 +84,7 @@ def run_pkg(args, run_dir: str) -> dict:
   import finetune_glue  # pylint: disable=g-import-not-at-top
   import finetune_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert import train  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib as train  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.finetuning import classification  # pylint: disable=g-import-not-at-top
   from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 

@@ -153,7 +153,7 @@ def run_pkg(args, run_dir: str) -> dict:
   import finetune_glue  # pylint: disable=g-import-not-at-top
   import finetune_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert import train  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib as train  # pylint: disable=g-import-not-at-top
 
   converted = finetune_squad.convert_minilm(args.work_dir)
   params = pkg_params(args, converted)

@@ -35,7 +35,7 @@ if "tensorflow" in sys.modules and os.environ.get("TF_USE_LEGACY_KERAS") != "1":
 os.environ["TF_USE_LEGACY_KERAS"] = "1"
 # Quiet by default (TF's C++ log, known third-party warnings); --verbosity /
 # -v on the command line gives the detail back (console.py).
-from official_spanbert import console as _console  # noqa: E402
+from official_spanbert.utils import console as _console  # noqa: E402
 _console.setup_before_tensorflow()
 
 __version__ = "0.1.0"

@@ -254,8 +254,8 @@ def mode_mixed(spec):
   import tensorflow as tf
   import tf_keras
   from official.core import train_utils
-  from official_spanbert import train as train_bin
-  from official_spanbert import trainer as trainer_lib
+  from official_spanbert.training import train_lib as train_bin
+  from official_spanbert.training import trainer as trainer_lib
   from official_spanbert.modeling import span_bert_pretrainer
 
   from official_spanbert.modeling import head_projection

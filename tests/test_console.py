@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 
-from official_spanbert import console
+from official_spanbert.utils import console
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,7 +45,7 @@ def _script(verbose: bool) -> subprocess.CompletedProcess:
       "import warnings\n"
       "from absl import logging\n"
       "import official_spanbert\n"
-      "from official_spanbert import console\n"
+      "from official_spanbert.utils import console\n"
       "import tensorflow as tf\n"
       "def main(_):\n"
       "  logging.info('library detail')\n"

@@ -26,9 +26,9 @@ import pytest
 import tf_keras
 
 from official.core import task_factory
-from official_spanbert import config_check
-from official_spanbert import device_check
-from official_spanbert import train
+from official_spanbert.training import config_check
+from official_spanbert.training import device_check
+from official_spanbert.training import train_lib as train
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.modeling import head_projection as hp
 from official_spanbert.modeling import span_bert_pretrainer
@@ -43,7 +43,7 @@ def test_devices_are_logged_and_missing_gpus_refused_in_one_line(tmp_path):
   params.runtime.num_gpus = 2
   params.runtime.distribution_strategy = "mirrored"
   with pytest.raises(device_check.NoAcceleratorError) as e:
-    train.run_experiment(params, str(tmp_path / "model"), "train")
+    train.run(params, str(tmp_path / "model"), "train")
   assert config_check.is_configuration_error(e.value)  # one line, exit 1
   message = config_check.one_line(e.value)
   assert message.startswith("runtime.num_gpus=2 but TensorFlow sees 0 GPU")

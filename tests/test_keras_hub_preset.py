@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_spanbert import train as train_lib
+from official_spanbert.training import train_lib
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import keras_hub_preset
 from official_spanbert.serving import export as export_lib

@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official.core import train_utils
-from official_spanbert import train as train_lib
+from official_spanbert.training import train_lib
 from conftest import tiny_params
 
 def test_tiny_model_lowers_mlm_and_sbo_loss(pretraining_records, cased_vocab):

@@ -12,8 +12,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""official_spanbert/progress.py, the package's one progress reporter: stage
-lines, ETA every 10% (or one refreshed line on a terminal), rates, sinks."""
+"""official_spanbert/utils/progress.py, the package's one progress reporter:
+stage lines, ETA every 10% (or one refreshed line on a terminal), rates,
+sinks."""
 
 import io
 import re
@@ -21,7 +22,7 @@ import re
 from absl import logging
 import pytest
 
-from official_spanbert import progress
+from official_spanbert.utils import progress
 
 
 class _Clock:

@@ -16,9 +16,9 @@
 runs Model Garden's runner in the modes its users expect.
 
 - A second training run on a model_dir refuses to start and names the first
-  (the lock in official_spanbert/run_lock.py); eval runs still read it.
+  (the lock in official_spanbert/utils/run_lock.py); eval runs still read it.
 - A truncated newest checkpoint is moved aside and training resumes from the
-  newest intact one (official_spanbert/checkpoint_recovery.py).
+  newest intact one (official_spanbert/training/checkpoint_recovery.py).
 - Configuration errors print `spanbert-train: error: <message>`, exit 1.
 - Divergence is Model Garden's loss_upper_bound / recovery_max_trials rule,
   raised as TrainingDivergedError: restores first when trials are allowed,
@@ -51,11 +51,11 @@ import pytest
 import tensorflow as tf
 
 from official.modeling.hyperparams import params_dict
-from official_spanbert import checkpoint_recovery
-from official_spanbert import config_check
-from official_spanbert import run_lock
-from official_spanbert import train as train_lib
-from official_spanbert import trainer as trainer_lib
+from official_spanbert.training import checkpoint_recovery
+from official_spanbert.training import config_check
+from official_spanbert.utils import run_lock
+from official_spanbert.training import train_lib
+from official_spanbert.training import trainer as trainer_lib
 from conftest import REPO, tiny_params
 
 TIMEOUT_S = 300

@@ -21,8 +21,8 @@ import io
 import numpy as np
 from orbit import controller as orbit_controller
 
-from official_spanbert import progress
-from official_spanbert import trainer
+from official_spanbert.utils import progress
+from official_spanbert.training import trainer
 
 
 def test_the_training_line_carries_the_losses():

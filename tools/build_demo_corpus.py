@@ -26,7 +26,7 @@ import sys
 
 from absl import flags
 
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.demo import corpus as demo_corpus
 
 FLAGS = flags.FLAGS

@@ -35,7 +35,7 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import vocab_builder
 

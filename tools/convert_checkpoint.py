@@ -44,7 +44,7 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.data import tokenization
 from official_spanbert import interop
 from official_spanbert.interop import hf_files

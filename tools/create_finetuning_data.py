@@ -38,7 +38,7 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import squad

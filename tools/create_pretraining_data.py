@@ -48,7 +48,7 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.data.pretraining import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretraining_records

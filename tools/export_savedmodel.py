@@ -37,7 +37,7 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
-from official_spanbert import console
+from official_spanbert.utils import console
 from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.serving import coref_export

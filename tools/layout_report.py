@@ -22,7 +22,7 @@ Reads the source only (no imports), at the working tree or at a git revision:
 Prints a Markdown table of .py files and lines per folder of
 official_spanbert/, the import cycles between modules (every import of a
 package module counts, at module level or inside a function) and the imports
-that run from a lower layer up (LAYERS, lowest first).
+that run from a lower layer up (LAYERS, lowest first) and the largest module.
 """
 
 import argparse
@@ -39,8 +39,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lowest first; a module belongs to the longest prefix that names it.
 LAYERS = (
     ("core", ("official_spanbert", "official_spanbert.metrics",
-              "official_spanbert.run_lock",
-              "official_spanbert.checkpoint_recovery")),
+              "official_spanbert.utils")),
     ("data", ("official_spanbert.data",)),
     ("modeling", ("official_spanbert.modeling",)),
     ("configs", ("official_spanbert.configs",)),
@@ -53,8 +52,7 @@ LAYERS = (
     # Hugging Face conversion builds models from configs, beside the tasks.
     ("interop", ("official_spanbert.interop",)),
     ("serving", ("official_spanbert.serving",)),
-    ("training", ("official_spanbert.train", "official_spanbert.trainer",
-                  "official_spanbert.config_check")),
+    ("training", ("official_spanbert.train", "official_spanbert.training")),
     ("demo", ("official_spanbert.demo",)),
 )
 
@@ -146,21 +144,32 @@ def upward_imports(graph):
                 if layer(a) < layer(b))
 
 
-def folder_table(root, mods):
+def line_counts(mods):
+  """{module: lines of its file}."""
+  out = {}
+  for module, path in mods.items():
+    with open(path, encoding="utf-8") as f:
+      out[module] = sum(1 for _ in f)
+  return out
+
+
+def folder_table(root, mods, lines):
   counts = collections.defaultdict(lambda: [0, 0])
   for module, path in mods.items():
     folder = os.path.relpath(os.path.dirname(path), root)
-    with open(path, encoding="utf-8") as f:
-      n = sum(1 for _ in f)
     counts[folder][0] += 1
-    counts[folder][1] += n
+    counts[folder][1] += lines[module]
   return counts
 
 
 def report(root) -> dict:
   mods, graph = import_graph(root)
-  return {"folders": folder_table(root, mods), "cycles": cycles(mods, graph),
-          "upward": upward_imports(graph), "modules": len(mods)}
+  lines = line_counts(mods)
+  largest = max(lines, key=lambda m: (lines[m], m))
+  return {"folders": folder_table(root, mods, lines),
+          "cycles": cycles(mods, graph), "upward": upward_imports(graph),
+          "modules": len(mods),
+          "largest": (os.path.relpath(mods[largest], root), lines[largest])}
 
 
 def main():
@@ -183,6 +192,7 @@ def main():
     print(f"| {folder}/ | {files} | {lines} |")
   total = [sum(v[i] for v in r["folders"].values()) for i in (0, 1)]
   print(f"| total | {total[0]} | {total[1]} |")
+  print(f"largest module: {r['largest'][0]} ({r['largest'][1]} lines)")
   print(f"module import cycles: {len(r['cycles'])}")
   for c in r["cycles"]:
     print("  " + " <-> ".join(c))

@@ -60,8 +60,8 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.modeling import performance
 from official.modeling.hyperparams import params_dict
-from official_spanbert import console
-from official_spanbert import train as train_lib
+from official_spanbert.utils import console
+from official_spanbert.training import train_lib
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretraining_records

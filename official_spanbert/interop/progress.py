@@ -18,7 +18,7 @@ import dataclasses
 import time
 from typing import List, Optional, Union
 
-from official_spanbert import progress as core_progress
+from official_spanbert.utils import progress as core_progress
 
 
 @dataclasses.dataclass
@@ -57,7 +57,7 @@ class ConversionResult:
 
 
 class Progress(core_progress.Progress):
-  """Progress of one conversion (see official_spanbert/progress.py), whose
+  """Progress of one conversion (see official_spanbert/utils/progress.py), whose
   summary line is the ConversionResult's."""
 
   def finish(self, result: ConversionResult) -> ConversionResult:

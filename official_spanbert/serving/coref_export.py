@@ -24,7 +24,7 @@ from typing import Dict, Optional
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert import progress as progress_lib
+from official_spanbert.utils import progress as progress_lib
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import coref_module
 from official_spanbert.serving import export as export_lib

@@ -28,8 +28,8 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert import progress as progress_lib
-from official_spanbert import write_errors
+from official_spanbert.utils import progress as progress_lib
+from official_spanbert.utils import write_errors
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import spanbert as spanbert_configs

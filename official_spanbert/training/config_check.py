@@ -33,8 +33,8 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
-from official_spanbert import run_lock
-from official_spanbert import write_errors
+from official_spanbert.utils import run_lock
+from official_spanbert.utils import write_errors
 
 _SCALARS = {int: "an integer", float: "a number", bool: "true or false"}
 

@@ -12,17 +12,20 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""SpanBERT training binary: Model Garden's runner, with a model_dir guard.
+r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
+
+`run()` is the library; `main()` and `define_flags()` are the binary's
+(official_spanbert/train.py, installed as spanbert-train):
 
   spanbert-train --experiment=spanbert/pretraining \
     --config_file=configs/models/base.yaml \
     --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
     --mode=train --model_dir=/tmp/spanbert
 
-The run is Model Garden's: `train_lib.run_experiment` (OrbitExperimentRunner:
-checkpointing, summaries, best-checkpoint export, blowup recovery, preemption
-checkpoints) for train, eval, train_and_eval, continuous_eval and
-train_and_post_eval, and `continuous_finetune_lib` for
+The run is Model Garden's: `official.core.train_lib.run_experiment`
+(OrbitExperimentRunner: checkpointing, summaries, best-checkpoint export,
+blowup recovery, preemption checkpoints) for train, eval, train_and_eval,
+continuous_eval and train_and_post_eval, and `continuous_finetune_lib` for
 continuous_train_and_eval, as official/nlp/train.py; with the strategy's
 model parallelism from `runtime`, TPU preemption recovery and
 --enable_async_checkpointing. The trainer is `trainer.SpanBertTrainer`
@@ -30,7 +33,8 @@ model parallelism from `runtime`, TPU preemption recovery and
 
 Around the run, on the model_dir:
 - training modes hold <model_dir>/train.lock, so a second training run on
-  it refuses to start and names the first (run_lock.py); eval modes take none;
+  it refuses to start and names the first (utils/run_lock.py); eval modes
+  take none;
 - training resumes from the newest intact ckpt-N, also when the state file
   is missing or stale; a broken newest checkpoint is moved into
   <model_dir>/broken_checkpoints/ and partial saves are removed
@@ -70,7 +74,7 @@ from official.common import distribute_utils
 from official.common import flags as tfm_flags
 from official.core import config_definitions as cfg
 from official.core import task_factory
-from official.core import train_lib
+from official.core import train_lib as tfm_train_lib
 from official.core import train_utils
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
@@ -78,12 +82,11 @@ from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401
-from official_spanbert import checkpoint_recovery
-from official_spanbert import console
-from official_spanbert import config_check
-from official_spanbert import device_check
-from official_spanbert import run_lock
-from official_spanbert import trainer as trainer_lib
+from official_spanbert.training import checkpoint_recovery
+from official_spanbert.training import config_check
+from official_spanbert.training import device_check
+from official_spanbert.training import trainer as trainer_lib
+from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
 TrainingDivergedError = trainer_lib.TrainingDivergedError
@@ -96,8 +99,11 @@ DIVERGENCE_FACTOR = 10.0
 
 def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
         strategy: Optional[tf.distribute.Strategy] = None,
-        run_post_eval: bool = False
-        ) -> Tuple[tf_keras.Model, Mapping[str, Any]]:
+        run_post_eval: bool = False,
+        enable_async_checkpointing: bool = False,
+        pretrain_steps: Optional[int] = None,
+        eval_summary_dir: Optional[str] = None
+        ) -> Tuple[Optional[tf_keras.Model], Mapping[str, Any]]:
   """Runs an experiment; returns the model and the last eval logs.
 
   Args:
@@ -107,6 +113,11 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
       or continuous_train_and_eval (which returns no model: None).
     strategy: distribution strategy (default: from params.runtime).
     run_post_eval: evaluate once after training and return those logs.
+    enable_async_checkpointing: Model Garden's async checkpointing.
+    pretrain_steps: continuous_train_and_eval: the pretraining run's last
+      step.
+    eval_summary_dir: eval modes: where evaluation summaries go (default
+      <model_dir>/validation; none when model_dir is read-only).
 
   Raises:
     TrainingDivergedError: the loss became NaN/Inf; the last good checkpoint
@@ -115,21 +126,6 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
   """
-  return run_experiment(params, model_dir, mode, strategy=strategy,
-                        run_post_eval=run_post_eval)
-
-
-def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
-                   strategy: Optional[tf.distribute.Strategy] = None,
-                   run_post_eval: bool = False,
-                   enable_async_checkpointing: bool = False,
-                   pretrain_steps: Optional[int] = None,
-                   eval_summary_dir: Optional[str] = None
-                   ) -> Tuple[Optional[tf_keras.Model], Mapping[str, Any]]:
-  """run() with the binary's options: Model Garden's async checkpointing,
-  for continuous_train_and_eval the pretraining run's last step, and for
-  eval modes where evaluation summaries go (default
-  <model_dir>/validation; none when model_dir is read-only)."""
   config_check.check_values(params, mode)
   if strategy is None:  # logs the devices; refuses GPUs that are not there
     device_check.check(params.runtime)
@@ -168,7 +164,7 @@ def run_experiment(params: cfg.ExperimentConfig, model_dir: str, mode: str,
           _check_best_checkpoint_metric(params, task)
         params = _divergence_bound(params, task)
         with trainer_lib.scope():
-          return train_lib.run_experiment(
+          return tfm_train_lib.run_experiment(
               distribution_strategy=run_strategy, task=task, mode=mode,
               params=params, model_dir=model_dir,
               run_post_eval=run_post_eval, save_summary=save_summary,
@@ -300,10 +296,10 @@ def main(_):
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     params = train_utils.parse_configuration(FLAGS)
     config_check.check_value_types(params)
-    run_experiment(params, FLAGS.model_dir, FLAGS.mode,
-                   enable_async_checkpointing=FLAGS.enable_async_checkpointing,
-                   pretrain_steps=FLAGS.pretrain_steps,
-                   eval_summary_dir=FLAGS.eval_summary_dir)
+    run(params, FLAGS.model_dir, FLAGS.mode,
+        enable_async_checkpointing=FLAGS.enable_async_checkpointing,
+        pretrain_steps=FLAGS.pretrain_steps,
+        eval_summary_dir=FLAGS.eval_summary_dir)
   except Exception as e:  # pylint: disable=broad-except
     if (isinstance(e, TrainingDivergedError) or
         config_check.is_configuration_error(e)):
@@ -346,11 +342,3 @@ def define_flags():
       "<model_dir>/validation (default: none when model_dir is read-only).")
   flags.mark_flags_as_required(["experiment", "mode", "model_dir"])
 
-
-def console_main():
-  define_flags()
-  console.run(main)
-
-
-if __name__ == "__main__":
-  console_main()

@@ -18,7 +18,7 @@
 
 - the `examples_per_second` TensorBoard scalar (global batch size x steps /
   wall time of each training loop);
-- progress (official_spanbert/progress.py, sink "auto"): training shows
+- progress (official_spanbert/utils/progress.py, sink "auto"): training shows
   steps done / total, the ETA, examples/s and the loss after each loop of
   `trainer.steps_per_loop` steps -- one refreshed line on a terminal, a line
   about every 10% on other streams, a log line every loop when absl's INFO
@@ -53,7 +53,7 @@ import tensorflow as tf
 from official.core import actions
 from official.core import base_trainer
 from orbit import controller as orbit_controller
-from official_spanbert import progress as progress_lib
+from official_spanbert.utils import progress as progress_lib
 
 _SCOPE = "spanbert"
 _TRAINER_CLS = "official.core.train_utils.create_trainer.trainer_cls"

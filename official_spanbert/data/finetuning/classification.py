@@ -38,7 +38,7 @@ from absl import logging
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert import progress as progress_lib
+from official_spanbert.utils import progress as progress_lib
 from official_spanbert.data.finetuning import json_file
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization

@@ -65,13 +65,13 @@ from official_spanbert.data.pretraining import packing
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
-from official_spanbert import run_lock
+from official_spanbert.utils import run_lock
 
 MODES = ("single", "nsp")
 INCOMPLETE = tfrecord_writer.INCOMPLETE
 # Beside the shards: {"vocab_fingerprint": ..., "counts": [count per id]}.
 COUNTS_SUFFIX = ".counts.json"
-# Held by the run writing a prefix (official_spanbert/run_lock.py).
+# Held by the run writing a prefix (official_spanbert/utils/run_lock.py).
 LOCK_SUFFIX = ".lock"
 # Documents --mode=nsp holds for its random next segments (nsp_windows).
 NSP_BUFFER_DOCUMENTS = 10_000

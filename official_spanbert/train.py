@@ -1,0 +1,43 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""SpanBERT training binary (spanbert-train): registers the experiments and
+runs official_spanbert.training.train_lib.main, as Model Garden's
+official/projects/teams/train.py runs official/nlp/train.py's.
+
+  spanbert-train --experiment=spanbert/pretraining \
+    --config_file=configs/models/base.yaml \
+    --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
+    --mode=train --model_dir=/tmp/spanbert
+
+What a run does around Model Garden's runner (the model_dir lock, checkpoint
+recovery, the divergence bound, one-line errors) is told in train_lib.py.
+"""
+
+# pylint: disable=unused-import
+from official_spanbert.training import train_lib
+from official_spanbert.utils import console
+
+# Kept for callers of official_spanbert.train.run (benchmarks/ablation.py):
+# new code imports official_spanbert.training.train_lib.
+from official_spanbert.training.train_lib import run  # noqa: F401
+
+
+def console_main():
+  train_lib.define_flags()
+  console.run(train_lib.main)
+
+
+if __name__ == "__main__":
+  console_main()
