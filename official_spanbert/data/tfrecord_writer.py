@@ -28,7 +28,7 @@ from typing import Callable, Dict, Iterable, Optional, Sequence
 import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import tensorflow as tf
 
-INCOMPLETE = ".incomplete"
+from official_spanbert.utils import atomic_io
 
 # (path, the OSError or tf.errors.OpError) -> the exception to raise instead.
 ErrorMapper = Callable[[str, Exception], Exception]
@@ -50,7 +50,7 @@ class AtomicTFRecordWriter:
 
   def __init__(self, paths: Sequence[str], error: Optional[ErrorMapper] = None):
     self._paths = list(paths)
-    self._tmp = [p + INCOMPLETE for p in self._paths]
+    self._tmp = [atomic_io.temp_path(p) for p in self._paths]
     self._error = error
     self._writers = []
     try:
@@ -83,7 +83,7 @@ class AtomicTFRecordWriter:
         self._raise(tmp, e)
     for path, text in (texts or {}).items():
       self._paths.append(path)
-      self._tmp.append(path + INCOMPLETE)  # abort() removes it too
+      self._tmp.append(atomic_io.temp_path(path))  # abort() removes it too
       try:
         with tf.io.gfile.GFile(self._tmp[-1], "w") as f:
           f.write(text)
@@ -91,7 +91,7 @@ class AtomicTFRecordWriter:
         self._raise(self._tmp[-1], e)
     for tmp, path in zip(self._tmp, self._paths):
       try:
-        tf.io.gfile.rename(tmp, path, overwrite=True)
+        atomic_io.move_into_place(tmp, path)
       except (tf.errors.OpError, OSError) as e:
         self._raise(path, e)
 
@@ -103,8 +103,7 @@ class AtomicTFRecordWriter:
       except tf.errors.OpError:
         pass  # e.g. disk full on flush; the file is removed below
     for tmp in self._tmp:
-      if tf.io.gfile.exists(tmp) and not tf.io.gfile.isdir(tmp):
-        tf.io.gfile.remove(tmp)
+      atomic_io.remove_file(tmp)
 
   def __enter__(self) -> "AtomicTFRecordWriter":
     return self

@@ -42,6 +42,8 @@ import sysconfig
 import time
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from official_spanbert.utils import atomic_io
+
 # Directory names never descended into.
 SKIP_DIRS = frozenset({
     "test", "tests", "testmock", "idlelib", "lib2to3", "site-packages",
@@ -253,8 +255,7 @@ def build_demo_corpus(output_path: str, max_documents: Optional[int] = None,
   stats = {"documents": 0, "lines": 0, "bytes": 0}
   out_dir = os.path.dirname(os.path.abspath(output_path))
   os.makedirs(out_dir, exist_ok=True)
-  tmp = output_path + ".incomplete"
-  try:
+  with atomic_io.writing(output_path) as tmp:
     with open(tmp, "wb") as f:
       for doc in iter_documents(root, counters):
         if max_documents is not None and stats["documents"] >= max_documents:
@@ -281,11 +282,6 @@ def build_demo_corpus(output_path: str, max_documents: Optional[int] = None,
       raise ValueError(
           f"no document could be built from {root}"
           + (f" within max_bytes={max_bytes}" if max_bytes else ""))
-    os.replace(tmp, output_path)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-    raise
   stats.update(files=counters.get("files", 0),
                unparsable_files=counters.get("unparsable_files", 0),
                stdlib_dir=root, seconds=round(time.time() - start, 3),

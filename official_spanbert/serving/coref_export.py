@@ -22,8 +22,8 @@ assets.extra/, claiming the version atomically as serving/export.py does.
 from typing import Dict, Optional
 
 import official_spanbert  # noqa: F401
-import tensorflow as tf
 
+from official_spanbert.utils import atomic_io
 from official_spanbert.utils import progress as progress_lib
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import coref_module
@@ -58,7 +58,7 @@ def export(model, vocab_file: str, export_base: str, *,
       max_segment_len=max_segment_len, predict_singletons=predict_singletons)
   version, (tmp,) = export_lib._claim_version([export_base], version)  # pylint: disable=protected-access
   export_dir = f"{export_base.rstrip('/')}/{version}"
-  try:
+  with atomic_io.removed_on_error(tmp):
     report.note(f"tracing and saving the coreference model (version "
                 f"{version}, resolve, warmup requests)")
     texts = list(WARMUP_TEXTS)
@@ -66,11 +66,7 @@ def export(model, vocab_file: str, export_base: str, *,
         "resolve": {"text": texts[0]},
         "serving_default": {"text": texts[1]},
     })
-    tf.io.gfile.rename(tmp, export_dir)
-  except BaseException:
-    if tf.io.gfile.exists(tmp):
-      tf.io.gfile.rmtree(tmp)
-    raise
+    atomic_io.move_into_place(tmp, export_dir, overwrite=False)
   report.done(f"export: wrote the coreference model to {export_dir} in "
               f"{report.elapsed():.1f} s")
   return {"model": export_dir}

@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
+from official_spanbert.utils import atomic_io
 from official_spanbert.utils import progress as progress_lib
 from official_spanbert.utils import write_errors
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
@@ -257,13 +258,12 @@ def export(model, vocab_file: str, export_base: str, *,
     })
     # Preprocessing first: a model version that TF Serving sees has its own.
     for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
-      tf.io.gfile.rename(tmp, export_dir)
+      atomic_io.move_into_place(tmp, export_dir, overwrite=False)
       renamed.append(export_dir)
   except BaseException as e:
     # Only this export's own dirs: the claim makes them nobody else's.
     for path in tmps + renamed:
-      if tf.io.gfile.exists(path):
-        tf.io.gfile.rmtree(path)
+      atomic_io.remove_tree(path)
     for base in new_bases:  # the bases it created, if still empty
       if tf.io.gfile.exists(base) and not tf.io.gfile.listdir(base):
         tf.io.gfile.rmtree(base)

@@ -59,6 +59,7 @@ import tf_keras
 
 from official.nlp.modeling import layers
 from official_spanbert.serving import serving_modules
+from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
 
 
@@ -254,8 +255,8 @@ def export(model, vocab_file: str, export_dir: str, *,
     tf.saved_model.save(Preprocessor(vocab_file, lower_case, seq_length),
                         os.path.join(tmp, "preprocessor"))
     for name, path in dirs.items():
-      tf.io.gfile.rename(os.path.join(tmp, name), path)
+      atomic_io.move_into_place(os.path.join(tmp, name), path,
+                                overwrite=False)
   finally:
-    if tf.io.gfile.exists(tmp):
-      tf.io.gfile.rmtree(tmp)
+    atomic_io.remove_tree(tmp)
   return dirs

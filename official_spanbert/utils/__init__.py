@@ -14,6 +14,8 @@
 
 """official_spanbert.utils: the helpers every layer shares, one of each.
 
+  atomic_io.py     write to a temporary name, then rename (files and export
+                   directories).
   console.py       how much a console script prints (quiet by default, -v);
                    console.run wraps every command-line tool's main.
   progress.py      the one progress reporter: stage lines, steps with ETA.

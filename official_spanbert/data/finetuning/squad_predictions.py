@@ -37,6 +37,7 @@ import tensorflow as tf
 from official.nlp.data import squad_lib
 
 from official_spanbert.data.finetuning import squad
+from official_spanbert.utils import atomic_io
 
 
 @dataclasses.dataclass
@@ -174,7 +175,6 @@ def apply_threshold(predictions: Predictions, threshold: float
 def write_json(obj, path: str):
   """Writes JSON atomically (path.incomplete, then rename)."""
   tf.io.gfile.makedirs(os.path.dirname(path) or ".")
-  tmp = path + ".incomplete"
-  with tf.io.gfile.GFile(tmp, "w") as f:
-    json.dump(obj, f, indent=1, ensure_ascii=False)
-  tf.io.gfile.rename(tmp, path, overwrite=True)
+  with atomic_io.writing(path) as tmp:
+    with tf.io.gfile.GFile(tmp, "w") as f:
+      json.dump(obj, f, indent=1, ensure_ascii=False)

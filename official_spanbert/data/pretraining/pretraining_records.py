@@ -65,10 +65,11 @@ from official_spanbert.data.pretraining import packing
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
+from official_spanbert.utils import atomic_io
 from official_spanbert.utils import run_lock
 
 MODES = ("single", "nsp")
-INCOMPLETE = tfrecord_writer.INCOMPLETE
+INCOMPLETE = atomic_io.INCOMPLETE
 # Beside the shards: {"vocab_fingerprint": ..., "counts": [count per id]}.
 COUNTS_SUFFIX = ".counts.json"
 # Held by the run writing a prefix (official_spanbert/utils/run_lock.py).

@@ -59,6 +59,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data import tokenization
+from official_spanbert.utils import atomic_io
 
 # The order the reserved tokens take at the start of the vocab.
 SPECIAL_TOKENS = tokenization.REQUIRED_SPECIAL_TOKENS  # [PAD] [UNK] ... [MASK]
@@ -320,16 +321,10 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
         "lower min_token_count)", stats.vocab_size, vocab_size,
         learn_params["lower_thresh"])
 
-  tmp = output_vocab + ".incomplete"
-  try:
+  with atomic_io.writing(output_vocab) as tmp:
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:
       for token in kept:
         f.write(token + "\n")
     tokenization.load_vocab(tmp)  # the contract: it must load
-    os.replace(tmp, output_vocab)
-  except BaseException:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-    raise
   stats.seconds = round(time.time() - start, 3)
   return stats
