@@ -15,7 +15,7 @@
 """Mask seeds and shard counts of the pretraining loader on many hosts.
 
 The masks of a batch come from batch_seed(seed, batch index, input pipeline,
-the batch's records). Under tf.data service every worker runs the client's
+the batch's first record). Under tf.data service every worker runs the client's
 graph (same pipeline id, batch indices from 0), so without the records in
 the key two workers' batch i would draw the same masks; the test below uses
 blocks of one length and token masking, where that shows as identical
@@ -78,11 +78,8 @@ def test_batch_seed_keys():
       (1, 0, 0, records[::-1]))]
   keys = {tuple(base)} | {tuple(o.numpy()) for o in others}
   assert len(keys) == 1 + len(others)
-  # Every row enters, not only the first: two workers' batches that start
-  # with the same record still draw different masks.
-  assert tuple(pdl.batch_seed(1, 0, 0, records[:1]).numpy()) not in keys
-  assert tuple(pdl.batch_seed(
-      1, 0, 0, tf.constant([b"block a", b"block c"])).numpy()) not in keys
+  # The rows after the first do not enter: a batch cut short keeps its seed.
+  np.testing.assert_array_equal(base, pdl.batch_seed(1, 0, 0, records[:1]))
 
 
 def test_shard_count_rule_and_warning(same_length_records, small_vocab):
@@ -112,8 +109,15 @@ def test_tf_data_service_workers_draw_different_masks(same_length_records,
                    enable_tf_data_service=True)
   workers = [list(data_loader_factory.get_data_loader(params).load(
       _context(1)).take(8).as_numpy_iterator()) for _ in range(2)]
+  # The unseeded shuffles start a pair of batches with the same block about
+  # one time in 64 (then their masks coincide, as batch_seed says); every
+  # pair that starts differently must mask differently.
+  apart = 0
   for a, b in zip(*workers):
-    assert not np.array_equal(a["input_word_ids"], b["input_word_ids"])
     assert np.all(a["masked_lm_weights"].sum(1) == 5)
+    if np.array_equal(a["input_word_ids"][0], b["input_word_ids"][0]):
+      continue
+    apart += 1
     assert not np.array_equal(a["masked_lm_positions"],
                               b["masked_lm_positions"])
+  assert apart >= 6, apart
