@@ -63,24 +63,24 @@ current loop of steps_per_loop steps ends.
 
 Presets:
 
-  cpu    4 layers, hidden 256, 4 heads, FFN 1024, cased vocab 28,996, seq 128,
-         batch 32, 3,000 steps (peak lr 5e-4, 300 warmup). Issue 15 measured
-         ~47 examples/s (span + SBO) to ~59 (token MLM) on the idle 2-core
-         machine, so an arm takes ~27-34 min and the 7 pretrained arms
-         ~3.7 h; pretrain:span_sbo here at load 10 ran at 10 examples/s
-         (100 steps in 5 min wall, 3.6 CPU min), i.e. ~2.7 h an arm at such
-         a load; the 64,043 training blocks (5,912 documents; 120 held out,
-         1,446 blocks) are seen 1.5 times. Fine-tuning: 600 steps of batch 32
-         at seq 128 (0.27 epoch of the 71,550 training windows of the 27,626
-         questions), lr 2e-4, then the full dev set (10,570 questions):
-         ~5 min training + ~4 min features, inference and post-processing
-         per run, so 8 arms x 3 seeds ~3.6 h. Records (measured at load 12):
-         single 43 s, NSP 73 s, held-out 4 s, SQuAD features 79 s (15-19 CPU
-         s each); spaCy tagging ran at 674 words/s at load 13 (a 300 KB
-         sample), so the ~4.5M words take ~1.8 h at that load (less on an
-         idle machine). Held-out MLM ~1 min an arm. In all ~9-10 h on 2
-         idle cores, 2-3 times that at load 10; estimates, not yet measured
-         end to end.
+  cpu    4 layers, hidden 256, 4 heads, FFN 1024, seq 128, batch 32,
+         6,000 steps (peak lr 1e-3, 600 warmup, the demo-size lr that
+         pretraining parity used), mixed bfloat16 (1.44x at demo size with
+         the same loss, RESULTS "Pretraining parity"). Vocab: a cased 8k
+         WordPiece vocab learned on every 5th training line (24,182 lines,
+         6.4 MB; 7,963 tokens; committed as ablation_results/cpu/vocab.txt),
+         which shrinks the embedding and the softmax 3.6x against the cased
+         BERT vocab; 62,628 training blocks (6.19M tokens; 120 documents,
+         1,420 blocks held out), seen ~3 times. The shape: the pilot
+         (--pilot, ablation_results/cpu/pilot.json) at 6 CPU-min a shape
+         left 2x256 and 4x256 on the unigram plateau (6.60 / 6.6x nats), too
+         short to rank shapes; 4x256 is kept as compute-optimal for this
+         budget by the usual scaling rule (~3M non-embedding parameters for
+         ~1e14 FLOPs). An arm is ~0.65 CPU-s a step (pilot, loaded), i.e.
+         ~35-65 min. Fine-tuning: 1,000 steps of batch 32 at seq 128 (0.45
+         epoch of the ~71k training windows; the features are written in
+         random order), lr 2e-4, scored on every 5th SQuAD v1.1 dev article
+         (a fixed subset spanning the topics).
   gpu    6 layers, hidden 512, 8 heads, FFN 2048, seq 128, batch 256, 1,500
          steps (6 passes over the 64k blocks), bf16
          (runtime.mixed_precision_dtype=bfloat16, i.e. the mixed_bfloat16
@@ -106,6 +106,7 @@ import glob
 import json
 import os
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -225,12 +226,12 @@ class Preset:
 
 
 _CPU = Preset(layers=4, hidden=256, heads=4, ffn=1024, seq_length=128,
-              batch_size=32, pretrain_steps=3000, learning_rate=1e-3,
-              warmup_steps=300, steps_per_loop=100, checkpoint_interval=500,
+              batch_size=32, pretrain_steps=6000, learning_rate=1e-3,
+              warmup_steps=600, steps_per_loop=100, checkpoint_interval=500,
               max_predictions=20, finetune_seq_length=128, doc_stride=64,
-              query_length=64, finetune_batch_size=32, finetune_steps=600,
+              query_length=64, finetune_batch_size=32, finetune_steps=1000,
               finetune_learning_rate=2e-4, vocab_size=8000,
-              vocab_max_lines=60_000, dev_every_article=5,
+              vocab_max_lines=20_000, dev_every_article=5,
               mixed_precision="bfloat16")
 PRESETS = {
     "cpu": _CPU,
@@ -362,11 +363,22 @@ def ensure_split(study: Study):
 def stage_vocab(study: Study) -> dict:
   """A cased WordPiece vocab learned on the training documents.
 
-  With vocab_max_lines, every n-th training line is read so that the sample
+  It is copied beside the result files (commit it): a later session copies
+  it back instead of learning again, so all arms share one vocab. With
+  vocab_max_lines, every n-th training line is read so that the sample
   spans all corpus files (the learner reads its inputs in order).
   """
   ensure_split(study)
   preset = study.preset
+  committed_vocab = os.path.join(study.results_dir or study.path("results"),
+                                 "vocab.txt")
+  if os.path.exists(committed_vocab):
+    # Learned in an earlier session and committed: every arm, in whichever
+    # session it runs, uses the same vocab.
+    os.makedirs(os.path.dirname(study.vocab_file()), exist_ok=True)
+    shutil.copyfile(committed_vocab, study.vocab_file())
+    return {"vocab_size": tokenization.load_vocab(study.vocab_file()).size,
+            "requested": preset.vocab_size, "from": committed_vocab}
   inputs = sorted(glob.glob(os.path.join(study.path("corpus", "train"),
                                          "*.txt")))
   if preset.vocab_max_lines:
@@ -379,9 +391,15 @@ def stage_vocab(study: Study) -> dict:
       f.write("\n".join(lines[::every]))
     os.replace(sample + ".tmp", sample)
     inputs = [sample]
+  # The learner binary-searches a count threshold from upper_thresh down;
+  # tf.text's default (10M) costs ~20 pure-Python passes, 2,000 about 10
+  # (an 8k vocab of this corpus needs a threshold far below it).
   stats = vocab_builder.build_vocab(inputs, study.vocab_file(),
                                     vocab_size=preset.vocab_size,
-                                    progress=False)
+                                    progress=False,
+                                    learn_params={"upper_thresh": 2000})
+  os.makedirs(os.path.dirname(committed_vocab), exist_ok=True)
+  shutil.copyfile(study.vocab_file(), committed_vocab)
   return {"vocab_size": stats.vocab_size, "requested": preset.vocab_size,
           "lines": stats.lines, "bytes": stats.bytes,
           "seconds": stats.seconds}
