@@ -39,11 +39,13 @@ def block_documents(corpus: str, vocab_file: str, max_tokens: int):
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import corpus as corpus_lib  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_blocks  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
   tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case=False)
   owner = {}
-  docs = pr.tokenize_documents(corpus_lib.read_documents([corpus]), tokenizer)
+  docs = record_blocks.tokenize_documents(corpus_lib.read_documents([corpus]), tokenizer)
   for index, doc in enumerate(docs):
-    for ids, _ in pr.single_blocks(doc, max_tokens, pr.Stats()):
+    for ids, _ in record_blocks.single_blocks(doc, max_tokens, record_format.Stats()):
       owner[tuple(int(i) for i in ids)] = index
   return owner
 
@@ -64,6 +66,8 @@ def main():
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_blocks  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
 
   prefix = os.path.join(args.work_dir, "records", "train")
   stats = pr.create_pretraining_records(

@@ -61,8 +61,11 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 import tensorflow as tf
 
 from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining import masking_config
+from official_spanbert.data.pretraining import span_sampler
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_format
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
@@ -81,7 +84,7 @@ VARIANTS = (("span", "span", True), ("token", "token", True),
             ("noun_phrase", "noun_phrase", True),
             ("span (no XLA)", "span", False))
 TAGGED = {label for label, scheme, _ in VARIANTS
-          if scheme in masking.TAGGED_SCHEMES}
+          if scheme in masking_config.TAGGED_SCHEMES}
 
 
 _WAITED = [0.0]
@@ -159,7 +162,7 @@ class Bench:
 
   def frame_pipeline(self, batch):
     loader = pdl.SpanBertPretrainDataLoader(self.config("token", True, batch))
-    spec = pr.feature_spec("single")
+    spec = record_format.feature_spec("single")
     ds = tf.data.TFRecordDataset(self.files).repeat().batch(
         batch, drop_remainder=True)
     # pylint: disable=protected-access
@@ -170,7 +173,7 @@ class Bench:
   def framed_batches(self, batch, count):
     """`count` distinct framed batches, as tensors in memory."""
     loader = pdl.SpanBertPretrainDataLoader(self.config("token", True, batch))
-    spec = pr.feature_spec("single")
+    spec = record_format.feature_spec("single")
     ds = tf.data.TFRecordDataset(self.files).repeat().batch(
         batch, drop_remainder=True).take(count)
     # pylint: disable=protected-access
@@ -268,15 +271,15 @@ class Bench:
     # pylint: disable=protected-access
     @tf.function
     def fn(ids, maskable, word_starts, seed, pre_mask):
-      saved = (masking._span_mask, masking._token_mask)
-      masking._span_mask = lambda *a, **k: (pre_mask, None)
-      masking._token_mask = lambda *a, **k: pre_mask
+      saved = (span_sampler.span_mask, span_sampler.token_mask)
+      span_sampler.span_mask = lambda *a, **k: (pre_mask, None)
+      span_sampler.token_mask = lambda *a, **k: pre_mask
       try:  # only while tracing
         out = masking.mask_batch(ids, maskable > 0, word_starts > 0, seed,
                                  params, random_ids,
                                  random_weights=random_weights)
       finally:
-        masking._span_mask, masking._token_mask = saved
+        span_sampler.span_mask, span_sampler.token_mask = saved
       return out["masked_lm_positions"]
     return fn
 
@@ -311,15 +314,15 @@ class Bench:
         maskable = maskable > 0
         word_starts = (word_starts > 0) | tf.logical_not(maskable)
         n = tf.reduce_sum(tf.cast(maskable, tf.int32), axis=1)
-        budget = masking._budget(n, params.masking_rate)
+        budget = span_sampler.budget(n, params.masking_rate)
         word_idx = tf.cumsum(tf.cast(word_starts, tf.int32), axis=1) - 1
         return maskable, word_starts, word_idx, n, budget
 
-      tables_xla = tf.function(masking._span_tables, jit_compile=True,
+      tables_xla = tf.function(span_sampler.span_tables, jit_compile=True,
                                autograph=False)
-      loop_xla = tf.function(masking._span_loop, jit_compile=True,
+      loop_xla = tf.function(span_sampler.span_loop, jit_compile=True,
                              autograph=False)
-      loop_plain = tf.function(masking._span_loop, autograph=False)
+      loop_plain = tf.function(span_sampler.span_loop, autograph=False)
       inputs = [prep(f["maskable"], f["word_starts"]) for f in framed]
       tables = [tables_xla(m, w, wi) for m, w, wi, _, _ in inputs]
       loop_args = [(*t, wi, n, budget, tf.constant([5, i], tf.int64), None)
@@ -355,7 +358,7 @@ class Bench:
 
   def run_oracle(self):
     """oracle.mask_block over real blocks, one at a time."""
-    spec = pr.feature_spec("single")
+    spec = record_format.feature_spec("single")
     blocks = []
     for rec in tf.data.TFRecordDataset(self.files).take(
         self.args.oracle_blocks):
@@ -586,7 +589,7 @@ def main(argv=None):
         [head], args.vocab, os.path.join(tmp, "rec"),
         max_seq_length=args.seq_length, num_shards=2, progress=False,
         tag_spans=args.tag_spans, tag_processes=args.tag_processes)
-    files = pr.shard_paths(os.path.join(tmp, "rec"), 2)
+    files = record_format.shard_paths(os.path.join(tmp, "rec"), 2)
     print(f"records: {stats.blocks} blocks, {stats.tokens:,} tokens from "
           f"{stats.bytes / 1e6:.1f} MB of {os.path.basename(args.corpus)}, "
           f"padding_ratio {stats.padding_ratio:.3f}")

@@ -34,6 +34,7 @@ from official_spanbert.data.pretraining import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_format
 from conftest import REPO, data_path, first_lines
 
 pytest.importorskip("apache_beam")
@@ -46,7 +47,7 @@ SEQ = 64
 
 def blocks(prefix):
   """Multiset of (input_ids, word_starts) of every shard at a prefix."""
-  spec = pr.feature_spec("single")
+  spec = record_format.feature_spec("single")
   out = collections.Counter()
   for path in glob.glob(prefix + "-*.tfrecord"):
     for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
@@ -67,8 +68,8 @@ def assert_same_output(single, beam):
   assert got == want, (sum(got.values()), sum(want.values()))
   stats = untimed(beam + ".stats.json")
   assert stats == untimed(single + ".stats.json")
-  with open(beam + pr.COUNTS_SUFFIX) as a, open(single +
-                                                pr.COUNTS_SUFFIX) as b:
+  with open(beam + record_format.COUNTS_SUFFIX) as a, open(
+      single + record_format.COUNTS_SUFFIX) as b:
     assert json.load(a) == json.load(b)
   return stats
 
@@ -88,7 +89,7 @@ def test_beam_matches_single_process_and_loads(prose_slice, small_vocab,
   stats = assert_same_output(single, beam)
   assert stats["split_lines"] > 0 and stats["shards"] == 3
   assert got.blocks == stats["blocks"]
-  assert sorted(glob.glob(beam + "-*")) == pr.shard_paths(beam, 3)
+  assert sorted(glob.glob(beam + "-*")) == record_format.shard_paths(beam, 3)
   assert not glob.glob(str(tmp_path / "beam-temp*"))
   params = pretrain_dataloader.SpanBertPretrainDataConfig(
       input_path=beam + "-*.tfrecord", vocab_file=small_vocab,

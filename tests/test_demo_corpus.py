@@ -161,6 +161,7 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
   """With SpanBERT's own vocab (skipped when the shared data is absent)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus
   prefix = str(tmp_path / "rec" / "train")
   stats = pretraining_records.create_pretraining_records(
@@ -170,9 +171,9 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
   assert stats.lines == corpus_stats["lines"]
   assert stats.blocks > corpus_stats["documents"]
   assert stats.tokens > corpus_stats["bytes"] / 8
-  spec = pretraining_records.feature_spec("single")
+  spec = record_format.feature_spec("single")
   n = 0
-  for shard in pretraining_records.shard_paths(prefix, 2):
+  for shard in record_format.shard_paths(prefix, 2):
     for raw in tf.data.TFRecordDataset(shard):
       ex = tf.io.parse_single_example(raw, spec)
       ids = ex["input_ids"].numpy()
@@ -186,6 +187,7 @@ def test_demo_pipeline_without_shared_data(small_corpus, tmp_path):
   """demo corpus -> its own vocab -> pretraining records, nothing external."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import vocab_builder  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus
@@ -200,9 +202,9 @@ def test_demo_pipeline_without_shared_data(small_corpus, tmp_path):
   assert stats.documents == corpus_stats["documents"]
   assert stats.blocks > corpus_stats["documents"]
   ids = tf.concat([tf.io.parse_single_example(
-      r, pretraining_records.feature_spec())["input_ids"]
+      r, record_format.feature_spec())["input_ids"]
                    for r in tf.data.TFRecordDataset(
-                       pretraining_records.shard_paths(prefix, 1)[0])], 0)
+                       record_format.shard_paths(prefix, 1)[0])], 0)
   ids = ids.numpy()
   assert len(ids) == stats.tokens
   assert ids.max() < vocab.size

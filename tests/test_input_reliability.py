@@ -39,6 +39,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_format
 from conftest import REPO, data_path, first_lines
 from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
 from test_pretraining_records import _errors, _tool_args
@@ -213,7 +214,7 @@ def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
     stats = json.load(f)
   assert stats["bytes"] == os.path.getsize(data_path("corpus", "kjv.txt"))
   blocks = sum(1 for _ in tf.data.TFRecordDataset(
-      pr.shard_paths(str(prefix), 2)))
+      record_format.shard_paths(str(prefix), 2)))
   assert blocks == stats["blocks"] > 0
   assert not os.path.exists(f"{prefix}.lock")
 

@@ -30,8 +30,10 @@ import tensorflow as tf
 
 from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining import masking_config
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.data import tokenization
 from conftest import data_path, first_lines
 import span_masking_oracle as oracle
@@ -130,7 +132,7 @@ def test_span_length_histogram_matches_truncated_geometric(span_out):
   mean = (np.arange(1, 11) * hist).sum() / hist.sum()
   assert abs(mean - 3.80) < 0.05
   np.testing.assert_allclose(
-      masking.MaskingParams().span_length_probs(),
+      masking_config.MaskingParams().span_length_probs(),
       [.224, .179, .143, .115, .092, .073, .059, .047, .038, .030], atol=6e-4)
 
 
@@ -365,7 +367,7 @@ def test_nsp_max_predictions_cover_both_budgets(cased_vocab):
   cfg = pdl.SpanBertPretrainDataConfig(
       input_path="unused", vocab_file=cased_vocab, seq_length=128,
       max_predictions_per_seq=19, use_next_sentence_label=True)
-  with pytest.raises(masking.MaskingConfigError,
+  with pytest.raises(masking_config.MaskingConfigError,
                      match=r"n_A \+ n_B = 125, at most = 20"):
     pdl.SpanBertPretrainDataLoader(cfg)
 
@@ -382,9 +384,10 @@ def test_random_replacements_follow_corpus_unigram(records, cased_vocab):
   m = _masked_matrix(out)
   drawn = out["input_word_ids"][m]
   assert len(drawn) > 20_000
-  prefix = pr.shard_prefix(records[0])
-  counts = np.asarray(pr.read_stats(prefix, pr.COUNTS_SUFFIX)["counts"],
-                      float)
+  prefix = record_format.shard_prefix(records[0])
+  counts = np.asarray(
+      record_format.read_stats(prefix, record_format.COUNTS_SUFFIX)["counts"],
+      float)
   assert counts.sum() == out["maskable"].sum() / 2  # two epochs of the corpus
   specials = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id]
   counts[specials] = 0
@@ -444,7 +447,7 @@ def test_unigram_without_counts_fails_with_one_line(records, cased_vocab,
 def test_bad_configs_fail_at_construction(cased_vocab, override, match):
   cfg = pdl.SpanBertPretrainDataConfig(input_path="unused",
                                        vocab_file=cased_vocab, **override)
-  with pytest.raises(masking.MaskingConfigError, match=match):
+  with pytest.raises(masking_config.MaskingConfigError, match=match):
     pdl.SpanBertPretrainDataLoader(cfg)
 
 
@@ -454,7 +457,7 @@ def test_vocab_without_mask_fails_at_construction(tmp_path):
   cfg = pdl.SpanBertPretrainDataConfig(input_path="x", vocab_file=str(vocab))
   with pytest.raises(tokenization.VocabError, match=r"\[MASK\]"):
     pdl.SpanBertPretrainDataLoader(cfg)
-  with pytest.raises(masking.MaskingConfigError, match="vocab_file"):
+  with pytest.raises(masking_config.MaskingConfigError, match="vocab_file"):
     pdl.SpanBertPretrainDataLoader(pdl.SpanBertPretrainDataConfig())
 
 
@@ -491,7 +494,8 @@ def test_tagged_span_scheme_agrees_with_numpy_oracle(span_out, cased_vocab):
   vocab = tokenization.load_vocab(cased_vocab)
   rows = np.arange(256)
   tags = _capitalized_runs(span_out, vocab, rows)
-  params = masking.MaskingParams(masking_scheme="named_entity").validate()
+  params = masking_config.MaskingParams(
+      masking_scheme="named_entity").validate()
   args = (span_out["original_word_ids"][rows], span_out["maskable"][rows] > 0,
           _word_starts(span_out, vocab)[rows], tf.constant([3, 4]))
   out = masking.mask_batch(*args, params, vocab.ordinary_ids(),
@@ -543,8 +547,8 @@ def test_two_segment_budgets_fit_max_predictions(cased_vocab):
   At seq_length 512 (509 block tokens) segments of 7 and 502 tokens need
   2 + 76 = 78 predictions, where ceil(0.15 * 509) = 77.
   """
-  params = masking.MaskingParams(max_predictions_per_seq=77)
-  with pytest.raises(masking.MaskingConfigError,
+  params = masking_config.MaskingParams(max_predictions_per_seq=77)
+  with pytest.raises(masking_config.MaskingConfigError,
                      match=r"n_A \+ n_B = 509, at most = 78"):
     params.validate(509, segments=2)
   params.validate(509)  # one budget: 77 fit

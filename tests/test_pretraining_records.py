@@ -30,6 +30,8 @@ import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_blocks
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.data import tokenization
 from conftest import REPO, data_path, first_lines
 
@@ -37,7 +39,7 @@ TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
 
 
 def _read_records(prefix, mode="single"):
-  spec = pr.feature_spec(mode)
+  spec = record_format.feature_spec(mode)
   out = []
   for path in sorted(glob.glob(prefix + "-*.tfrecord")):
     for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
@@ -138,7 +140,7 @@ def test_nsp_mode(corpus_slice, cased_vocab, tmp_path):
 
 def _numbered_docs(n, lines=4, length=6):
   """n documents whose ids are 1000 * document index + position."""
-  return [pr.TokenizedDocument(
+  return [record_blocks.TokenizedDocument(
       ids=(np.arange(lines * length) + 1000 * i).astype(np.int32),
       word_starts=np.ones(lines * length, np.int8),
       line_lengths=np.full(lines, length)) for i in range(n)]
@@ -148,14 +150,14 @@ def test_nsp_stream_holds_the_buffer_only_and_draws_from_it():
   """Each document once, in order, cut against a window of at most `size`
   consecutive documents; random B segments come from the window's others."""
   size, rng, seen, labels = 3, np.random.default_rng(0), [], set()
-  for window, d in pr.nsp_windows(iter(_numbered_docs(9)), size):
+  for window, d in record_blocks.nsp_windows(iter(_numbered_docs(9)), size):
     assert len(window) <= size
     doc = int(window[d].ids[0]) // 1000
     others = {int(w.ids[0]) // 1000 for w in window} - {doc}
     assert len(others) == size - 1
     assert all(abs(o - doc) < size for o in others), (doc, others)
     seen.append(doc)
-    for ids, _, segs, label in pr.nsp_instances(window, d, 12, rng):
+    for ids, _, segs, label in record_blocks.nsp_instances(window, d, 12, rng):
       source = {int(x) // 1000 for x in ids[segs == 1]}
       assert source <= (others if label else {doc}), (doc, label, source)
       labels.add(label)
@@ -170,14 +172,14 @@ def test_nsp_stream_covering_the_corpus_is_the_whole_corpus_draw():
   def instances(pairs):
     rng = np.random.default_rng(7)
     return [tuple(map(tuple, x[:3])) + (x[3],) for w, d in pairs
-            for x in pr.nsp_instances(w, d, 12, rng)]
+            for x in record_blocks.nsp_instances(w, d, 12, rng)]
 
   whole = instances((docs, d) for d in range(len(docs)))
-  assert instances(pr.nsp_windows(iter(docs), 5)) == whole
-  assert instances(pr.nsp_windows(iter(docs), 50)) == whole
-  assert instances(pr.nsp_windows(iter(docs), 2)) != whole
+  assert instances(record_blocks.nsp_windows(iter(docs), 5)) == whole
+  assert instances(record_blocks.nsp_windows(iter(docs), 50)) == whole
+  assert instances(record_blocks.nsp_windows(iter(docs), 2)) != whole
   with pytest.raises(ValueError, match="nsp_buffer_documents"):
-    list(pr.nsp_windows(iter(docs), 1))
+    list(record_blocks.nsp_windows(iter(docs), 1))
 
 
 def _no_outputs(prefix):
@@ -268,7 +270,7 @@ def test_rerun_with_fewer_shards_removes_the_earlier_shards(
                                           prefix, max_seq_length=128,
                                           num_shards=2, progress=False)
   assert sorted(glob.glob(prefix + "-?????-of-?????.tfrecord*")) == (
-      pr.shard_paths(prefix, 2))
+      record_format.shard_paths(prefix, 2))
   assert other.exists()
   # The documented glob reads this run's blocks once, none of the earlier's.
   assert len(_read_records(prefix)) == stats.blocks

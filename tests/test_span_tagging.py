@@ -31,6 +31,7 @@ import tensorflow as tf
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 from conftest import REPO, data_path, first_lines
@@ -187,7 +188,7 @@ def tagged(spacy_installed, cased_vocab, tmp_path_factory):
 
 
 def _blocks(prefix):
-  spec = pr.feature_spec("single", span_tagging.KINDS)
+  spec = record_format.feature_spec("single", span_tagging.KINDS)
   return [{k: v.numpy() for k, v in tf.io.parse_single_example(
       raw, spec).items()} for raw in tf.data.TFRecordDataset(
           prefix + "-00000-of-00001.tfrecord")]
@@ -195,7 +196,7 @@ def _blocks(prefix):
 
 def test_tagging_the_same_text_twice_gives_identical_records(tagged):
   _, ((a, stats_a), (b, stats_b)) = tagged
-  for suffix in ("-00000-of-00001.tfrecord", pr.COUNTS_SUFFIX):
+  for suffix in ("-00000-of-00001.tfrecord", record_format.COUNTS_SUFFIX):
     with open(a + suffix, "rb") as f, open(b + suffix, "rb") as g:
       assert f.read() == g.read()
   assert stats_a.tagged_spans == stats_b.tagged_spans

@@ -52,6 +52,7 @@ from official_spanbert.utils import console
 from official_spanbert.data.pretraining import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.data import tokenization
 
 FLAGS = flags.FLAGS
@@ -64,7 +65,7 @@ flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
 flags.DEFINE_integer("max_seq_length", 512,
                      "Sequence length incl. [CLS]/[SEP].")
 flags.DEFINE_integer("num_shards", 1, "Number of output shards.")
-flags.DEFINE_enum("mode", "single", pretraining_records.MODES,
+flags.DEFINE_enum("mode", "single", record_format.MODES,
                   "single: SpanBERT blocks; nsp: BERT segment pairs + label.")
 flags.DEFINE_integer("seed", 12345, "Random seed (shards, NSP sampling).")
 flags.DEFINE_enum("on_decode_error", "strict", corpus.DECODE_ERROR_MODES,

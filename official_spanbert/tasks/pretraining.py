@@ -27,7 +27,7 @@ from official.core import task_factory
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
-from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 
@@ -59,9 +59,9 @@ def records_vocab_sizes(input_path) -> Dict[str, int]:
   patterns = input_path.split(",") if isinstance(input_path, str) else ()
   for pattern in filter(None, (p.strip() for p in patterns)):
     for path in tf.io.gfile.glob(pattern):
-      prefix = pretraining_records.shard_prefix(path)
+      prefix = record_format.shard_prefix(path)
       if prefix and prefix not in sizes:
-        sizes[prefix] = (pretraining_records.read_stats(prefix) or {}).get(
+        sizes[prefix] = (record_format.read_stats(prefix) or {}).get(
             "vocab_size", 0)
   return {p: n for p, n in sizes.items() if n}
 

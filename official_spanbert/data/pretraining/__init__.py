@@ -19,7 +19,13 @@
   vocab_builder.py        learns a WordPiece vocab from the corpus.
   span_tagging.py         named-entity / noun-phrase span tags (optional).
   packing.py              packs sentences into fixed-length blocks.
+  record_format.py        the records' features, shard names, stats files.
+  record_blocks.py        tokenized documents -> single blocks / NSP pairs.
+  records_output.py       the writers' filesystem and SIGTERM safety.
   pretraining_records.py  corpus -> unmasked TFRecord shards + metadata.
+  beam_records.py         the same records on Apache Beam.
+  masking_config.py       the masking settings and their validation.
+  span_sampler.py         which tokens to mask (the span sampling loop).
   masking.py              span masking (geometric / word / entity / phrase).
   pretrain_dataloader.py  the data config and the Model Garden data loader
                           that masks records on the fly.

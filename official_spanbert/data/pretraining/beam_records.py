@@ -19,9 +19,9 @@ The same records as pretraining_records.create_pretraining_records (mode
 every core of a machine (DirectRunner, `direct_num_workers`) or on a cluster
 (Dataflow, Flink, Spark: standard Beam pipeline options):
 
-  files -> read documents (one DoFn call per file, pretraining_records'
-  corpus reader) -> Reshuffle -> batches of documents -> tokenize and pack
-  each document (pretraining_records.tokenize_documents and single_blocks, the
+  files -> read documents (one DoFn call per file, the single-process
+  tool's corpus reader) -> Reshuffle -> batches of documents -> tokenize and
+  pack each document (record_blocks.tokenize_documents and single_blocks, the
   code the single-process tool runs) -> WriteToTFRecord
   `<prefix>-NNNNN-of-NNNNN.tfrecord`.
 
@@ -52,7 +52,9 @@ import numpy as np
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining import record_blocks
+from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining import records_output
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 
@@ -126,12 +128,14 @@ class PackDocuments:
               ) -> Iterator[object]:
     beam = _beam()
     batch = sorted(batch, key=lambda kv: kv[0])
-    stats = pr.Stats()
+    stats = record_format.Stats()
     counts = np.zeros(self._tokenizer.vocab.size, np.int64)
-    for doc in pr.tokenize_documents((doc for _, doc in batch),
-                                     self._tokenizer, pipelined=False):
+    for doc in record_blocks.tokenize_documents((doc for _, doc in batch),
+                                                self._tokenizer,
+                                                pipelined=False):
       counts += np.bincount(doc.ids, minlength=len(counts))
-      for ids, record in pr.single_blocks(doc, self._max_tokens, stats):
+      for ids, record in record_blocks.single_blocks(doc, self._max_tokens,
+                                                     stats):
         stats.blocks += 1
         stats.tokens += len(ids)
         stats.max_block_tokens = max(stats.max_block_tokens, len(ids))
@@ -142,10 +146,10 @@ class PackDocuments:
         counts=counts))
 
 
-def finished_stats(totals: Dict[str, object], base: pr.Stats,
-                   seconds: float) -> pr.Stats:
+def finished_stats(totals: Dict[str, object], base: record_format.Stats,
+                   seconds: float) -> record_format.Stats:
   """The Stats of the whole run from its combined totals."""
-  stats = pr.Stats(**{k: getattr(base, k) for k in (
+  stats = record_format.Stats(**{k: getattr(base, k) for k in (
       "mode", "max_seq_length", "vocab_file", "vocab_fingerprint",
       "vocab_size", "lower_case", "shards")})
   for key in ("split_lines", "blocks", "tokens", "max_block_tokens"):
@@ -155,11 +159,11 @@ def finished_stats(totals: Dict[str, object], base: pr.Stats,
   counters = corpus_lib.CorpusCounters(**{
       k: int(totals.get(k, 0)) for k in _SUMMED
       if hasattr(corpus_lib.CorpusCounters, k)})
-  pr._finish_stats(stats, counters, seconds)  # pylint: disable=protected-access
+  record_format.finish_stats(stats, counters, seconds)
   return stats
 
 
-def build_pipeline(pipeline, files: Sequence[str], base: pr.Stats,
+def build_pipeline(pipeline, files: Sequence[str], base: record_format.Stats,
                    output_prefix: str, *, on_decode_error: str = "strict",
                    stats_file: Optional[str] = None,
                    start: Optional[float] = None):
@@ -197,10 +201,10 @@ def build_pipeline(pipeline, files: Sequence[str], base: pr.Stats,
   def write_stats(totals, shards):
     del shards  # a side input only so that this runs once they are in place
     stats = finished_stats(totals, base, time.time() - start)  # blocks > 0
-    # pylint: disable-next=protected-access
-    writer = tfrecord_writer.AtomicTFRecordWriter([], pr._output_error)
-    writer.commit(pr.stats_texts(stats, totals["counts"], output_prefix,
-                                 stats_file))
+    writer = tfrecord_writer.AtomicTFRecordWriter(
+        [], records_output.output_error)
+    writer.commit(record_format.stats_texts(stats, totals["counts"],
+                                            output_prefix, stats_file))
 
   _ = ((read[_COUNTERS], packed[_COUNTERS])
        | "AllTotals" >> beam.Flatten()
@@ -244,7 +248,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
                                lower_case: bool = False,
                                max_seq_length: int = 512, num_shards: int = 1,
                                on_decode_error: str = "strict",
-                               stats_file: Optional[str] = None) -> pr.Stats:
+                               stats_file: Optional[str] = None
+                               ) -> record_format.Stats:
   """Writes single-segment pretraining records with a Beam pipeline.
 
   Args:
@@ -281,19 +286,20 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
   files = [os.path.abspath(f)
            for f in corpus_lib.expand_inputs(input_patterns)]
   vocab = tokenization.load_vocab(vocab_file)
-  base = pr.Stats(mode="single", max_seq_length=max_seq_length,
-                  vocab_file=os.path.abspath(vocab.path),
-                  vocab_fingerprint=vocab.fingerprint, vocab_size=vocab.size,
-                  lower_case=lower_case, shards=num_shards)
+  base = record_format.Stats(mode="single", max_seq_length=max_seq_length,
+                             vocab_file=os.path.abspath(vocab.path),
+                             vocab_fingerprint=vocab.fingerprint,
+                             vocab_size=vocab.size, lower_case=lower_case,
+                             shards=num_shards)
   options = pipeline_options.PipelineOptions(list(pipeline_args))
   # The runner's per-bundle INFO lines would bury the tool's one summary.
   logging.getLogger("apache_beam").setLevel(logging.WARNING)
   options.view_as(pipeline_options.SetupOptions).save_main_session = False
-  # pylint: disable-next=protected-access
-  created = pr._make_dirs(os.path.dirname(os.path.abspath(output_prefix)))
-  paths = pr.shard_paths(output_prefix, num_shards)
+  created = records_output.make_dirs(
+      os.path.dirname(os.path.abspath(output_prefix)))
+  paths = record_format.shard_paths(output_prefix, num_shards)
   try:
-    with pr._prefix_lock(output_prefix):  # pylint: disable=protected-access
+    with records_output.prefix_lock(output_prefix):
       start = time.time()
       try:
         with beam.Pipeline(options=options) as pipeline:
@@ -305,13 +311,13 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
           if os.path.exists(p):
             os.remove(p)
         raise _original_error(e) from None
-      # pylint: disable-next=protected-access
-      pr._remove([p for p in pr.existing_shards(output_prefix)
-                  if p not in paths],
-                 "shard(s) of an earlier run with another num_shards")
+      records_output.remove(
+          [p for p in record_format.existing_shards(output_prefix)
+           if p not in paths],
+          "shard(s) of an earlier run with another num_shards")
   except BaseException:
-    pr._remove_empty_dirs(created)  # pylint: disable=protected-access
+    records_output.remove_empty_dirs(created)
     raise
-  stats_path = stats_file or output_prefix + ".stats.json"
-  stats = pr.read_stats(stats_path, suffix="")
-  return pr.Stats(**stats)
+  stats_path = stats_file or output_prefix + record_format.STATS_SUFFIX
+  stats = record_format.read_stats(stats_path, suffix="")
+  return record_format.Stats(**stats)

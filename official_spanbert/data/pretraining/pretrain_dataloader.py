@@ -28,7 +28,8 @@ from official.core import input_reader
 from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining import masking
-from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining import masking_config
+from official_spanbert.data.pretraining import record_format
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 
@@ -47,13 +48,13 @@ class RecordsMismatchError(ValueError):
 
 
 @dataclasses.dataclass
-class SpanBertPretrainDataConfig(cfg.DataConfig, masking.MaskingConfig):
+class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
   """Pretraining data: records from tools/create_pretraining_data.py.
 
   The masking settings (masking_scheme, masking_rate, geometric_p,
   span_lower, span_upper, mask_token_prob, random_token_prob,
   tagged_span_prob, max_sbo_targets, use_xla_masking) are
-  masking.MaskingConfig's, inherited: set them here, e.g.
+  masking_config.MaskingConfig's, inherited: set them here, e.g.
   `task.train_data.masking_rate`.
 
   Attributes:
@@ -86,22 +87,22 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking.MaskingConfig):
 
 
 def masking_params(params: SpanBertPretrainDataConfig,
-                   vocab: tokenization.Vocab) -> masking.MaskingParams:
+                   vocab: tokenization.Vocab) -> masking_config.MaskingParams:
   """Validated MaskingParams of a data config (raises MaskingConfigError)."""
   specials = 3 if params.use_next_sentence_label else 2
   if params.random_token_distribution not in RANDOM_TOKEN_DISTRIBUTIONS:
-    raise masking.MaskingConfigError(
+    raise masking_config.MaskingConfigError(
         "masking config: random_token_distribution must be one of "
         f"{RANDOM_TOKEN_DISTRIBUTIONS}, not "
         f"{params.random_token_distribution!r}")
-  if (params.masking_scheme in masking.TAGGED_SCHEMES and
+  if (params.masking_scheme in masking_config.TAGGED_SCHEMES and
       params.use_next_sentence_label):
-    raise masking.MaskingConfigError(
+    raise masking_config.MaskingConfigError(
         f"masking config: masking_scheme={params.masking_scheme!r} masks "
         "single-segment blocks; set use_next_sentence_label=False")
   settings = {f.name: getattr(params, f.name)
-              for f in dataclasses.fields(masking.MaskingConfig)}
-  return masking.MaskingParams(
+              for f in dataclasses.fields(masking_config.MaskingConfig)}
+  return masking_config.MaskingParams(
       **settings, max_predictions_per_seq=params.max_predictions_per_seq,
       seq_length=params.seq_length, mask_id=vocab.mask_id).validate(
           params.seq_length - specials, segments=specials - 1)
@@ -135,7 +136,7 @@ def _records_layout(prefix: Optional[str], path: str
   The lengths are the longest block from the stats file or, without one, those
   of the first records of `path`.
   """
-  stats = pretraining_records.read_stats(prefix) if prefix else None
+  stats = record_format.read_stats(prefix) if prefix else None
   if stats is not None:
     mode = stats.get("mode", "single")
     longest = stats.get("max_block_tokens") or (
@@ -177,12 +178,12 @@ def random_tokens(params: SpanBertPretrainDataConfig, vocab: tokenization.Vocab
   if not files:
     return vocab.ordinary_ids(), None  # the input reader reports it
   total = np.zeros(vocab.size, np.int64)
-  for prefix in sorted({pretraining_records.shard_prefix(f) for f in files}):
-    counts = (pretraining_records.read_stats(
-        prefix, pretraining_records.COUNTS_SUFFIX) if prefix else None)
+  for prefix in sorted({record_format.shard_prefix(f) for f in files}):
+    counts = (record_format.read_stats(
+        prefix, record_format.COUNTS_SUFFIX) if prefix else None)
     if (counts is None or counts.get("vocab_fingerprint") != vocab.fingerprint
         or len(counts.get("counts", [])) != vocab.size):
-      where = (f"{prefix}{pretraining_records.COUNTS_SUFFIX}" if prefix
+      where = (f"{prefix}{record_format.COUNTS_SUFFIX}" if prefix
                else "not named as shards")
       raise RecordsMismatchError(
           "random_token_distribution='unigram' needs the wordpiece counts of "
@@ -212,7 +213,7 @@ def check_records(params: SpanBertPretrainDataConfig,
   capacity = params.seq_length - (3 if mode == "nsp" else 2)
   first_files = {}  # (name, shard prefix or None) -> its first file
   for path in _input_files(params.input_path):
-    prefix = pretraining_records.shard_prefix(path)
+    prefix = record_format.shard_prefix(path)
     name = f"{prefix}-*.tfrecord" if prefix else path
     first_files.setdefault((name, prefix), path)
   unchecked = []
@@ -320,13 +321,13 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
   tf.data service workers draw different masks. Without a seed one is drawn
   at random.
 
-  Raises (at construction): masking.MaskingConfigError,
+  Raises (at construction): masking_config.MaskingConfigError,
   tokenization.VocabError or RecordsMismatchError for unusable configs.
   """
 
   def __init__(self, params: SpanBertPretrainDataConfig):
     if not params.vocab_file:
-      raise masking.MaskingConfigError(
+      raise masking_config.MaskingConfigError(
           "masking config: vocab_file is required (it gives the [MASK] id)")
     self._params = params
     self._vocab = tokenization.load_vocab(params.vocab_file)
@@ -341,7 +342,7 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     self._mode = "nsp" if params.use_next_sentence_label else "single"
 
   @property
-  def masking(self) -> masking.MaskingParams:
+  def masking(self) -> masking_config.MaskingParams:
     return self._masking
 
   def _frame(self, records: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
@@ -421,7 +422,7 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
                         diagnostics: bool = False) -> Dict[str, tf.Tensor]:
     records = tf.io.parse_example(
         serialized,
-        pretraining_records.feature_spec(self._mode, self._tag_kinds))
+        record_format.feature_spec(self._mode, self._tag_kinds))
     framed = self._frame(records)
     seed = batch_seed(self._seed, index, pipeline_id, serialized)
     masked = masking.mask_batch(
