@@ -74,7 +74,7 @@ test: venv
 # not a failure.
 define run_pytest
 	@log=$$(mktemp); start=$$SECONDS; \
-	$(3) $(PY) -m pytest -q -n 2 $(2) tests 2>&1 | tee $$log; \
+	$(3) $(PY) -m pytest -q -n 2 --durations=15 $(2) tests 2>&1 | tee $$log; \
 	rc=$${PIPESTATUS[0]}; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	line="$(1): $$(grep -E '^=* ?[0-9]+ [a-z]+.* in [0-9.]+s' $$log | tail -n 1 \
