@@ -96,10 +96,10 @@ done
 }
 # It exported a SavedModel and filled the masked span through it.
 if [[ -z "$(find "$tmp/work/demo/export" -name saved_model.pb 2>/dev/null)" ]] \
-    || ! grep -q "^filled:" "$tmp/demo.txt"; then
+    || ! grep -q "^ *filled:" "$tmp/demo.txt"; then
   echo "wheel-check: spanbert-demo exported or filled nothing:" >&2
   tail -n 40 "$tmp/demo.txt" >&2
   exit 1
 fi
-grep "^filled:" "$tmp/demo.txt"
+grep "^ *filled:" "$tmp/demo.txt"
 echo "wheel-check: passed in $((SECONDS - start)) s"
