@@ -72,9 +72,10 @@ Presets:
          which shrinks the embedding and the softmax 3.6x against the cased
          BERT vocab; 62,628 training blocks (6.19M tokens; 120 documents,
          1,420 blocks held out), seen ~3 times. The shape: the pilot
-         (--pilot, ablation_results/cpu/pilot.json) at 6 CPU-min a shape
-         left 2x256 and 4x256 on the unigram plateau (6.60 / 6.6x nats), too
-         short to rank shapes; 4x256 is kept as compute-optimal for this
+         (--pilot, ablation_results/cpu/pilot.json) at 400-510 CPU-s a shape
+         left all four on the unigram plateau, 2x256 and 4x256 level (6.603
+         / 6.593 nats), 6x256 and 4x384 ~0.1 behind: too short to separate
+         the two small ones; 4x256 is kept as compute-optimal for this
          budget by the usual scaling rule (~3M non-embedding parameters for
          ~1e14 FLOPs). An arm is ~0.65 CPU-s a step (pilot, loaded), i.e.
          ~35-65 min. Fine-tuning: 1,000 steps of batch 32 at seq 128 (0.45
@@ -129,6 +130,7 @@ from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_bert_pretrainer
+from official_spanbert.utils import atomic_io
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import finetune_glue  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
@@ -276,9 +278,13 @@ class Study:
       return self.path("vocab", "vocab.txt")
     return self.vocab
 
+  def results_path(self, name: str) -> str:
+    """A file beside the committed results (results_dir, else
+    <work_dir>/results)."""
+    return os.path.join(self.results_dir or self.path("results"), name)
+
   def result_file(self, arm: str) -> str:
-    return os.path.join(self.results_dir or self.path("results"),
-                        f"{arm}.json")
+    return self.results_path(f"{arm}.json")
 
   def records(self, kind: str) -> str:
     return self.path("records", kind)
@@ -304,9 +310,8 @@ def read_manifest(work_dir: str) -> dict:
 def write_json(path: str, value):
   """Writes JSON atomically (a stop never leaves half a file)."""
   os.makedirs(os.path.dirname(path), exist_ok=True)
-  with open(path + ".tmp", "w", encoding="utf-8") as f:
+  with atomic_io.writing(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
     json.dump(value, f, indent=1)
-  os.replace(path + ".tmp", path)
 
 
 def read_json(path: str) -> Optional[dict]:
@@ -370,8 +375,7 @@ def stage_vocab(study: Study) -> dict:
   """
   ensure_split(study)
   preset = study.preset
-  committed_vocab = os.path.join(study.results_dir or study.path("results"),
-                                 "vocab.txt")
+  committed_vocab = study.results_path("vocab.txt")
   if os.path.exists(committed_vocab):
     # Learned in an earlier session and committed: every arm, in whichever
     # session it runs, uses the same vocab.
@@ -387,9 +391,9 @@ def stage_vocab(study: Study) -> dict:
     every = max(1, len(lines) // preset.vocab_max_lines)
     sample = study.path("vocab", "sample.txt")
     os.makedirs(os.path.dirname(sample), exist_ok=True)
-    with open(sample + ".tmp", "w", encoding="utf-8") as f:
+    with atomic_io.writing(sample) as tmp, open(tmp, "w",
+                                                encoding="utf-8") as f:
       f.write("\n".join(lines[::every]))
-    os.replace(sample + ".tmp", sample)
     inputs = [sample]
   # The learner binary-searches a count threshold from upper_thresh down;
   # tf.text's default (10M) costs ~20 pure-Python passes, 2,000 about 10
@@ -694,8 +698,7 @@ def pilot(study: Study, shapes: List[str], cpu_budget_s: float,
       print(f"pilot {shape} step {step}: {cpu:.0f} CPU s, held-out MLM "
             f"loss {held['mlm_loss']:.3f}", flush=True)
     results[shape] = points
-    write_json(os.path.join(study.results_dir or study.path("results"),
-                            "pilot.json"),
+    write_json(study.results_path("pilot.json"),
                {"preset": study.name, "budget_cpu_s": cpu_budget_s,
                 "segment_steps": segment_steps,
                 "heldout_batches": heldout_batches, "commit": git_commit(),
