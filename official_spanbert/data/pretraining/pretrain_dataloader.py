@@ -71,8 +71,8 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
       not Model Garden's 100: records are written in corpus order, and with
       100 a batch holds blocks of a few neighbouring documents; on the demo's
       records a full shuffle lowered held-out MLM loss by 0.04-0.09 nats at
-      300-1,200 steps (benchmarks/RESULTS.md section 10). About 3 KB a block
-      at seq 512 (30 MB).
+      300-1,200 steps (benchmarks/RESULTS.md, "Pretraining parity"). About
+      3 KB a block at seq 512 (30 MB).
   """
   input_path: str = ""
   shuffle_buffer_size: int = 10_000
