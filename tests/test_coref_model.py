@@ -65,6 +65,71 @@ def test_candidates_stay_in_sentences_and_on_word_boundaries():
                              (4, 5), (4, 6), (6, 6)]
 
 
+def _crosses(a, b):
+  (s1, e1), (s2, e2) = sorted([a, b])
+  return s1 < s2 <= e1 < e2
+
+
+def _top_spans(scores, spans, k, suppress_crossing=True):
+  starts, ends = zip(*spans)
+  kept = coref_model.top_spans(
+      tf.constant(scores, tf.float32), tf.constant(starts),
+      tf.constant(ends), tf.constant(k), tf.constant(max(ends) + 1),
+      suppress_crossing)
+  return [spans[i] for i in kept.numpy()]
+
+
+# Candidates in (start, end) order, as CorefModel.candidates gives them.
+_SPANS = [(0, 1), (0, 3), (1, 2), (2, 4), (4, 5), (5, 6)]
+_SCORES = [0.5, 0.9, 0.8, 0.7, 0.6, 0.1]
+
+
+def test_top_spans_skip_crossing_keep_nested_and_stop_at_k():
+  # By score: (0, 3) kept; (1, 2) nested in it, kept; (2, 4) crosses (0, 3)
+  # (0 < 2 <= 3 < 4), skipped; (4, 5) kept: k = 3 reached, so (0, 1) is
+  # never looked at. Back in document order.
+  assert _top_spans(_SCORES, _SPANS, 3) == [(0, 3), (1, 2), (4, 5)]
+  # k = 4: (0, 1) crosses (1, 2) and (5, 6) crosses (4, 5): fewer than k.
+  assert _top_spans(_SCORES, _SPANS, 4) == [(0, 3), (1, 2), (4, 5)]
+  assert _top_spans(_SCORES, _SPANS, 100) == [(0, 3), (1, 2), (4, 5)]
+  # A candidate crossing a kept span from the left: (0, 1) vs (1, 2).
+  assert _top_spans([0.9, 0.8], [(0, 1), (1, 2)], 2) == [(0, 1)]
+  # Ties go to the earlier candidate, as top_k's.
+  assert _top_spans([0.5, 0.5], [(0, 1), (1, 2)], 2) == [(0, 1)]
+  # Without the filter: the plain top k by score, in document order.
+  assert _top_spans(_SCORES, _SPANS, 4, suppress_crossing=False) == [
+      (0, 3), (1, 2), (2, 4), (4, 5)]
+
+
+def _greedy(scores, spans, k):
+  """The reference's extract_spans in plain Python (sorted output)."""
+  kept = []
+  for i in sorted(range(len(spans)), key=lambda i: (-scores[i], i)):
+    if len(kept) == k:
+      break
+    if not any(_crosses(spans[i], spans[j]) for j in kept):
+      kept.append(i)
+  return [spans[i] for i in sorted(kept)]
+
+
+def test_top_spans_match_the_greedy_reference_in_a_graph():
+  rng = np.random.default_rng(1)
+  fn = tf.function(coref_model.top_spans, input_signature=[
+      tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32),
+      tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32),
+      tf.TensorSpec([], tf.int32)])
+  for _ in range(20):
+    n = int(rng.integers(1, 25))
+    spans = sorted({(s, min(n - 1, s + int(rng.integers(0, 6))))
+                    for s in rng.integers(0, n, size=30)})
+    scores = rng.normal(size=len(spans)).round(1).astype(np.float32)
+    k = int(rng.integers(1, len(spans) + 2))
+    starts, ends = (np.array(v, np.int32) for v in zip(*spans))
+    got = [spans[i] for i in fn(scores, starts, ends, k, n).numpy()]
+    assert got == _greedy(list(scores), spans, k)
+    assert not any(_crosses(a, b) for a in got for b in got)
+
+
 def _outputs(antecedent_scores, antecedents, mask, starts, ends):
   return {"top_span_starts": tf.constant(starts),
           "top_span_ends": tf.constant(ends),
@@ -107,7 +172,8 @@ def test_predict_clusters_follows_the_best_antecedent():
 def test_model_outputs_are_consistent():
   tf.random.set_seed(0)
   model = coref_model.CorefModel(_encoder(), max_span_width=4, ffnn_size=8,
-                                 max_top_antecedents=3, dropout_rate=0.0)
+                                 max_top_antecedents=3, dropout_rate=0.0,
+                                 suppress_crossing_spans=False)
   n = 20
   inputs = {
       "input_word_ids": tf.random.uniform([1, 2, 12], 1, 50, tf.int32),
@@ -132,6 +198,20 @@ def test_model_outputs_are_consistent():
   assert np.all(out["antecedent_scores"][:, 0] == 0)
   assert np.all(out["antecedent_scores"][:, 1:][~out["top_antecedents_mask"]]
                 < -1e8)
+  # The default (the reference's) prunes crossing spans: the same weights
+  # keep the greedy non-crossing subset, and the antecedents follow it.
+  plain = list(zip(out["top_span_starts"], out["top_span_ends"]))
+  model.suppress_crossing_spans = True
+  out = {k: v.numpy() for k, v in model(inputs).items()}
+  candidates = list(zip(out["candidate_starts"], out["candidate_ends"]))
+  spans = list(zip(out["top_span_starts"], out["top_span_ends"]))
+  assert spans == _greedy(list(out["candidate_mention_scores"]), candidates,
+                          k)
+  assert 0 < len(spans) <= k
+  assert spans != plain  # (13, 15) crosses the better (11, 13) here
+  kept = len(spans)
+  assert out["top_antecedents"].shape == (kept, min(3, kept))
+  assert out["antecedent_scores"].shape == (kept, min(3, kept) + 1)
 
 
 def test_split_optimizer_applies_two_learning_rates():

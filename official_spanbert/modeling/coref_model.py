@@ -26,8 +26,10 @@ One document per call, encoded as independent segments (SpanBERT's
   3. span embedding g = [x_start, x_end, head, width embedding], head the
      attention-weighted sum of the span's x (one learned score per
      wordpiece, softmax over the span);
-  4. mention score s_m(g) (FFNN); the top k = top_span_ratio x N spans by
-     s_m are kept, in document order (no crossing-span filter);
+  4. mention score s_m(g) (FFNN); up to k = top_span_ratio x N spans are
+     kept (`top_spans`): taken in order of s_m, a span that crosses one
+     already kept (start1 < start2 <= end1 < end2) is skipped, nested spans
+     stay, as the reference's extract_spans; returned in document order;
   5. coarse scores s_m(i) + s_m(j) + g_i W g_j for earlier spans j; the top
      C = max_top_antecedents antecedents of each span are kept;
   6. fine scores FFNN([g_i, g_j, g_i * g_j, distance bucket embedding,
@@ -103,6 +105,59 @@ def span_heads(x: tf.Tensor, token_scores: tf.Tensor, starts: tf.Tensor,
   return tf.cast(num / den[:, None], dtype)
 
 
+def top_spans(scores: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor,
+              k: tf.Tensor, num_tokens: tf.Tensor,
+              suppress_crossing: bool = True) -> tf.Tensor:
+  """Indices of the kept candidates, in candidate (document) order.
+
+  Candidates are taken by score, highest first (ties: the lower index
+  first), until k are kept. With `suppress_crossing`, a candidate that
+  partially overlaps a kept span (s1 < s2 <= e1 < e2, either way round) is
+  skipped, as mandarjoshi90/coref's extract_spans does; nested spans are
+  kept. Fewer than k come back when fewer candidates survive. The reference
+  pads to k with copies of the first span; here the result is shorter.
+
+  Args:
+    scores: [M] candidate scores.
+    starts, ends: [M] int32 token spans (inclusive) in [0, num_tokens).
+    k: scalar int32, the most spans to keep.
+    num_tokens: scalar int32, the document length.
+    suppress_crossing: skip crossing candidates (else the plain top k).
+  """
+  k = tf.minimum(k, tf.size(scores))
+  if not suppress_crossing:
+    return tf.sort(tf.math.top_k(scores, k).indices)
+  order = tf.argsort(tf.stop_gradient(scores), direction="DESCENDING",
+                     stable=True)
+  m = tf.size(order)
+  # As the reference: for each token, the latest end of a kept span starting
+  # there and the earliest start of a kept span ending there.
+  latest_end = -tf.ones([num_tokens], tf.int32)
+  earliest_start = tf.fill([num_tokens], num_tokens)
+
+  def body(i, count, keep, latest_end, earliest_start):
+    c = order[i]
+    s, e = starts[c], ends[c]
+    # A kept [s2, e2] with s < s2 <= e < e2, or with s2 < s <= e2 < e.
+    crossing = (tf.reduce_any(latest_end[s + 1:e + 1] > e) |
+                tf.reduce_any(earliest_start[s:e] < s))
+    kept = tf.logical_not(crossing)
+    latest_end = tf.tensor_scatter_nd_max(
+        latest_end, [[s]], [tf.where(kept, e, -1)])
+    earliest_start = tf.tensor_scatter_nd_min(
+        earliest_start, [[e]], [tf.where(kept, s, num_tokens)])
+    return (i + 1, count + tf.cast(kept, tf.int32), keep.write(i, kept),
+            latest_end, earliest_start)
+
+  i, _, keep, _, _ = tf.while_loop(
+      lambda i, count, *_: (i < m) & (count < k), body,
+      (tf.constant(0), tf.constant(0),
+       tf.TensorArray(tf.bool, size=0, dynamic_size=True,
+                      element_shape=[]), latest_end, earliest_start))
+  keep = tf.concat([keep.stack(), tf.zeros([m - i], tf.bool)], 0)
+  return tf.sort(tf.boolean_mask(order, keep))
+
+
 class CorefModel(tf_keras.Model):
   """Span-ranking coreference over a BERT encoder (one document per call).
 
@@ -115,6 +170,8 @@ class CorefModel(tf_keras.Model):
     max_top_antecedents: antecedents kept per span (C).
     dropout_rate: dropout on span embeddings and in the scorers.
     use_speaker: add the same-speaker feature.
+    suppress_crossing_spans: skip candidates that cross a higher-scoring
+      kept span when pruning (the reference's default; `top_spans`).
     initializer_range: stddev of the truncated-normal initializer.
   """
 
@@ -122,14 +179,16 @@ class CorefModel(tf_keras.Model):
                feature_size: int = 20, ffnn_size: int = 3000,
                ffnn_depth: int = 1, top_span_ratio: float = 0.4,
                max_top_antecedents: int = 50, dropout_rate: float = 0.3,
-               use_speaker: bool = True, initializer_range: float = 0.02,
-               **kwargs):
+               use_speaker: bool = True,
+               suppress_crossing_spans: bool = True,
+               initializer_range: float = 0.02, **kwargs):
     super().__init__(**kwargs)
     self.encoder = encoder
     self.max_span_width = max_span_width
     self.top_span_ratio = top_span_ratio
     self.max_top_antecedents = max_top_antecedents
     self.use_speaker = use_speaker
+    self.suppress_crossing_spans = suppress_crossing_spans
     def init():
       return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
 
@@ -209,7 +268,9 @@ class CorefModel(tf_keras.Model):
     k = tf.minimum(tf.maximum(tf.cast(tf.math.floor(
         tf.cast(n, tf.float32) * self.top_span_ratio), tf.int32), 1),
                    num_spans)
-    top = tf.sort(tf.math.top_k(mention_scores, k).indices)
+    top = top_spans(mention_scores, starts, ends, k, n,
+                    self.suppress_crossing_spans)
+    k = tf.size(top)
     top_g = tf.gather(g, top)
     top_scores = tf.gather(mention_scores, top)
 

@@ -90,7 +90,9 @@ class CorefDataConfig(cfg.DataConfig):
 @dataclasses.dataclass
 class CorefModelConfig(base_config.Config):
   """CorefModel settings (modeling/coref_model.py); `mlm_activation` lets a
-  converted checkpoint's params.yaml apply unchanged (unused)."""
+  converted checkpoint's params.yaml apply unchanged (unused).
+  `suppress_crossing_spans` (on, as the reference) skips pruning candidates
+  that cross a higher-scoring kept span."""
   encoder: encoders.EncoderConfig = dataclasses.field(
       default_factory=spanbert_configs.bert_encoder)
   mlm_activation: str = "gelu"
@@ -102,6 +104,7 @@ class CorefModelConfig(base_config.Config):
   max_top_antecedents: int = 50
   dropout_rate: float = 0.3
   use_speaker: bool = True
+  suppress_crossing_spans: bool = True
 
 
 @dataclasses.dataclass
@@ -145,7 +148,8 @@ def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
       ffnn_size=params.ffnn_size, ffnn_depth=params.ffnn_depth,
       top_span_ratio=params.top_span_ratio,
       max_top_antecedents=params.max_top_antecedents,
-      dropout_rate=params.dropout_rate, use_speaker=params.use_speaker)
+      dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
+      suppress_crossing_spans=params.suppress_crossing_spans)
 
 
 def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:
