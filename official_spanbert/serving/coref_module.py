@@ -110,8 +110,19 @@ def link_clusters(best: tf.Tensor, antecedents: tf.Tensor,
   return clusters
 
 
+class _Untracked:
+  """Holds an object outside the SavedModel's object graph."""
+
+  def __init__(self, value):
+    self.value = value
+
+
 class CorefServingModule(tf.Module):
   """The `resolve` signature around a trained CorefModel.
+
+  The SavedModel holds the model's variables, not the Keras object: saving
+  a tf_keras model also traces and writes every layer's call functions,
+  which nobody serves, and that was most of the export and load time.
 
   Args:
     model: a CorefModel with weights.
@@ -123,7 +134,7 @@ class CorefServingModule(tf.Module):
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                max_segment_len: int = 384, predict_singletons: bool = False):
     super().__init__(name="coref_serving")
-    self.model = model
+    self._model = _Untracked(model)
     self.vocab = tokenization.load_vocab(vocab_file)
     self.max_segment_len = max_segment_len
     self.predict_singletons = predict_singletons
@@ -220,6 +231,13 @@ class CorefServingModule(tf.Module):
     has_words = tf.size(self._bert.tokenize(text[None]).flat_values) > 0
     return tf.cond(has_words, lambda: self._resolve(text), lambda: empty)
 
+  @property
+  def model(self):
+    return self._model.value
+
   def signatures(self):
-    return {"resolve": self.resolve.get_concrete_function(),
-            "serving_default": self.resolve.get_concrete_function()}
+    """The signatures to save (call before tf.saved_model.save): tracing
+    builds the model, whose variables the module then tracks."""
+    resolve = self.resolve.get_concrete_function()
+    self.model_variables = list(self.model.variables)
+    return {"resolve": resolve, "serving_default": resolve}
