@@ -57,10 +57,12 @@ venv: $(STAMP)
 # (Apache Beam 2.77) the records pipeline's (tests/test_beam_records.py);
 # keras3 (keras-hub 0.29.1, jax[cpu]; ~10 s) the keras-hub preset's
 # (tests/test_keras_hub_preset.py); without them those tests skip.
+# --no-compile: Python compiles what it imports on first use, instead of pip
+# byte-compiling every file of TensorFlow, torch, JAX and Beam up front.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e '.[test,interop,linguistic,beam,keras3]'
+	$(VENV)/bin/python -m pip install -q --no-compile -e '.[test,interop,linguistic,beam,keras3]'
 	@touch $@
 
 test: venv

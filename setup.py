@@ -26,15 +26,14 @@ setuptools.setup(
     python_requires=">=3.11,<3.12",
     license="Apache-2.0",
     license_files=["LICENSE"],
-    packages=(setuptools.find_packages(include=["official_spanbert",
-                                                "official_spanbert.*"]) +
-              ["official_spanbert_tools", "official_spanbert.yaml_configs"]),
-    # The YAML configs stay in the top-level configs/ (where the README's
-    # commands name them) and install as official_spanbert/yaml_configs/;
-    # official_spanbert.configs.yaml_files.path() finds them either way.
-    package_dir={"official_spanbert_tools": "tools",
-                 "official_spanbert.yaml_configs": "configs"},
-    package_data={"official_spanbert.yaml_configs": ["*/*.yaml"]},
+    # One package: the library, its binaries (official_spanbert.tools) and
+    # the YAML configs beside the Python ones (official_spanbert/configs/
+    # models, .../experiments; configs.yaml_files.path() finds them). dev/,
+    # tests/, benchmarks/ and experiments/ are not installed.
+    packages=setuptools.find_packages(include=["official_spanbert",
+                                               "official_spanbert.*"]),
+    package_data={"official_spanbert.configs": ["models/*.yaml",
+                                                "experiments/*.yaml"]},
     install_requires=[
         "tensorflow~=2.20.0",
         "tensorflow-text~=2.20.0",
@@ -85,22 +84,22 @@ setuptools.setup(
     },
     entry_points={
         "console_scripts": [
-            "spanbert-build-vocab=official_spanbert_tools.build_vocab:run",
+            "spanbert-build-vocab=official_spanbert.tools.build_vocab:run",
             ("spanbert-create-pretraining-data="
-             "official_spanbert_tools.create_pretraining_data:run"),
+             "official_spanbert.tools.create_pretraining_data:run"),
             ("spanbert-create-finetuning-data="
-             "official_spanbert_tools.create_finetuning_data:run"),
+             "official_spanbert.tools.create_finetuning_data:run"),
             ("spanbert-build-demo-corpus="
-             "official_spanbert_tools.build_demo_corpus:run"),
+             "official_spanbert.tools.build_demo_corpus:run"),
             ("spanbert-convert-checkpoint="
-             "official_spanbert_tools.convert_checkpoint:run"),
-            "spanbert-train=official_spanbert.train:console_main",
+             "official_spanbert.tools.convert_checkpoint:run"),
+            "spanbert-train=official_spanbert.train:run",
             ("spanbert-export-savedmodel="
-             "official_spanbert_tools.export_savedmodel:run"),
-            "spanbert-export-tfhub=official_spanbert_tools.export_tfhub:run",
+             "official_spanbert.tools.export_savedmodel:run"),
+            "spanbert-export-tfhub=official_spanbert.tools.export_tfhub:run",
             ("spanbert-export-keras-hub="
-             "official_spanbert_tools.export_keras_hub:run"),
-            "spanbert-demo=official_spanbert.demo:console_main",
+             "official_spanbert.tools.export_keras_hub:run"),
+            "spanbert-demo=official_spanbert.demo:run",
         ],
     },
 )

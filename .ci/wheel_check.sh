@@ -69,6 +69,12 @@ for what, path in (("official_spanbert", official_spanbert.__file__),
                    ("models/tiny.yaml", yaml_files.path("models/tiny.yaml"))):
   if not os.path.realpath(path).startswith(site + os.sep):
     sys.exit(f"wheel-check: {what} comes from {path}, not the wheel in {site}")
+# One top-level package: no dev scripts, benchmarks or experiments installed.
+import importlib.util
+for name in ("dev", "benchmarks", "experiments", "tests",
+             "official_spanbert_tools"):
+  if importlib.util.find_spec(name) is not None:
+    sys.exit(f"wheel-check: the wheel installs a top-level {name!r}")
 EOF
 scripts=$("$venv_py" -c '
 import importlib.metadata as md

@@ -20,7 +20,7 @@ order), then reads the first --batches training batches through
 SpanBertPretrainDataLoader for each --buffers shuffle_buffer_size and counts
 the distinct documents: per batch (mean) and over all the batches.
 
-  .venv/bin/python benchmarks/bench_batch_mixing.py --work_dir /tmp/mixing \
+  .venv/bin/python -m benchmarks.bench_batch_mixing --work_dir /tmp/mixing \
       --corpus ../shared/data/corpus/linux-doc.txt --buffers 100 10000
 """
 
@@ -29,9 +29,7 @@ import json
 import os
 import statistics
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
+from benchmarks.common import DATA
 
 
 def block_documents(corpus: str, vocab_file: str, max_tokens: int):

@@ -14,7 +14,7 @@
 
 r"""Records tool: single process vs the Beam DirectRunner, side by side.
 
-Runs `spanbert-create-pretraining-data` (tools/create_pretraining_data.py,
+Runs `spanbert-create-pretraining-data` (official_spanbert/tools/create_pretraining_data.py,
 mode single) on corpus files, alternating the single-process path and
 `--runner=DirectRunner --direct_num_workers=N` in the multi_processing and
 multi_threading modes, and prints per run the wall time of the whole command
@@ -24,7 +24,7 @@ sys: less sensitive to other jobs on the machine), then the medians in MB/s
 of input. Checks that all wrote the same multiset of blocks. Output goes to
 a temporary directory that is removed afterwards.
 
-  .venv/bin/python benchmarks/bench_beam_records.py --runs 2 --workers 2 \
+  .venv/bin/python -m benchmarks.bench_beam_records --runs 2 --workers 2 \
       --input '../shared/data/corpus/*.txt'
 """
 
@@ -41,20 +41,19 @@ import time
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 
-# Siblings (benchmarks/ is sys.path[0] when this runs as a script).
-# pylint: disable=g-bad-import-order
-from bench_pretraining_data import REPO, add_run_args
-from machine_info import machine
-# pylint: enable=g-bad-import-order
+from benchmarks.bench_pretraining_data import add_run_args
+from benchmarks.common import machine
+from official_spanbert.data.pretraining import record_format
 
-TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
+TOOL = "official_spanbert.tools.create_pretraining_data"
 
 
 def run_tool(args, prefix):
   """(wall seconds, CPU seconds, stats) of one run of the tool."""
   before = resource.getrusage(resource.RUSAGE_CHILDREN)
   start = time.time()
-  proc = subprocess.run([sys.executable, TOOL, f"--output_prefix={prefix}",
+  proc = subprocess.run([sys.executable, "-m", TOOL,
+                         f"--output_prefix={prefix}",
                          "--noprogress"] + args, capture_output=True,
                         text=True, check=False)
   wall = time.time() - start
@@ -67,9 +66,7 @@ def run_tool(args, prefix):
 
 
 def blocks(prefix):
-  sys.path.insert(0, os.path.join(REPO, "tests"))
-  import test_beam_records  # pylint: disable=g-import-not-at-top
-  return test_beam_records.blocks(prefix)
+  return record_format.block_multiset(prefix)
 
 
 def main():

@@ -17,11 +17,11 @@ r"""What the serving input checks cost a call (RELIABILITY.md, issue 26).
 `encode_ids` and the TF Hub encoder run `serving_modules.checked_encoder_inputs`
 (shape and range asserts) before the encoder. This times, in one process and
 in interleaved rounds (wall and process CPU time), a tf.function of the encoder alone against the same
-with the checks in front, for each --sizes encoder (configs/models/*.yaml) at
+with the checks in front, for each --sizes encoder (official_spanbert/configs/models/*.yaml) at
 seq 128 and batch 1 and 32 on real-looking random ids, and prints the median
 per-call times and their ratio.
 
-  .venv/bin/python benchmarks/bench_input_checks.py --sizes tiny base
+  .venv/bin/python -m benchmarks.bench_input_checks --sizes tiny base
 """
 
 import argparse
@@ -30,7 +30,6 @@ import os
 import statistics
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
@@ -49,11 +48,12 @@ def main():
   from official.nlp.configs import encoders  # pylint: disable=g-import-not-at-top
   from official_spanbert.configs import experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.serving import serving_modules  # pylint: disable=g-import-not-at-top
+  from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
 
   for size in args.sizes:
     params = params_dict.override_params_dict(
         exp_factory.get_exp_config("spanbert/pretraining"),
-        os.path.join(REPO, "configs", "models", f"{size}.yaml"), is_strict=True)
+        yaml_files.path(f"models/{size}.yaml"), is_strict=True)
     enc_cfg = params.task.model.encoder
     b = enc_cfg.bert_v2
     encoder = encoders.build_encoder(enc_cfg)

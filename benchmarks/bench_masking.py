@@ -36,7 +36,7 @@ size:
    (`masking._select`), called one batch at a time (no tf.data parallelism
    across batches); not for the tagged schemes.
 4. oracle: the NumPy/Python transcription of the reference implementation
-   (tests/span_masking_oracle.py, `mask_block`) over the same blocks, one
+   (testing/span_masking_oracle.py, `mask_block`) over the same blocks, one
    block at a time, single core.
 
 tokens/s is (sequences x seq_length) / s: positions of masked, framed
@@ -44,8 +44,8 @@ sequences produced per second (padding included). "real tokens/s" counts only
 non-pad positions ([CLS]/[SEP] included); "predictions/s" counts the masked
 (predicted) positions.
 
-  .venv/bin/python benchmarks/bench_masking.py
-  .venv/bin/python benchmarks/bench_masking.py --batch_sizes 256 --trials 5
+  .venv/bin/python -m benchmarks.bench_masking
+  .venv/bin/python -m benchmarks.bench_masking --batch_sizes 256 --trials 5
 """
 
 import argparse
@@ -66,16 +66,9 @@ from official_spanbert.data.pretraining import span_sampler
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_format
+from official_spanbert.testing import span_masking_oracle as oracle
+from benchmarks.common import DATA, first_bytes, load_avg, machine
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
-sys.path.insert(0, os.path.join(REPO, "tests"))
-# pylint: disable-next=g-import-not-at-top
-import span_masking_oracle as oracle  # noqa: E402
-# A sibling script (benchmarks/ is sys.path[0] when this runs as a script).
-from continued_pretraining import first_bytes  # noqa: E402  pylint: disable=g-bad-import-order
-from machine_info import load_avg, machine  # noqa: E402  pylint: disable=g-bad-import-order
 
 # (label, masking_scheme, use_xla_masking)
 VARIANTS = (("span", "span", True), ("token", "token", True),
@@ -488,7 +481,7 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
 
 def _print_oracle(seq, oracle_res, mean_real):
   print()
-  print("### NumPy oracle (tests/span_masking_oracle.py, mask_block, "
+  print("### NumPy oracle (testing/span_masking_oracle.py, mask_block, "
         "single core)")
   print()
   tps = [b * seq / dt / 1e6 for dt, b in oracle_res]

@@ -24,8 +24,8 @@ max_seq_length.
 
 Output goes to a temporary directory that is removed afterwards.
 
-  .venv/bin/python benchmarks/bench_pretraining_data.py            # defaults
-  .venv/bin/python benchmarks/bench_pretraining_data.py --runs 5 --full_corpus
+  .venv/bin/python -m benchmarks.bench_pretraining_data            # defaults
+  .venv/bin/python -m benchmarks.bench_pretraining_data --runs 5 --full_corpus
 """
 
 import argparse
@@ -39,12 +39,8 @@ import time
 import official_spanbert  # noqa: F401  (before tensorflow)
 
 from official_spanbert.data.pretraining import pretraining_records as pr
-# A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
-from machine_info import machine  # pylint: disable=g-bad-import-order
+from benchmarks.common import DATA, machine
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
 
 
 _WAITED = [0.0]

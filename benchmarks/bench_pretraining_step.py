@@ -14,7 +14,7 @@
 
 r"""Training-step throughput: spanbert/pretraining vs Model Garden bert/pretraining.
 
-For each encoder size (configs/models/{tiny,base}.yaml, cased vocab 28,996) and
+For each encoder size (official_spanbert/configs/models/{tiny,base}.yaml, cased vocab 28,996) and
 sequence length (128, 512) this builds, side by side in one process:
 
   * `spanbert/pretraining`  our SpanBertPretrainTask (MLM + SBO head),
@@ -61,9 +61,9 @@ slower form, so the column shows less than the whole saving.)
 
 Target (issue): SBO costs <= 5% of the step at base size.
 
-  .venv/bin/python benchmarks/bench_pretraining_step.py            # defaults
-  .venv/bin/python benchmarks/bench_pretraining_step.py --warmup 1  # RESULTS.md
-  .venv/bin/python benchmarks/bench_pretraining_step.py --encoders tiny \
+  .venv/bin/python -m benchmarks.bench_pretraining_step            # defaults
+  .venv/bin/python -m benchmarks.bench_pretraining_step --warmup 1  # RESULTS.md
+  .venv/bin/python -m benchmarks.bench_pretraining_step --encoders tiny \
       --seqs 128 --tiny_rounds 3
 """
 
@@ -86,16 +86,12 @@ from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official.nlp.configs import pretraining_experiments  # noqa: F401
 from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining import pretraining_records as pr
 
-# Sibling scripts (benchmarks/ is sys.path[0] when this runs as a script).
-from machine_info import load_avg, machine  # pylint: disable=g-bad-import-order
-from continued_pretraining import first_bytes  # pylint: disable=g-bad-import-order
+from benchmarks.common import DATA, first_bytes, load_avg, machine
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
 VARIANTS = ("spanbert/pretraining", "spanbert/no_sbo", "bert/pretraining")
 MG_FEATURES = ("input_word_ids", "input_mask", "input_type_ids",
                "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")
@@ -240,7 +236,7 @@ def heads_fns(model, batch, fast=True):
 
 def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
           head_rounds, head_reps):
-  model_yaml = os.path.join(REPO, "configs", "models", f"{encoder}.yaml")
+  model_yaml = yaml_files.path(f"models/{encoder}.yaml")
   t0 = time.perf_counter()
   variants = [Variant(name, model_yaml) for name in VARIANTS]
   print(f"[{encoder}] built {len(variants)} models in "

@@ -14,7 +14,7 @@
 
 r"""Serving latency/throughput of the exported base-size SpanBERT vs HF BertModel.
 
-Builds a base-size SpanBERT (configs/models/base.yaml: 12 layers, hidden 768,
+Builds a base-size SpanBERT (official_spanbert/configs/models/base.yaml: 12 layers, hidden 768,
 12 heads, intermediate 3072, cased vocab 28,996) with RANDOM weights (latency
 does not depend on the values), exports it with
 official_spanbert.serving.export.export (seq_length 128) to a temporary
@@ -39,9 +39,9 @@ latency in sequences/s.
 torch uses --torch_threads threads (default 2); TF's intra-op pool is TF's
 default (0 = one thread per core), printed at start.
 
-  .venv/bin/python benchmarks/bench_serving.py                    # defaults
-  .venv/bin/python benchmarks/bench_serving.py --calls_32 8 --warmup_32 1  # RESULTS.md
-  .venv/bin/python benchmarks/bench_serving.py --calls_1 20 --calls_32 4
+  .venv/bin/python -m benchmarks.bench_serving                    # defaults
+  .venv/bin/python -m benchmarks.bench_serving --calls_32 8 --warmup_32 1  # RESULTS.md
+  .venv/bin/python -m benchmarks.bench_serving --calls_1 20 --calls_32 4
 """
 
 import argparse
@@ -59,13 +59,10 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.serving import export as export_lib
-# A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
-from machine_info import cpu_model, load_avg  # pylint: disable=g-bad-import-order
+from benchmarks.common import DATA, cpu_model, load_avg
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
 SEQ = 128
 ENGINES = ("TF serving_default (text)", "TF encode_ids (ids)",
            "HF BertModel torch (ids)")
@@ -93,7 +90,7 @@ def corpus_texts(paths, n: int, min_words: int = 150):
 def build_and_export(vocab: str, export_base: str):
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs", "models", "base.yaml"),
+      params, yaml_files.path("models/base.yaml"),
       is_strict=True)
   model = export_lib.build_model(params)           # random init
   dirs = export_lib.export(model, vocab, export_base, seq_length=SEQ,

@@ -33,10 +33,9 @@ tf.function step of a small encoder (mixed_bfloat16, dropout on), the
 difference between 4 and 2 layers divided by 2, less that layer's fp32
 gradients, against the formula.
 
-  .venv/bin/python benchmarks/memory_table.py
+  .venv/bin/python -m benchmarks.memory_table
 """
 
-import os
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 import tensorflow as tf
@@ -46,11 +45,10 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
+from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import span_bert_pretrainer
-# A sibling module (benchmarks/ is sys.path[0] when this runs as a script).
-from machine_info import machine  # pylint: disable=g-bad-import-order
+from benchmarks.common import machine
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEQ, PRED = 512, 80
 GB = 1e9
 # Dense bf16 peak TFLOP/s (vendor figures) and the MFU assumed.
@@ -64,7 +62,7 @@ LOADER_TOKENS_PER_CPU_S = 5.09e6
 def params_of(size: str):
   params = exp_factory.get_exp_config("spanbert/pretraining")
   return params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs", "models", f"{size}.yaml"),
+      params, yaml_files.path(f"models/{size}.yaml"),
       is_strict=True)
 
 

@@ -17,7 +17,7 @@ runs official_spanbert.training.train_lib.main, as Model Garden's
 official/projects/teams/train.py runs official/nlp/train.py's.
 
   spanbert-train --experiment=spanbert/pretraining \
-    --config_file=configs/models/base.yaml \
+    --config_file=models/base.yaml \
     --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
     --mode=train --model_dir=/tmp/spanbert
 
@@ -25,19 +25,15 @@ What a run does around Model Garden's runner (the model_dir lock, checkpoint
 recovery, the divergence bound, one-line errors) is told in train_lib.py.
 """
 
-# pylint: disable=unused-import
 from official_spanbert.training import train_lib
 from official_spanbert.utils import console
 
-# Kept for callers of official_spanbert.train.run (benchmarks/ablation.py):
-# new code imports official_spanbert.training.train_lib.
-from official_spanbert.training.train_lib import run  # noqa: F401
 
-
-def console_main():
+def run():
+  """The console script: flags, then train_lib.main with one-line errors."""
   train_lib.define_flags()
   console.run(train_lib.main)
 
 
 if __name__ == "__main__":
-  console_main()
+  run()

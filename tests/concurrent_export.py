@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Runs tools/export_savedmodel.py, entering export() only when told.
+"""Runs spanbert-export-savedmodel (official_spanbert/tools/export_savedmodel.py), entering export() only when told.
 
 Used by test_serving_reliability.py to start two exports at one moment:
   python concurrent_export.py GO_FILE NOW [export_savedmodel flags]
@@ -27,8 +27,7 @@ import types
 
 from absl import app
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from tools import export_savedmodel  # pylint: disable=g-import-not-at-top,g-bad-import-order
+from official_spanbert.tools import export_savedmodel
 
 
 def main():

@@ -25,6 +25,8 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The console scripts' modules (tests run them by path or with -m).
+TOOLS = os.path.join(REPO, "official_spanbert", "tools")
 # On Ampere/Hopper GPUs TF runs float32 matmuls and convolutions in TF32 (a
 # 10-bit mantissa, ~1e-3 relative error) unless told not to; the float32
 # tolerances of these tests (1e-5) assume IEEE float32, so TF32 is off for
@@ -72,14 +74,8 @@ def prose_slice() -> str:
 
 def first_lines(path: str, max_bytes: int, out_path: str) -> str:
   """Copies whole documents of a corpus file up to about max_bytes."""
-  with open(path, "rb") as f, open(out_path, "wb") as out:
-    size = 0
-    for line in f:
-      out.write(line)
-      size += len(line)
-      if size >= max_bytes and not line.strip():
-        break
-  return out_path
+  from official_spanbert.data.pretraining import corpus  # pylint: disable=g-import-not-at-top
+  return corpus.copy_head(path, max_bytes, out_path)
 
 
 # Sequence length and masked positions of the tiny pretraining runs.
@@ -105,9 +101,10 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
   from official.core import exp_factory
   from official.modeling.hyperparams import params_dict
   from official_spanbert.configs import experiments  # noqa: F401
+  from official_spanbert.configs import yaml_files
   params = exp_factory.get_exp_config(experiment)
-  for f in ("configs/models/tiny.yaml", "configs/experiments/demo_tiny.yaml"):
-    params = params_dict.override_params_dict(params, os.path.join(REPO, f),
+  for f in ("models/tiny.yaml", "experiments/demo_tiny.yaml"):
+    params = params_dict.override_params_dict(params, yaml_files.path(f),
                                               is_strict=True)
   enc = params.task.model.encoder.bert_v2
   enc.hidden_size, enc.intermediate_size, enc.num_layers = 64, 128, 1

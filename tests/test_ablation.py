@@ -12,12 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""benchmarks/ablation.py: a micro study end to end, resume, the gpu configs."""
+"""experiments/ablation.py: a micro study end to end, resume, the gpu configs."""
 
 import dataclasses
 import json
 import os
-import sys
 
 import conftest
 from official.core import task_factory
@@ -25,12 +24,7 @@ from official_spanbert.data.pretraining import pretrain_dataloader
 import pytest
 import tf_keras
 
-BENCHMARKS = os.path.join(conftest.REPO, "benchmarks")
-if not os.path.exists(os.path.join(BENCHMARKS, "ablation.py")):
-  pytest.skip(f"{BENCHMARKS}/ablation.py is absent (not in the runfiles)",
-              allow_module_level=True)
-sys.path.insert(0, BENCHMARKS)
-import ablation  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import ablation
 
 
 def _study(work_dir, preset=ablation.PRESETS["micro"], results_dir=None):
@@ -55,7 +49,7 @@ def test_micro_study_resumes_and_reports(tmp_path):
   # A pretraining stage stopped at step 2: a checkpoint, no manifest entry.
   params = ablation.pretrain_params(study, "span_sbo")
   params.trainer.train_steps = 2
-  ablation.train.run(params, study.pretrain_dir("span_sbo"), mode="train")
+  ablation.train_lib.run(params, study.pretrain_dir("span_sbo"), mode="train")
   assert _checkpoints(study.pretrain_dir("span_sbo")) == ["ckpt-2.index"]
   manifest = ablation.run_study(study, arms, seeds, ["pretrain"])
   pretrain = manifest["stages"]["pretrain:span_sbo"]

@@ -19,7 +19,6 @@ the same stats (timings aside) and the same wordpiece counts, and the loader
 must read the Beam shards. Skipped without apache_beam (the `beam` extra).
 """
 
-import collections
 import glob
 import json
 import os
@@ -35,26 +34,14 @@ from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_format
-from conftest import REPO, data_path, first_lines
+from conftest import TOOLS, data_path, first_lines
 
 pytest.importorskip("apache_beam")
 
-TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
+TOOL = os.path.join(TOOLS, "create_pretraining_data.py")
 TIMINGS = ("seconds", "mb_per_second", "tokens_per_second",
            "words_per_second")
 SEQ = 64
-
-
-def blocks(prefix):
-  """Multiset of (input_ids, word_starts) of every shard at a prefix."""
-  spec = record_format.feature_spec("single")
-  out = collections.Counter()
-  for path in glob.glob(prefix + "-*.tfrecord"):
-    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
-      ex = tf.io.parse_single_example(raw, spec)
-      out[(tuple(ex["input_ids"].numpy()),
-           tuple(ex["word_starts"].numpy()))] += 1
-  return out
 
 
 def untimed(stats_path):
@@ -63,7 +50,8 @@ def untimed(stats_path):
 
 
 def assert_same_output(single, beam):
-  got, want = blocks(beam), blocks(single)
+  got, want = (record_format.block_multiset(beam),
+               record_format.block_multiset(single))
   assert sum(want.values()) > 10
   assert got == want, (sum(got.values()), sum(want.values()))
   stats = untimed(beam + ".stats.json")

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """Tests for the WordPiece vocab builder (official_spanbert.data.pretraining.vocab_builder
-and tools/build_vocab.py)."""
+and official_spanbert/tools/build_vocab.py)."""
 
 import os
 import subprocess
@@ -25,7 +25,7 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
-from conftest import REPO, data_path
+from conftest import TOOLS, data_path
 
 TRAIN_LINES = 5000
 VOCAB_SIZE = 2000
@@ -40,7 +40,7 @@ def _corpus():
 def _cli(*args):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
   return subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "build_vocab.py"),
+      [sys.executable, os.path.join(TOOLS, "build_vocab.py"),
        "--noprogress", *args],
       capture_output=True, text=True, env=env, timeout=300, check=False)
 

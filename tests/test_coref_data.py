@@ -26,7 +26,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import REPO
+from conftest import TOOLS
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data import tokenization
 from official_spanbert.metrics import conll2012
@@ -189,7 +189,7 @@ def test_tool_reports_bad_conll_with_file_and_line(tmp_path, small_vocab):
   bad.write_text(_conll().replace("\t(0)\n", "\t0)\n", 1), encoding="utf-8")
   # The training file is fine, the evaluation file is not: nothing written.
   failed = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "create_finetuning_data.py"),
+      [sys.executable, os.path.join(TOOLS, "create_finetuning_data.py"),
        "--task=coref", f"--vocab_file={small_vocab}", "--max_segment_len=16",
        f"--train_file={good}", f"--eval_file={bad}",
        f"--output_dir={tmp_path / 'out'}"],

@@ -24,6 +24,7 @@ import sys
 import pytest
 
 from official_spanbert.demo import pipeline
+from official_spanbert.demo import summary as demo_summary
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 4
@@ -157,7 +158,7 @@ def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path):
 
 
 def test_the_verdict_reads_the_loss_against_the_unigram_baseline():
-  unigram = {"mlm_loss": 6.7}
-  assert "below the unigram" in pipeline.verdict({"mlm_loss": 6.3}, unigram)
-  assert "at the unigram" in pipeline.verdict({"mlm_loss": 6.68}, unigram)
-  assert "above the unigram" in pipeline.verdict({"mlm_loss": 7.2}, unigram)
+  unigram, verdict = {"mlm_loss": 6.7}, demo_summary.verdict
+  assert "below the unigram" in verdict({"mlm_loss": 6.3}, unigram)
+  assert "at the unigram" in verdict({"mlm_loss": 6.68}, unigram)
+  assert "above the unigram" in verdict({"mlm_loss": 7.2}, unigram)

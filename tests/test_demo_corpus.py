@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """Tests for the built-in demo corpus (official_spanbert.demo.corpus and
-tools/build_demo_corpus.py)."""
+official_spanbert/tools/build_demo_corpus.py)."""
 
 import os
 import subprocess
@@ -24,7 +24,7 @@ import pytest
 import official_spanbert  # noqa: F401  (before tensorflow)
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.demo import corpus as demo_corpus
-from conftest import REPO
+from conftest import TOOLS
 
 MAX_DOCS = 40
 
@@ -141,14 +141,14 @@ def test_full_stdlib_corpus_is_substantial(tmp_path):
 def test_cli(tmp_path):
   out = tmp_path / "c.txt"
   result = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "build_demo_corpus.py"),
+      [sys.executable, os.path.join(TOOLS, "build_demo_corpus.py"),
        f"--output={out}", "--max_documents=5"],
       capture_output=True, text=True, timeout=120, check=False)
   assert result.returncode == 0, result.stderr
   assert result.stdout.startswith("wrote 5 documents")
   assert len(_documents(out.read_text(encoding="utf-8"))) == 5
   bad = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "build_demo_corpus.py"),
+      [sys.executable, os.path.join(TOOLS, "build_demo_corpus.py"),
        f"--output={tmp_path / 'd.txt'}", "--max_bytes=0"],
       capture_output=True, text=True, timeout=120, check=False)
   assert bad.returncode != 0

@@ -54,6 +54,7 @@ from official_spanbert.training import train_lib as train
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
+from official_spanbert.data.finetuning import classification_records as cls_records
 from official_spanbert.metrics import squad_evaluate
 from conftest import data_path
 from test_squad import _slice_json
@@ -166,7 +167,7 @@ def _rte_slice(tmp_path) -> str:
 def test_rte_tiny_model_memorises_64_pairs(tmp_path):
   tsv = _rte_slice(tmp_path)
   records = str(tmp_path / "records")
-  meta = cls_data.create_finetuning_data(
+  meta = cls_records.create_finetuning_data(
       "rte", data_path("vocab", "bert-base-cased-vocab.txt"), records,
       train_file=tsv, eval_file=tsv, max_seq_length=128)
   params = exp_factory.get_exp_config("spanbert/glue")

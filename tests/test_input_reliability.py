@@ -162,7 +162,7 @@ def test_seq_length_beyond_position_embeddings_fails_at_task_build(
     records, cased_vocab, field):
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
+      params, os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"), is_strict=True)
   for data in (params.task.train_data, params.task.validation_data):
     data.input_path = records + "-*.tfrecord"
     data.vocab_file = cased_vocab

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The keras-hub preset export (tools/export_keras_hub.py) loaded by Keras 3.
+"""The keras-hub preset export (official_spanbert/tools/export_keras_hub.py) loaded by Keras 3.
 
 A tiny SpanBERT trained here for 8 steps is exported twice: as the TF Serving
 SavedModel and as a keras-hub preset. A separate Python process (Keras 3,
@@ -38,7 +38,7 @@ from official_spanbert.training import train_lib
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import keras_hub_preset
 from official_spanbert.serving import export as export_lib
-from conftest import REPO
+from conftest import TOOLS
 from conftest import data_path
 from conftest import tiny_params
 
@@ -130,7 +130,7 @@ def exported(tmp_path_factory, pretraining_records, cased_vocab):
   train_lib.run(params, model_dir)
   preset = str(d / "preset")
   tool = subprocess.Popen(
-      [sys.executable, os.path.join(REPO, "tools", "export_keras_hub.py"),
+      [sys.executable, os.path.join(TOOLS, "export_keras_hub.py"),
        "--input=" + model_dir, "--output=" + preset,
        f"--sequence_length={SEQ}"],
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

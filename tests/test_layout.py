@@ -12,19 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The package's import structure (tools/layout_report.py), from the source.
+"""The package's import structure (dev/layout_report.py), from the source.
 
 Every import of an official_spanbert module counts, at module level or inside
 a function. The README's layout section shows the same report.
 """
 
-import os
-import sys
-
 from conftest import REPO
-
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import layout_report  # noqa: E402  pylint: disable=wrong-import-position
+from dev import layout_report
 
 
 def test_no_import_cycle_between_modules():

@@ -16,7 +16,8 @@
 
 The blocks come from ../shared/data/corpus through the records tool; each is
 masked by the tf.data loader, and the same blocks by the NumPy oracle
-(span_masking_oracle.py, a transcription of the reference implementation).
+(official_spanbert/testing/span_masking_oracle.py, a transcription of the
+reference implementation).
 """
 
 import dataclasses
@@ -36,7 +37,7 @@ from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_format
 from official_spanbert.data import tokenization
 from conftest import data_path, first_lines
-import span_masking_oracle as oracle
+from official_spanbert.testing import span_masking_oracle as oracle
 
 SEQ = 512
 P_K = np.array([.2 * .8 ** k for k in range(10)])

@@ -30,7 +30,7 @@ from conftest import REPO
 
 def _load_check_headers():
   spec = importlib.util.spec_from_file_location(
-      "check_headers", os.path.join(REPO, "tools", "check_headers.py"))
+      "check_headers", os.path.join(REPO, "dev", "check_headers.py"))
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
@@ -39,45 +39,32 @@ def _load_check_headers():
 check_headers = _load_check_headers()
 
 
-def test_yaml_path_finds_every_repo_config():
-  configs = os.path.join(REPO, "configs")
+def test_yaml_path_finds_every_packaged_config():
+  configs = os.path.join(REPO, "official_spanbert", "configs")
   names = [os.path.relpath(os.path.join(d, f), configs).replace(os.sep, "/")
            for d, _, files in os.walk(configs) for f in files
            if f.endswith(".yaml")]
   assert "models/tiny.yaml" in names
   assert "experiments/demo_tiny.yaml" in names
+  assert sorted(names) == yaml_files.available()
   for name in names:
     assert os.path.samefile(yaml_files.path(name),
                             os.path.join(configs, name)), name
 
 
-def test_yaml_path_prefers_installed_package_data(tmp_path, monkeypatch):
-  installed, checkout = tmp_path / "yaml_configs", tmp_path / "configs"
-  for d in (installed, checkout):
-    (d / "models").mkdir(parents=True)
-    (d / "models" / "tiny.yaml").write_text(f"# {d.name}\n")
-  (checkout / "models" / "only_here.yaml").write_text("\n")
-  monkeypatch.setattr(yaml_files, "SEARCH_DIRS", (str(installed),
-                                                  str(checkout)))
-  assert yaml_files.path("models/tiny.yaml") == str(
-      installed / "models" / "tiny.yaml")
-  assert yaml_files.path("models/only_here.yaml") == str(
-      checkout / "models" / "only_here.yaml")
-
-
 def test_yaml_path_missing_lists_what_exists():
   with pytest.raises(FileNotFoundError, match=r"available: .*models/tiny\.yaml"):
     yaml_files.path("models/no_such_model.yaml")
-  for bad in ("../setup.py", os.path.join(REPO, "configs", "models",
-                                          "tiny.yaml")):
-    with pytest.raises(FileNotFoundError, match="relative to configs/"):
+  for bad in ("../setup.py", "models/../../setup.py", "__init__.py",
+              yaml_files.path("models/tiny.yaml")):
+    with pytest.raises(FileNotFoundError, match="must be relative to"):
       yaml_files.path(bad)
 
 
-def test_yaml_path_no_config_folder(tmp_path, monkeypatch):
-  monkeypatch.setattr(yaml_files, "SEARCH_DIRS", (str(tmp_path / "a"),
-                                                  str(tmp_path / "b")))
-  with pytest.raises(FileNotFoundError, match="no YAML config folder"):
+def test_yaml_path_without_packaged_configs(tmp_path, monkeypatch):
+  monkeypatch.setattr(yaml_files, "CONFIG_DIR", str(tmp_path))
+  with pytest.raises(FileNotFoundError,
+                     match=r"available: none \(reinstall official-spanbert\)"):
     yaml_files.path("models/tiny.yaml")
 
 
@@ -127,3 +114,16 @@ def test_main_reports_then_fixes(tmp_path, capsys):
   assert check_headers.main(["--fix", "--year=2026", str(tmp_path)]) == 0
   assert check_headers.main([str(tmp_path)]) == 0
   assert (tmp_path / "notes.txt").read_text() == "not python\n"
+
+
+def test_resolve_takes_a_path_then_a_packaged_name(tmp_path, monkeypatch):
+  mine = tmp_path / "models" / "tiny.yaml"
+  mine.parent.mkdir()
+  mine.write_text("\n")
+  assert yaml_files.resolve(str(mine)) == str(mine)
+  monkeypatch.chdir(tmp_path)  # a file of that name here wins
+  assert yaml_files.resolve("models/tiny.yaml") == "models/tiny.yaml"
+  monkeypatch.chdir(tmp_path / "models")
+  assert yaml_files.resolve("models/tiny.yaml") == yaml_files.path(
+      "models/tiny.yaml")
+  assert yaml_files.resolve("models/none.yaml") == "models/none.yaml"

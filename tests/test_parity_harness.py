@@ -12,19 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The parity scripts' shared table and verdicts (benchmarks/parity_*.py)."""
-
-import os
-import sys
+"""The parity scripts' shared table and verdicts (experiments/parity_*.py)."""
 
 import pytest
 
-import conftest
-
-sys.path.insert(0, os.path.join(conftest.REPO, "benchmarks"))
-import parity_harness  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import parity_rte  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import parity_squad  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import parity_harness
+from experiments import parity_rte
+from experiments import parity_squad
 
 
 def _run(side, seed, f1, accuracy=0.5):

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The pretraining lockstep (benchmarks/pretraining_parity.py) at tiny size.
+"""The pretraining lockstep (experiments/pretraining_parity.py) at tiny size.
 
 The package's train step and the PyTorch transcription (BertForMaskedLM + the
 reference's SBO head, AdamW as the package's) start from the same weights and
@@ -21,8 +21,6 @@ noise, and the check must catch a real difference in the update (Adam's eps
 in torch's place instead of Keras' and the reference's).
 """
 
-import os
-import sys
 
 import pytest
 
@@ -30,8 +28,7 @@ import conftest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-sys.path.insert(0, os.path.join(conftest.REPO, "benchmarks"))
-import pretraining_parity  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import pretraining_parity  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 STEPS = 5
 

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tests of corpus -> pretraining records (tools/create_pretraining_data.py)."""
+"""Tests of corpus -> pretraining records (official_spanbert/tools/create_pretraining_data.py)."""
 
 import glob
 import json
@@ -33,9 +33,9 @@ from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_blocks
 from official_spanbert.data.pretraining import record_format
 from official_spanbert.data import tokenization
-from conftest import REPO, data_path, first_lines
+from conftest import TOOLS, data_path, first_lines
 
-TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
+TOOL = os.path.join(TOOLS, "create_pretraining_data.py")
 
 
 def _read_records(prefix, mode="single"):

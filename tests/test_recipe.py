@@ -32,10 +32,11 @@ from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import activations
-from conftest import REPO, tiny_params
+from conftest import tiny_params
 
-PAPER_YAML = os.path.join(REPO, "configs", "experiments", "spanbert_paper.yaml")
+PAPER_YAML = yaml_files.path("experiments/spanbert_paper.yaml")
 LR, WD, EPS, CLIP = 1.0, 0.01, 1e-8, 1.0
 
 
@@ -157,7 +158,7 @@ def test_reference_scale_with_several_gpus(pretraining_records, cased_vocab):
 def test_paper_config_uses_exact_gelu_and_decays_every_parameter():
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs", "models", "base.yaml"),
+      params, yaml_files.path("models/base.yaml"),
       is_strict=True)
   params = params_dict.override_params_dict(params, PAPER_YAML,
                                             is_strict=True)

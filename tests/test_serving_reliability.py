@@ -31,7 +31,7 @@ import tensorflow as tf
 from official.core import task_factory
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import hub_export
-from conftest import REPO
+from conftest import REPO, TOOLS
 from test_export import SEQ, _params, tool_flags
 
 MISMATCH_CLIENT = """
@@ -221,7 +221,7 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
 
   # An explicit version that is taken: one line, no traceback.
   proc = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tools", "export_savedmodel.py")] +
+      [sys.executable, os.path.join(TOOLS, "export_savedmodel.py")] +
       tool_flags(ckpt, cased_vocab, base) + [f"--version={int(now)}"],
       capture_output=True, text=True, timeout=600)
   assert proc.returncode == 1
@@ -291,4 +291,4 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
       f"cannot write the export {base}/7: No space left on device; free space "
       f"in {base} and rerun (nothing was left behind)")
   assert os.listdir(tmp_path / "new") == []
-  # (tools/export_savedmodel.py prints an OSError such as this in one line.)
+  # (official_spanbert/tools/export_savedmodel.py prints an OSError such as this in one line.)

@@ -34,9 +34,9 @@ from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_format
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
-from conftest import REPO, data_path, first_lines
+from conftest import TOOLS, data_path, first_lines
 
-TOOL = os.path.join(REPO, "tools", "create_pretraining_data.py")
+TOOL = os.path.join(TOOLS, "create_pretraining_data.py")
 
 LINE = "Café owner\u00a0Zoë Ünterberg moved to São Paulo, didn't she?"
 

@@ -30,11 +30,12 @@ from official.nlp.tools import squad_evaluate_v1_1 as mg_v1
 from official.nlp.tools import squad_evaluate_v2_0 as mg_v2
 from official_spanbert.training import train_lib as train
 from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data.finetuning import squad_predictions
 from official_spanbert.data import tokenization
 from official_spanbert.metrics import squad_evaluate
-from conftest import REPO, data_path
+from conftest import TOOLS, data_path
 
 
 def _dataset(*qas, context="ctx"):
@@ -377,7 +378,7 @@ def test_unreadable_squad_files_fail_with_one_clear_error(tmp_path, content,
 def _tiny_params(tmp_path, experiment, train_json, eval_json, steps=30):
   params = exp_factory.get_exp_config(experiment)
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs", "models", "tiny.yaml"),
+      params, yaml_files.path("models/tiny.yaml"),
       is_strict=True)
   vocab = data_path("vocab", "bert-base-cased-vocab.txt")
   data = dict(seq_length=128, doc_stride=64, query_length=32,
@@ -481,7 +482,7 @@ def test_data_tool_writes_squad_training_records_or_one_error(tmp_path):
   vocab = data_path("vocab", "bert-base-cased-vocab.txt")
   train_json = _slice_json(data_path("squad", "new_wiki_v1.0.json"),
                            str(tmp_path / "train.json"), 40)
-  tool = os.path.join(REPO, "tools", "create_finetuning_data.py")
+  tool = os.path.join(TOOLS, "create_finetuning_data.py")
 
   def run(src, out):
     return subprocess.run(
@@ -508,7 +509,7 @@ def test_data_tool_writes_squad_training_records_or_one_error(tmp_path):
 def test_training_records_are_written_in_random_order(tokenizer, tmp_path):
   """The loader shuffles within a 100-record buffer only, so records in file
   (article) order let a short run see only the first articles: in the HF
-  parity run (benchmarks/parity_squad.py, 160 x 16) the package drew from ~10
+  parity run (experiments/parity_squad.py, 160 x 16) the package drew from ~10
   of 48 articles. BERT's run_squad writes training records shuffled; so do we.
   """
   path = _slice_json(data_path("squad", "new_wiki_v1.0.json"),

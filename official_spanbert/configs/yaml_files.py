@@ -12,13 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Finds the YAML experiment / model configs (configs/ in the repository).
+"""Finds the YAML experiment / model configs beside this module.
 
-The YAML files live in the repository's top-level `configs/` folder
-(`configs/models/tiny.yaml`, `configs/experiments/demo_tiny.yaml`, ...), where
-the README's commands name them. setup.py installs the same files into the
-package as `official_spanbert/yaml_configs/`, so that an installed
-(non-editable) wheel has them too:
+The YAML files live in this package, next to the Python configs they
+override: `official_spanbert/configs/models/tiny.yaml`,
+`official_spanbert/configs/experiments/demo_tiny.yaml`, ... A source
+checkout, an editable install, an installed wheel and Bazel's runfiles all
+have them there, so a config is named relative to this folder:
 
   from official_spanbert.configs import yaml_files
   params_dict.override_params_dict(params, yaml_files.path("models/tiny.yaml"),
@@ -27,20 +27,18 @@ package as `official_spanbert/yaml_configs/`, so that an installed
 
 import os
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Where the files are in an installed wheel, then in a source checkout (also
-# an editable install, and Bazel's runfiles, which hold //:configs).
-SEARCH_DIRS = (
-    os.path.join(_PACKAGE_DIR, "yaml_configs"),
-    os.path.join(os.path.dirname(_PACKAGE_DIR), "configs"),
-)
+CONFIG_DIR = os.path.dirname(os.path.abspath(__file__))
+# The subfolders that hold YAML (the rest of CONFIG_DIR is Python).
+YAML_DIRS = ("experiments", "models")
 
 
-def _available(directory: str) -> list[str]:
+def available() -> list[str]:
+  """The names of the packaged configs, e.g. ["experiments/...", ...]."""
   names = []
-  for root, _, files in os.walk(directory):
-    names += [os.path.relpath(os.path.join(root, f), directory).replace(
-        os.sep, "/") for f in files if f.endswith((".yaml", ".yml"))]
+  for sub in YAML_DIRS:
+    for root, _, files in os.walk(os.path.join(CONFIG_DIR, sub)):
+      names += [os.path.relpath(os.path.join(root, f), CONFIG_DIR).replace(
+          os.sep, "/") for f in files if f.endswith((".yaml", ".yml"))]
   return sorted(names)
 
 
@@ -51,18 +49,28 @@ def path(name: str) -> str:
     FileNotFoundError: no such config (the message lists those that exist).
   """
   parts = name.replace("\\", "/").split("/")
-  if os.path.isabs(name) or ".." in parts:
+  if (os.path.isabs(name) or ".." in parts or
+      not name.endswith((".yaml", ".yml"))):
     raise FileNotFoundError(f"config name {name!r} must be relative to "
-                            "configs/, e.g. 'models/tiny.yaml'")
-  for directory in SEARCH_DIRS:
-    candidate = os.path.join(directory, *parts)
-    if os.path.isfile(candidate):
-      return candidate
-  existing = next((d for d in SEARCH_DIRS if os.path.isdir(d)), None)
-  if existing is None:
-    raise FileNotFoundError(
-        f"config {name!r}: no YAML config folder at {' or '.join(SEARCH_DIRS)}"
-        " (reinstall official-spanbert, or run from a checkout)")
+                            f"{CONFIG_DIR}, e.g. 'models/tiny.yaml'")
+  candidate = os.path.join(CONFIG_DIR, *parts)
+  if os.path.isfile(candidate):
+    return candidate
   raise FileNotFoundError(
-      f"config {name!r} not found in {existing}; available: "
-      f"{', '.join(_available(existing)) or 'none'}")
+      f"config {name!r} not found in {CONFIG_DIR}; available: "
+      f"{', '.join(available()) or 'none (reinstall official-spanbert)'}")
+
+
+def resolve(value: str) -> str:
+  """A --config_file value: an existing file as given, else a packaged name.
+
+  So `spanbert-train --config_file=models/base.yaml` works from any
+  directory; a value that is neither is returned unchanged (the caller's
+  reader reports it).
+  """
+  if os.path.isfile(value):
+    return value
+  try:
+    return path(value)
+  except FileNotFoundError:
+    return value

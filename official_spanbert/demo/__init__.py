@@ -19,7 +19,7 @@ pipeline's names are loaded on first use, so `spanbert-build-demo-corpus`
 stays light.
 """
 
-_PIPELINE_NAMES = ("console_main", "run_demo", "DEFAULT_SENTENCE",
+_PIPELINE_NAMES = ("run", "run_demo", "DEFAULT_SENTENCE",
                    "DEFAULT_STEPS")
 
 

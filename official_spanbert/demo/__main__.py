@@ -14,7 +14,7 @@
 
 """`python -m official_spanbert.demo`."""
 
-from official_spanbert.demo.pipeline import console_main
+from official_spanbert.demo.pipeline import run
 
 if __name__ == "__main__":
-  console_main()
+  run()

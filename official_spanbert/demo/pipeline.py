@@ -47,7 +47,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import Dict
 
 from absl import flags
 from absl import logging
@@ -69,6 +69,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
+from official_spanbert.demo import summary as demo_summary
 from official_spanbert.serving import export as export_lib
 
 FLAGS = flags.FLAGS
@@ -113,10 +114,6 @@ def resolve_precision(precision: str = "auto") -> str:
   if precision == "auto":
     return "bfloat16" if cpu_has_bf16() else "float32"
   return precision
-
-
-def _pct(metrics, name):
-  return f"{100 * metrics.get(name, float('nan')):.1f}%"
 
 
 def build_params(prefix, heldout_prefix, vocab_path, vocab_size, train_steps,
@@ -235,38 +232,6 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
                   prefixes["train"], prefixes["heldout"], records, seconds)
 
 
-def _metrics_line(metrics) -> str:
-  return (f"MLM {_pct(metrics, 'masked_lm_accuracy')} (loss "
-          f"{metrics['mlm_loss']:.2f}), SBO {_pct(metrics, 'sbo_accuracy')} "
-          f"(loss {metrics['sbo_loss']:.2f})")
-
-
-def _table(before, unigram, after, train_steps) -> List[str]:
-  rows = [("untrained model", before), ("unigram baseline", unigram),
-          (f"after {train_steps} steps", after)]
-  lines = [f"   {'':<18} {'MLM acc':>8} {'MLM loss':>9} {'SBO acc':>8} "
-           f"{'SBO loss':>9}"]
-  for name, m in rows:
-    lines.append(f"   {name:<18} {_pct(m, 'masked_lm_accuracy'):>8} "
-                 f"{m['mlm_loss']:>9.3f} {_pct(m, 'sbo_accuracy'):>8} "
-                 f"{m['sbo_loss']:>9.3f}")
-  return lines
-
-
-def verdict(after, unigram, margin: float = 0.05) -> str:
-  """What the held-out MLM loss says against the unigram baseline."""
-  gap = unigram["mlm_loss"] - after["mlm_loss"]
-  if gap > margin:
-    return (f"   MLM loss {gap:.2f} nats below the unigram baseline: the "
-            "model has begun to use the context, beyond word frequencies")
-  if gap >= -margin:
-    return ("   MLM loss at the unigram baseline: so far the model has "
-            "learned word frequencies; more steps leave this plateau "
-            "(benchmarks/RESULTS.md section 8b)")
-  return (f"   MLM loss {-gap:.2f} nats above the unigram baseline: the "
-          "model has not yet learned even word frequencies; train longer")
-
-
 def _quiet_export(model, vocab_path, export_base):
   """export_lib.export without its progress lines on stderr (quiet mode);
   anything else it writes there is passed on."""
@@ -284,19 +249,6 @@ def _quiet_export(model, vocab_path, export_base):
             if not line.startswith(("export [", "export: wrote"))]
     if rest:
       sys.stderr.write("\n".join(rest) + "\n")
-
-
-def _fill_lines(fills) -> List[str]:
-  lines = []
-  for f in fills:
-    lines.append(f"   {f['masked']}")
-    text = f"      true {f['word']!r}: MLM {'+' if f['mlm_hit'] else '-'} " + (
-        ", ".join(f["mlm_top5"]))
-    if "sbo_top5" in f:
-      text += (f" | SBO {'+' if f['sbo_hit'] else '-'} " +
-               ", ".join(f["sbo_top5"]))
-    lines.append(text)
-  return lines
 
 
 def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
@@ -349,7 +301,7 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
         task, evaluation.UnigramModel(evaluation.unigram_log_probs(
             data.train_prefix + "-*.tfrecord", vocab.size, special)),
         validation, eval_steps)
-    print(f"   held-out before training: {_metrics_line(before)}; "
+    print(f"   held-out before training: {demo_summary.metrics_line(before)}; "
           f"{eval_steps * batch} blocks, {before['masked_tokens']:,} masked "
           "tokens", flush=True)
     seconds["measure_before"] = time.time() - t
@@ -364,7 +316,7 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
         model_dir, png, f"demo SpanBERT, {train_steps} steps ({precision})",
         heldout={0: before, train_steps: after}, unigram=unigram)
     seconds["measure_after"] = time.time() - t_after
-    print(f"   held-out after training:  {_metrics_line(after)}  "
+    print(f"   held-out after training:  {demo_summary.metrics_line(after)}  "
           f"[training {seconds['training']:.1f} s]", flush=True)
 
     t = time.time()
@@ -417,50 +369,8 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
   with open(summary_path, "w", encoding="utf-8") as f:
     json.dump(summary, f, indent=1)
   summary["summary_path"] = summary_path
-  _print_summary(summary)
+  demo_summary.print_summary(summary)
   return summary
-
-
-def _print_summary(s: dict) -> None:
-  before, unigram, after = s["before"], s["unigram"], s["after"]
-  fills = s["heldout_fills"]
-  lines = [f"\n== what was learned: held-out ({s['corpus']['heldout_documents']}"
-           f" documents, {before['masked_tokens']:,} masked tokens, the same "
-           "masks for every row)"]
-  lines += _table(before, unigram, after, s["train_steps"])
-  lines.append("   (unigram baseline: every masked token predicted by its "
-               "frequency in the training records)")
-  lines.append(verdict(after, unigram))
-  lines.append("held-out sentences, one word masked (+: the true word is in "
-               "the top 5):")
-  lines += _fill_lines(fills)
-  lines.append(f"your sentence: {s['sentence']}")
-  for c in s["candidates"]:
-    text = f"   [MASK] {c['mask']}: MLM " + ", ".join(c["mlm_top5"])
-    if "sbo_top5" in c:
-      text += " | SBO " + ", ".join(c["sbo_top5"])
-    lines.append(text)
-  lines.append(f"   filled: {s['filled']}")
-  sec = s["seconds"]
-  cost = ", ".join(f"{name} {sec[key]:.0f} s" for name, key in (
-      ("corpus", "corpus"), ("vocab", "vocab"), ("records", "records"),
-      ("measure before", "measure_before"), ("training", "training"),
-      ("measure after + plot", "measure_after"), ("export", "export"),
-      ("fills", "fill")) if key in sec)
-  mlm_hits = sum(f["mlm_hit"] for f in fills)
-  sbo_hits = sum(f.get("sbo_hit", False) for f in fills)
-  lines.append(
-      f"\nspanbert-demo: held-out MLM accuracy "
-      f"{_pct(before, 'masked_lm_accuracy')} -> "
-      f"{_pct(after, 'masked_lm_accuracy')} (unigram baseline "
-      f"{_pct(unigram, 'masked_lm_accuracy')}), loss "
-      f"{before['mlm_loss']:.2f} -> {after['mlm_loss']:.2f} (unigram "
-      f"{unigram['mlm_loss']:.2f}); held-out words in the top 5: MLM "
-      f"{mlm_hits}/{len(fills)}, SBO {sbo_hits}/{len(fills)}")
-  lines.append(f"   {sec['total']:.0f} s in all: {cost}")
-  lines.append(f"   wrote: model {s['model_dir']}, export {s['export']['model']}"
-               f", curves {s['loss_curves']}, summary {s['summary_path']}")
-  print("\n".join(lines), flush=True)
 
 
 def main(argv):
@@ -470,5 +380,5 @@ def main(argv):
   return 0
 
 
-def console_main():
+def run():
   console.run(main)

@@ -34,6 +34,7 @@ from official_spanbert.utils import write_errors
 from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import serving_modules
@@ -53,11 +54,12 @@ def load_params(experiment: str, model_dir: Optional[str] = None,
                 config_files: Sequence[str] = (),
                 params_override: str = ""):
   """An experiment config: the experiment, then <model_dir>/params.yaml (if
-  there is one, loosely), then config files and overrides (strictly)."""
+  there is one, loosely), then config files (paths or packaged names such as
+  "models/tiny.yaml") and overrides (strictly)."""
   params = exp_factory.get_exp_config(experiment)
   yaml = model_dir and os.path.join(model_dir, "params.yaml")
   overrides = [(yaml, False)] if yaml and os.path.exists(yaml) else []
-  overrides += [(f, True) for f in config_files]
+  overrides += [(yaml_files.resolve(f), True) for f in config_files]
   overrides += [(params_override, True)] if params_override else []
   for override, strict in overrides:
     params = params_dict.override_params_dict(params, override,

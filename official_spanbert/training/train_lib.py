@@ -18,9 +18,12 @@ r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 (official_spanbert/train.py, installed as spanbert-train):
 
   spanbert-train --experiment=spanbert/pretraining \
-    --config_file=configs/models/base.yaml \
+    --config_file=models/base.yaml \
     --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
     --mode=train --model_dir=/tmp/spanbert
+
+A --config_file is a YAML path or the name of a config packaged in
+official_spanbert/configs/ (models/base.yaml, experiments/spanbert_paper.yaml).
 
 The run is Model Garden's: `official.core.train_lib.run_experiment`
 (OrbitExperimentRunner: checkpointing, summaries, best-checkpoint export,
@@ -82,6 +85,7 @@ from official_spanbert.configs import experiments  # noqa: F401  (registers)
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
@@ -294,6 +298,8 @@ def main(_):
   signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
   try:
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
+    # A packaged config may be named, e.g. --config_file=models/base.yaml.
+    FLAGS.config_file = [yaml_files.resolve(f) for f in FLAGS.config_file or ()]
     params = train_utils.parse_configuration(FLAGS)
     config_check.check_value_types(params)
     run(params, FLAGS.model_dir, FLAGS.mode,

@@ -14,8 +14,12 @@
 
 """Fine-tuning data.
 
-  squad.py              SQuAD v1.1/v2.0 JSON -> features and TFRecords.
-  squad_predictions.py  start/end logits -> answer texts (SQuAD post-processing).
-  classification.py     GLUE / TACRED-style sentence (pair) classification.
-  json_file.py          reading JSON input files (shared by the two above).
+  squad_examples.py     SQuAD v1.1/v2.0 JSON -> validated examples.
+  squad.py              SQuAD examples -> features and TFRecords.
+  squad_predictions.py  start/end logits -> answer texts (post-processing).
+  classification.py     GLUE sentence (pair) readers and encoding.
+  tacred.py             TACRED relation records, entity masking.
+  classification_records.py  GLUE / TACRED records and their meta JSON.
+  coref.py              CoNLL-2012 documents -> coreference segments, records.
+  json_file.py          reading JSON input files (SQuAD, TACRED).
 """

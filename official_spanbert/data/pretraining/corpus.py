@@ -133,3 +133,16 @@ def read_documents(paths: Sequence[str], on_decode_error: str = "strict",
         raise CorpusError(
             f"{path}: file is empty (no text on any of its {lineno} lines); "
             "remove it from the inputs")
+
+
+def copy_head(path: str, max_bytes: int, out_path: str) -> str:
+  """Copies the whole documents at the start of a corpus file, up to about
+  max_bytes (cut at the first blank line past it); returns out_path."""
+  with open(path, "rb") as f, open(out_path, "wb") as out:
+    size = 0
+    for line in f:
+      out.write(line)
+      size += len(line)
+      if size >= max_bytes and not line.strip():
+        break
+  return out_path

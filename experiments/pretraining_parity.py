@@ -37,18 +37,18 @@ DataCollatorForLanguageModeling and a shuffled epoch sampler, torch AdamW and
 get_linear_schedule_with_warmup, as HF's run_mlm.py does. Both are scored at
 --eval_steps on the same held-out blocks, masked once (package token masking,
 seed 2, four passes over the 149 held-out blocks). One JSON per run goes to
-benchmarks/pretraining_parity_results/<config>/<side>-seed<N>.json (skipped
+experiments/pretraining_parity_results/<config>/<side>-seed<N>.json (skipped
 when it exists, so seeds can be added later). `--config` names what differs
 from the defaults: see CONFIGS. `--mode=report` prints the table of a folder.
 
 Data: the demo's corpus, vocab (8k) and records at seq 128
 (`demo.pipeline.prepare_data`), built once in <work_dir>/data.
 
-  .venv/bin/python benchmarks/pretraining_parity.py --mode=lockstep \
+  .venv/bin/python -m experiments.pretraining_parity --mode=lockstep \
       --work_dir /work/runs/pp --steps 300 --output_json /tmp/lockstep.json
-  .venv/bin/python benchmarks/pretraining_parity.py --mode=curves \
+  .venv/bin/python -m experiments.pretraining_parity --mode=curves \
       --work_dir /work/runs/pp --side package --seed 1 --config baseline
-  .venv/bin/python benchmarks/pretraining_parity.py --mode=report
+  .venv/bin/python -m experiments.pretraining_parity --mode=report
 """
 
 import argparse
@@ -63,9 +63,10 @@ import time
 
 import numpy as np
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(REPO, "benchmarks", "pretraining_parity_results")
-# The demo's encoder (configs/models/demo.yaml) as a transformers config.
+from experiments.common import REPO
+
+RESULTS = os.path.join(REPO, "experiments", "pretraining_parity_results")
+# The demo's encoder (official_spanbert/configs/models/demo.yaml) as a transformers config.
 DEMO_SHAPE = dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
                   intermediate_size=1024, max_position_embeddings=512,
                   type_vocab_size=2, layer_norm_eps=1e-12,
@@ -296,7 +297,7 @@ class TorchSide:
                epsilon_hat=True):
     import torch  # pylint: disable=g-import-not-at-top
     import transformers  # pylint: disable=g-import-not-at-top
-    import parity_harness  # pylint: disable=g-import-not-at-top
+    from experiments import parity_harness  # pylint: disable=g-import-not-at-top
     from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
     from official_spanbert.interop import weight_map  # pylint: disable=g-import-not-at-top
     enc = params.task.model.encoder.bert_v2
@@ -893,6 +894,4 @@ def main():
 
 
 if __name__ == "__main__":
-  import sys  # pylint: disable=g-import-not-at-top
-  sys.path.insert(0, os.path.join(REPO, "benchmarks"))
   main()
