@@ -200,7 +200,9 @@ def test_model_outputs_are_consistent():
                 < -1e8)
   # The default (the reference's) prunes crossing spans: the same weights
   # keep the greedy non-crossing subset, and the antecedents follow it.
-  plain = list(zip(out["top_span_starts"], out["top_span_ends"]))
+  # The default (the reference's) prunes crossing spans: whatever the
+  # weights, the greedy non-crossing subset is kept and the antecedents
+  # follow it.
   model.suppress_crossing_spans = True
   out = {k: v.numpy() for k, v in model(inputs).items()}
   candidates = list(zip(out["candidate_starts"], out["candidate_ends"]))
@@ -208,10 +210,24 @@ def test_model_outputs_are_consistent():
   assert spans == _greedy(list(out["candidate_mention_scores"]), candidates,
                           k)
   assert 0 < len(spans) <= k
-  assert spans != plain  # (13, 15) crosses the better (11, 13) here
   kept = len(spans)
   assert out["top_antecedents"].shape == (kept, min(3, kept))
   assert out["antecedent_scores"].shape == (kept, min(3, kept) + 1)
+  # Equal mention scores (a zero output layer) fix the choice: ties go to
+  # the first candidates, (0, 0) ... (1, 4), but (1, 2), (1, 3) and (1, 4)
+  # cross (0, 1); the filter skips them and the later ones crossing a kept
+  # span, down to (4, 4).
+  for weight in model.mention_scorer.trainable_weights[-2:]:
+    weight.assign(tf.zeros_like(weight))
+  spans = [tuple(map(int, s)) for s in zip(*(
+      model(inputs)[f"top_span_{e}"].numpy() for e in ("starts", "ends")))]
+  model.suppress_crossing_spans = False
+  plain = [tuple(map(int, s)) for s in zip(*(
+      model(inputs)[f"top_span_{e}"].numpy() for e in ("starts", "ends")))]
+  assert plain == [(0, 0), (0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3),
+                   (1, 4)]
+  assert spans == [(0, 0), (0, 1), (0, 2), (0, 3), (1, 1), (2, 2), (3, 3),
+                   (4, 4)]
 
 
 def test_split_optimizer_applies_two_learning_rates():
