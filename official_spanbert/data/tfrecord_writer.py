@@ -20,7 +20,8 @@ written as `<path>.incomplete` and renamed to `<path>` only when all of them
 (and any text files committed with them, e.g. a stats JSON) were written; on
 any failure, or an exception while the caller produces records, the
 `.incomplete` files are removed. A reader therefore never sees a truncated
-record file, and a failed run leaves nothing behind.
+record file, and a failed run leaves nothing behind. Records are serialized
+with `example_bytes`: the same inputs give byte-identical files.
 """
 
 from typing import Callable, Dict, Iterable, Optional, Sequence
@@ -117,6 +118,19 @@ class AtomicTFRecordWriter:
     except BaseException:
       self.abort()
       raise
+
+
+def int64_feature(values) -> tf.train.Feature:
+  """An int64 list feature."""
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
+def example_bytes(features: Dict[str, tf.train.Feature]) -> bytes:
+  """A serialized tf.train.Example, its feature map in key order, so the
+  same records are the same bytes in every process (protobuf's default map
+  order differs between processes)."""
+  return tf.train.Example(features=tf.train.Features(
+      feature=features)).SerializeToString(deterministic=True)
 
 
 def write_records(path: str, records: Iterable[bytes],

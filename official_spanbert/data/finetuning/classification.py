@@ -207,16 +207,15 @@ def write_records(path: str, ids: Sequence[Sequence[int]],
                   max_seq_length: int, pad_id: int = 0):
   """Writes SentencePredictionDataLoader records (padded to max_seq_length),
   atomically (path.incomplete, renamed when complete)."""
-  def feature(values):
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+  feature = tfrecord_writer.int64_feature
   def records():
     for n, (x, s, label) in enumerate(zip(ids, segments, label_ids)):
       pad = max_seq_length - len(x)
-      yield tf.train.Example(features=tf.train.Features(feature={
+      yield tfrecord_writer.example_bytes({
           "input_ids": feature(list(x) + [pad_id] * pad),
           "input_mask": feature([1] * len(x) + [0] * pad),
           "segment_ids": feature(list(s) + [0] * pad),
           "label_ids": feature([label]),
           "example_id": feature([n]),
-      })).SerializeToString()
+      })
   tfrecord_writer.write_records(path, records())

@@ -173,10 +173,6 @@ def encode_document(doc: conll2012.Document,
       cluster_ids=[m[2] for m in mentions])
 
 
-def _int_feature(values) -> tf.train.Feature:
-  return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
-
-
 def to_tf_example(example: CorefExample, max_segment_len: int) -> bytes:
   """One serialized tf.train.Example (segments padded to max_segment_len)."""
   ids = np.zeros((len(example.segments), max_segment_len), np.int64)
@@ -184,16 +180,16 @@ def to_tf_example(example: CorefExample, max_segment_len: int) -> bytes:
   for i, seg in enumerate(example.segments):
     ids[i, :len(seg)] = seg
     mask[i, :len(seg)] = 1
+  feature = tfrecord_writer.int64_feature
   features = {
-      "input_word_ids": _int_feature(ids.reshape(-1)),
-      "input_mask": _int_feature(mask.reshape(-1)),
-      "num_segments": _int_feature([len(example.segments)]),
-      "doc_index": _int_feature([example.doc_index]),
+      "input_word_ids": feature(ids.reshape(-1)),
+      "input_mask": feature(mask.reshape(-1)),
+      "num_segments": feature([len(example.segments)]),
+      "doc_index": feature([example.doc_index]),
   }
   for name in TOKEN_FEATURES + MENTION_FEATURES:
-    features[name] = _int_feature(getattr(example, name))
-  return tf.train.Example(features=tf.train.Features(
-      feature=features)).SerializeToString()
+    features[name] = feature(getattr(example, name))
+  return tfrecord_writer.example_bytes(features)
 
 
 def read_documents(paths: Sequence[str]) -> List[conll2012.Document]:

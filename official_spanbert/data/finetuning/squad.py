@@ -248,10 +248,6 @@ def convert_examples(examples: Sequence[SquadExample],
   return features
 
 
-def _int_feature(values):
-  return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
-
-
 def write_features(features: Sequence[SquadFeature], path: str,
                    is_training: bool, pad_to_multiple: int = 1) -> int:
   """Writes features as TFRecords for Model Garden's QA data loader.
@@ -269,24 +265,24 @@ def write_features(features: Sequence[SquadFeature], path: str,
     The number of records written (padding included).
   """
   tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+  feature = tfrecord_writer.int64_feature
   def records():
     for f in features:
-      record = {"input_ids": _int_feature(f.input_ids),
-                "input_mask": _int_feature(f.input_mask),
-                "segment_ids": _int_feature(f.segment_ids)}
+      record = {"input_ids": feature(f.input_ids),
+                "input_mask": feature(f.input_mask),
+                "segment_ids": feature(f.segment_ids)}
       if is_training:
-        record["start_positions"] = _int_feature([f.start_position])
-        record["end_positions"] = _int_feature([f.end_position])
-        record["is_impossible"] = _int_feature([int(f.is_impossible)])
+        record["start_positions"] = feature([f.start_position])
+        record["end_positions"] = feature([f.end_position])
+        record["is_impossible"] = feature([int(f.is_impossible)])
       else:
-        record["unique_ids"] = _int_feature([f.unique_id])
-      yield tf.train.Example(
-          features=tf.train.Features(feature=record)).SerializeToString()
+        record["unique_ids"] = feature([f.unique_id])
+      yield tfrecord_writer.example_bytes(record)
     if not is_training and features:
-      zeros = _int_feature([0] * len(features[0].input_ids))
-      padding = tf.train.Example(features=tf.train.Features(feature={
+      zeros = feature([0] * len(features[0].input_ids))
+      padding = tfrecord_writer.example_bytes({
           "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-          "unique_ids": _int_feature([-1])})).SerializeToString()
+          "unique_ids": feature([-1])})
       yield from [padding] * (-len(features) % max(pad_to_multiple, 1))
   return tfrecord_writer.write_records(path, records())
 

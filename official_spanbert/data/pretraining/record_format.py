@@ -52,6 +52,7 @@ import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data.pretraining import span_tagging
+from official_spanbert.data import tfrecord_writer
 
 MODES = ("single", "nsp")
 STATS_SUFFIX = ".stats.json"
@@ -133,10 +134,6 @@ def block_multiset(output_prefix: str, mode: str = "single"
   return out
 
 
-def _int64_feature(values) -> tf.train.Feature:
-  return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-
-
 def serialize_block(ids: np.ndarray, word_starts: np.ndarray,
                     segment_ids: Optional[np.ndarray] = None,
                     next_sentence_label: Optional[int] = None,
@@ -145,17 +142,17 @@ def serialize_block(ids: np.ndarray, word_starts: np.ndarray,
 
   `tagged` maps span_tagging.KINDS to [k, 2] spans in block coordinates.
   """
-  features = {"input_ids": _int64_feature(ids),
-              "word_starts": _int64_feature(word_starts)}
+  feature = tfrecord_writer.int64_feature
+  features = {"input_ids": feature(ids),
+              "word_starts": feature(word_starts)}
   if segment_ids is not None:
-    features["segment_ids"] = _int64_feature(segment_ids)
-    features["next_sentence_labels"] = _int64_feature([next_sentence_label])
+    features["segment_ids"] = feature(segment_ids)
+    features["next_sentence_labels"] = feature([next_sentence_label])
   for kind, spans in (tagged or {}).items():
     starts, ends = span_tagging.span_features([kind])
-    features[starts] = _int64_feature(spans[:, 0])
-    features[ends] = _int64_feature(spans[:, 1])
-  return tf.train.Example(
-      features=tf.train.Features(feature=features)).SerializeToString()
+    features[starts] = feature(spans[:, 0])
+    features[ends] = feature(spans[:, 1])
+  return tfrecord_writer.example_bytes(features)
 
 
 @dataclasses.dataclass
