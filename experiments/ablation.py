@@ -267,6 +267,9 @@ class Study:
   name: str = "custom"          # the preset's name, in the result files
   results_dir: str = ""         # committed result files; "" -> work_dir
   command: str = ""             # the command line, in the result files
+  # The commit whose code this process runs (read when it starts: HEAD can
+  # move while a long stage runs, and a result must name the code behind it).
+  commit: str = dataclasses.field(default_factory=lambda: git_commit())
 
   def path(self, *parts: str) -> str:
     return os.path.join(self.work_dir, *parts)
@@ -700,7 +703,7 @@ def pilot(study: Study, shapes: List[str], cpu_budget_s: float,
     write_json(study.results_path("pilot.json"),
                {"preset": study.name, "budget_cpu_s": cpu_budget_s,
                 "segment_steps": segment_steps,
-                "heldout_batches": heldout_batches, "commit": git_commit(),
+                "heldout_batches": heldout_batches, "commit": study.commit,
                 "command": study.command, "shapes": results})
   return results
 
@@ -1048,7 +1051,7 @@ def run_study(study: Study, arms: List[str], seeds: List[int],
         "result": result, "wall_s": time.time() - t0,
         "cpu_s": time.process_time() - c0,
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "commit": git_commit(), "command": study.command}
+        "commit": study.commit, "command": study.command}
     write_json(path, manifest)
     if arm_of(stage):
       write_json(study.result_file(arm_of(stage)),
