@@ -27,6 +27,9 @@ import os
 import platform
 import subprocess
 
+# Whole documents from the start of a corpus file (stdlib only, no TF).
+from official_spanbert.data.pretraining.corpus import copy_head as first_bytes  # noqa: F401
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
                       os.path.join(REPO, os.pardir, "shared", "data"))
@@ -63,8 +66,3 @@ def machine() -> str:
           f"Python {platform.python_version()}, load avg at start "
           f"{load_avg()}")
 
-
-def first_bytes(path: str, max_bytes: int, out_path: str) -> str:
-  """Writes whole documents of a corpus file, up to about max_bytes."""
-  from official_spanbert.data.pretraining import corpus  # pylint: disable=g-import-not-at-top
-  return corpus.copy_head(path, max_bytes, out_path)

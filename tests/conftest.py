@@ -24,6 +24,8 @@ import textwrap
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
+from official_spanbert.data.pretraining import corpus as corpus_lib
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The console scripts' modules (tests run them by path or with -m).
 TOOLS = os.path.join(REPO, "official_spanbert", "tools")
@@ -72,10 +74,8 @@ def prose_slice() -> str:
   return os.path.join(FIXTURES, "austen_slice.txt")
 
 
-def first_lines(path: str, max_bytes: int, out_path: str) -> str:
-  """Copies whole documents of a corpus file up to about max_bytes."""
-  from official_spanbert.data.pretraining import corpus  # pylint: disable=g-import-not-at-top
-  return corpus.copy_head(path, max_bytes, out_path)
+# Copies whole documents of a corpus file up to about max_bytes.
+first_lines = corpus_lib.copy_head
 
 
 # Sequence length and masked positions of the tiny pretraining runs.

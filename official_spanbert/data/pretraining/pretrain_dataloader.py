@@ -289,9 +289,10 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
       diagnostics: add `span_length_histogram`, `unit_decisions`,
         `original_word_ids` and `maskable` (for tests and analysis).
     """
-    files = records_check.input_files(self._params.input_path)
     warning = (None if self._params.enable_tf_data_service else
-               shard_count_warning(len(files), input_context))
+               shard_count_warning(
+                   len(records_check.input_files(self._params.input_path)),
+                   input_context))
     if warning:
       logging.warning("%s", warning)
     reader = input_reader.InputReader(
