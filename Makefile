@@ -7,7 +7,7 @@
 #   make test-integration  the integration tier: pytest -m integration (2
 #                    workers), on the real data
 #   make pytest      both tiers in one pytest run
-#   make bazel-test  Bazel: //:unit_tests and //:ci_integration_tests, offline
+#   make bazel-test  Bazel: //:ci_unit_tests and //:ci_integration_tests, offline
 #   make wheel-check install the wheel (non-editable) in a clean venv and run
 #                    every console script from a temp dir (.ci/wheel_check.sh)
 #   make demo        python -m official_spanbert.demo (quiet; DEMO_ARGS=-v
@@ -39,9 +39,11 @@ BAZEL ?= bazel
 # third_party/bazel_stubs/local_config.bzl); both must be absolute.
 BAZEL_FLAGS := --repo_env=SPANBERT_PYTHON=$(PY) \
                --repo_env=SPANBERT_DATA_DIR=$(SPANBERT_DATA_DIR)
-# The unit tier, and the integration tier of the files BUILD lists in
-# CI_INTEGRATION_FILES (what fits CI's time beside the pytest tiers).
-BAZEL_TARGETS ?= //:unit_tests //:ci_integration_tests
+# The unit tier less BUILD's CI_UNIT_SKIP (its slowest files, which the pytest
+# unit tier has just run), and the integration tier of the files BUILD lists
+# in CI_INTEGRATION_FILES: what fits CI's time beside the pytest tiers.
+# BAZEL_TARGETS=//:unit_tests runs the whole unit tier.
+BAZEL_TARGETS ?= //:ci_unit_tests //:ci_integration_tests
 # What the unit tier sees as the data folder: nothing there.
 NO_DATA_DIR := /nonexistent/spanbert-shared-data
 
