@@ -87,22 +87,38 @@ class _FFNN(tf_keras.layers.Layer):
 
 
 def span_heads(x: tf.Tensor, token_scores: tf.Tensor, starts: tf.Tensor,
-               ends: tf.Tensor) -> tf.Tensor:
+               ends: tf.Tensor, max_width: int) -> tf.Tensor:
   """Softmax(token_scores)-weighted sums of x over each [start, end].
 
-  Computed with prefix sums in float64 (exact up to rounding) instead of a
-  [spans, width, H] gather, so memory grows with spans x H only.
+  An online softmax along the width: at offset w every start's running max,
+  normaliser and weighted sum take in token start + w, and a span reads its
+  start's values at w = end - start (< max_width). Each span is normalised
+  by its own max, so any range of scores is exact up to float32 rounding
+  (prefix sums over the document cancel catastrophically once one token's
+  score is ~36 above a span's), and memory is [max_width, tokens, H], not
+  [spans, max_width, H].
   """
   dtype = x.dtype
-  scores = tf.cast(token_scores, tf.float64)
-  weights = tf.exp(tf.maximum(scores - tf.reduce_max(scores), -600.0))
-  weighted = tf.concat([tf.zeros_like(x[:1], tf.float64),
-                        tf.cumsum(weights[:, None] * tf.cast(x, tf.float64),
-                                  axis=0)], axis=0)
-  total = tf.concat([[0.0], tf.cumsum(weights)], axis=0)
-  num = tf.gather(weighted, ends + 1) - tf.gather(weighted, starts)
-  den = tf.gather(total, ends + 1) - tf.gather(total, starts)
-  return tf.cast(num / den[:, None], dtype)
+  x = tf.cast(x, tf.float32)
+  scores = tf.cast(token_scores, tf.float32)
+  n = tf.shape(x)[0]
+  positions = tf.range(n)
+  run_max, total, weighted = scores, tf.ones_like(scores), x
+  heads = [weighted]
+  for w in range(1, max_width):
+    inside = positions + w < n
+    j = tf.minimum(positions + w, n - 1)
+    s = tf.gather(scores, j)
+    new_max = tf.where(inside, tf.maximum(run_max, s), run_max)
+    decay = tf.exp(run_max - new_max)
+    add = tf.where(inside, tf.exp(s - new_max), 0.0)
+    total = total * decay + add
+    weighted = weighted * decay[:, None] + add[:, None] * tf.gather(x, j)
+    run_max = new_max
+    heads.append(weighted / total[:, None])
+  heads = tf.stack(heads)  # [max_width, n, H]
+  return tf.cast(tf.gather_nd(heads, tf.stack([ends - starts, starts], 1)),
+                 dtype)
 
 
 def top_spans(scores: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor,
@@ -258,7 +274,8 @@ class CorefModel(tf_keras.Model):
                                    inputs["word_end"][0])
     head_scores = tf.squeeze(self.head_scorer(x), -1)
     g = tf.concat([tf.gather(x, starts), tf.gather(x, ends),
-                   span_heads(x, head_scores, starts, ends),
+                   span_heads(x, head_scores, starts, ends,
+                              self.max_span_width),
                    self.width_embedding(ends - starts)], axis=-1)
     g = self.dropout(g, training=training)
     mention_scores = tf.squeeze(self.mention_scorer(g, training=training), -1)
