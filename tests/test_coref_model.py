@@ -182,6 +182,29 @@ def test_antecedent_loss_marginalises_over_gold_antecedents():
   assert float(loss) == pytest.approx(expected, rel=1e-5)
 
 
+def test_a_window_without_gold_mentions_has_no_mention_labels():
+  """A training window of a document's last lines can hold no gold mention:
+  every candidate is then a non-mention (label 0), not int32 min, which made
+  the LitBank run's mention loss -2.3e10 at one step of each epoch."""
+  scores = np.array([[0.0, -1e9], [0.0, 1.5]])
+  outputs = _outputs(scores, [[0], [0]], [[False], [True]], [0, 2], [0, 3])
+  outputs["candidate_starts"] = tf.constant([0, 1, 2])
+  outputs["candidate_ends"] = tf.constant([0, 1, 3])
+  outputs["candidate_mention_scores"] = tf.constant([-2.0, 0.5, 1.0])
+  none = tf.zeros([0], tf.int32)
+  labels = coref_model._span_labels(outputs["candidate_starts"],
+                                    outputs["candidate_ends"], none, none,
+                                    none)
+  assert labels.numpy().tolist() == [0, 0, 0]
+  x = np.array([-2.0, 0.5, 1.0])
+  expected = np.mean(np.log1p(np.exp(x)))  # -log(1 - sigmoid(x))
+  assert float(coref_model.mention_loss(outputs, none, none)) == (
+      pytest.approx(expected, rel=1e-5))
+  # Every span's gold antecedent is the dummy: -log softmax(0 | 0, 1.5).
+  assert float(coref_model.antecedent_loss(outputs, none, none, none)) == (
+      pytest.approx(np.log(1 + np.exp(1.5)), rel=1e-5))
+
+
 def test_predict_clusters_follows_the_best_antecedent():
   starts, ends = np.array([0, 2, 5, 7]), np.array([0, 3, 5, 8])
   antecedents = np.array([[0, 0], [0, 0], [1, 0], [2, 1]])
