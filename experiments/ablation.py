@@ -938,7 +938,11 @@ def figure(rows: List[dict], path: str):
 
 
 def stage_report(study: Study, arms: List[str]) -> dict:
-  """report.md and ablation.png beside the result files, from them alone."""
+  """report.md and ablation.png beside the result files, from them alone:
+  the arms asked for and every other arm with a result file there (a run of
+  one arm does not drop the others from the report)."""
+  arms = [a for a in ARMS
+          if a in arms or os.path.exists(study.result_file(a))]
   rows = collect(study, arms)
   text = markdown(rows)
   folder = os.path.dirname(study.result_file(arms[0]))

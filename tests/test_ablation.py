@@ -114,6 +114,14 @@ def test_micro_study_resumes_and_reports(tmp_path):
                  f"--results_dir={study.results_dir}",
                  "--stages=report", "--arms=random_init,span_sbo"])
   assert os.path.exists(report_md)
+  # A report asked for one arm keeps every arm with a result file.
+  ablation.main(["--preset=micro", f"--work_dir={fresh.work_dir}",
+                 f"--results_dir={study.results_dir}",
+                 "--stages=report", "--arms=span_sbo"])
+  with open(report_md, encoding="utf-8") as f:
+    lines = f.read().splitlines()
+  assert any(line.startswith("| random_init |") for line in lines)
+  assert any(line.startswith("| span_sbo |") for line in lines)
   with open(study.result_file("span_sbo"), encoding="utf-8") as f:
     assert json.load(f)["pretraining"] == pretraining
 
