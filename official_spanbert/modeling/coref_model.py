@@ -335,10 +335,9 @@ def _span_labels(starts, ends, gold_starts, gold_ends, cluster_ids):
   match = (tf.equal(starts[:, None], gold_starts[None, :]) &
            tf.equal(ends[:, None], gold_ends[None, :]))
   ids = tf.where(match, cluster_ids[None, :], 0)
-  # The zero column makes a window without gold mentions give 0, not the
-  # reduce_max of nothing (int32 min).
-  zeros = tf.zeros([tf.shape(ids)[0], 1], ids.dtype)
-  return tf.reduce_max(tf.concat([zeros, ids], 1), 1)
+  # At least 0: with no gold mentions (a training window can hold none) the
+  # reduce_max is over nothing and gives int32 min.
+  return tf.maximum(tf.reduce_max(ids, axis=1), 0)
 
 
 def antecedent_loss(outputs: Dict[str, tf.Tensor], gold_starts: tf.Tensor,
