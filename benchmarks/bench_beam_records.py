@@ -14,7 +14,7 @@
 
 r"""Records tool: single process vs the Beam DirectRunner, side by side.
 
-Runs `spanbert-create-pretraining-data` (official_spanbert/tools/create_pretraining_data.py,
+Runs `spanbert-create-pretraining-data` (tools/create_pretraining_data.py,
 mode single) on corpus files, alternating the single-process path and
 `--runner=DirectRunner --direct_num_workers=N` in the multi_processing and
 multi_threading modes, and prints per run the wall time of the whole command

@@ -17,7 +17,7 @@ r"""What the serving input checks cost a call (RELIABILITY.md, issue 26).
 `encode_ids` and the TF Hub encoder run `serving_modules.checked_encoder_inputs`
 (shape and range asserts) before the encoder. This times, in one process and
 in interleaved rounds (wall and process CPU time), a tf.function of the encoder alone against the same
-with the checks in front, for each --sizes encoder (official_spanbert/configs/models/*.yaml) at
+with the checks in front, for each --sizes encoder (configs/models/*.yaml) at
 seq 128 and batch 1 and 32 on real-looking random ids, and prints the median
 per-call times and their ratio.
 
@@ -46,7 +46,7 @@ def main():
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official.nlp.configs import encoders  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.serving import serving_modules  # pylint: disable=g-import-not-at-top
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
 

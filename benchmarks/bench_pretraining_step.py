@@ -14,7 +14,7 @@
 
 r"""Training-step throughput: spanbert/pretraining vs Model Garden bert/pretraining.
 
-For each encoder size (official_spanbert/configs/models/{tiny,base}.yaml, cased vocab 28,996) and
+For each encoder size (configs/models/{tiny,base}.yaml, cased vocab 28,996) and
 sequence length (128, 512) this builds, side by side in one process:
 
   * `spanbert/pretraining`  our SpanBertPretrainTask (MLM + SBO head),
@@ -85,7 +85,7 @@ from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official.nlp.configs import pretraining_experiments  # noqa: F401
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining import pretraining_records as pr

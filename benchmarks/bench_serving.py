@@ -14,7 +14,7 @@
 
 r"""Serving latency/throughput of the exported base-size SpanBERT vs HF BertModel.
 
-Builds a base-size SpanBERT (official_spanbert/configs/models/base.yaml: 12 layers, hidden 768,
+Builds a base-size SpanBERT (configs/models/base.yaml: 12 layers, hidden 768,
 12 heads, intermediate 3072, cased vocab 28,996) with RANDOM weights (latency
 does not depend on the values), exports it with
 official_spanbert.serving.export.export (seq_length 128) to a temporary
@@ -58,7 +58,7 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.serving import export as export_lib
 from benchmarks.common import DATA, cpu_model, load_avg

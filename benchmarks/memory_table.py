@@ -44,7 +44,7 @@ import tf_keras
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401  (registers)
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import span_bert_pretrainer
 from benchmarks.common import machine

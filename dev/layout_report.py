@@ -36,39 +36,63 @@ import tempfile
 PACKAGE = "official_spanbert"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Lowest first; a module belongs to the longest prefix that names it.
-LAYERS = (
-    ("core", ("official_spanbert", "official_spanbert.metrics",
-              "official_spanbert.utils")),
-    ("data", ("official_spanbert.data",)),
-    ("modeling", ("official_spanbert.modeling",)),
-    ("configs", ("official_spanbert.configs",)),
-    ("tasks", ("official_spanbert.tasks",)),
-    # Experiment registrations sit above the tasks they register.
-    ("experiments", ("official_spanbert.configs.experiments",
-                     "official_spanbert.configs.classification_experiments",
-                     "official_spanbert.configs.squad_experiments",
-                     "official_spanbert.configs.coref_experiments")),
-    # Hugging Face conversion builds models from configs, beside the tasks.
-    ("interop", ("official_spanbert.interop",)),
-    ("serving", ("official_spanbert.serving",)),
-    ("training", ("official_spanbert.train", "official_spanbert.training")),
-    ("demo", ("official_spanbert.demo",)),
-    # The command-line binaries (console scripts) sit on top.
-    ("tools", ("official_spanbert.tools",)),
-)
+# The checkout's folders installed as the package's subpackages (setup.py's
+# package_dir): tools/ is official_spanbert.tools.
+MAPPED = {"tools": PACKAGE + ".tools"}
+# The module that imports every experiment registration; the modules it
+# imports form the "experiments" layer (a new *_experiments.py joins the
+# layer by its line there, not by a list here).
+REGISTRY = PACKAGE + ".registry_imports"
+
+
+def registry_modules(root):
+  """The modules official_spanbert/registry_imports.py imports."""
+  path = os.path.join(root, *REGISTRY.split(".")) + ".py"
+  if not os.path.exists(path):
+    return ()
+  with open(path, encoding="utf-8") as f:
+    tree = ast.parse(f.read(), path)
+  return tuple(sorted(f"{n.module}.{a.name}" for n in ast.walk(tree)
+                      if isinstance(n, ast.ImportFrom) and n.module
+                      for a in n.names))
+
+
+def layers(root):
+  """Lowest first; a module belongs to the longest prefix that names it."""
+  return (
+      ("core", ("official_spanbert", "official_spanbert.metrics",
+                "official_spanbert.utils")),
+      ("data", ("official_spanbert.data",)),
+      ("modeling", ("official_spanbert.modeling",)),
+      ("configs", ("official_spanbert.configs",)),
+      ("tasks", ("official_spanbert.tasks",)),
+      # Experiment registrations sit above the tasks they register.
+      ("experiments", registry_modules(root) + (REGISTRY,)),
+      # Hugging Face conversion builds models from configs, beside the tasks.
+      ("interop", ("official_spanbert.interop",)),
+      ("serving", ("official_spanbert.serving",)),
+      ("training", ("official_spanbert.training",)),
+      ("demo", ("official_spanbert.demo",)),
+      # The command-line binaries (console scripts, tools/) sit on top.
+      ("tools", ("official_spanbert.tools",)),
+  )
+
+
+LAYERS = layers(REPO)
 
 
 def modules(root):
   """{dotted module name: path} of the package's .py files under root."""
   out = {}
-  for directory, _, files in os.walk(os.path.join(root, PACKAGE)):
-    for name in files:
-      if name.endswith(".py"):
-        path = os.path.join(directory, name)
-        dotted = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
-        out[dotted[:-len(".__init__")] if dotted.endswith(".__init__")
-            else dotted] = path
+  for top, dotted_top in [(PACKAGE, PACKAGE)] + sorted(MAPPED.items()):
+    for directory, _, files in os.walk(os.path.join(root, top)):
+      for name in files:
+        if name.endswith(".py"):
+          path = os.path.join(directory, name)
+          rel = os.path.relpath(path, os.path.join(root, top))[:-3]
+          dotted = ".".join([dotted_top] + rel.split(os.sep))
+          out[dotted[:-len(".__init__")] if dotted.endswith(".__init__")
+              else dotted] = path
   return out
 
 
@@ -130,20 +154,20 @@ def cycles(nodes, graph):
   return found
 
 
-def layer(module):
-  """Index in LAYERS of the longest prefix naming module."""
+def layer(module, table=None):
+  """Index in LAYERS (or table) of the longest prefix naming module."""
   best, best_len = 0, -1
-  for i, (_, prefixes) in enumerate(LAYERS):
+  for i, (_, prefixes) in enumerate(table or LAYERS):
     for p in prefixes:
       if (module == p or module.startswith(p + ".")) and len(p) > best_len:
         best, best_len = i, len(p)
   return best
 
 
-def upward_imports(graph):
+def upward_imports(graph, table=None):
   """[(importer, imported)] where the importer's layer is the lower one."""
   return sorted((a, b) for a, targets in graph.items() for b in targets
-                if layer(a) < layer(b))
+                if layer(a, table) < layer(b, table))
 
 
 def line_counts(mods):
@@ -169,7 +193,8 @@ def report(root) -> dict:
   lines = line_counts(mods)
   largest = max(lines, key=lambda m: (lines[m], m))
   return {"folders": folder_table(root, mods, lines),
-          "cycles": cycles(mods, graph), "upward": upward_imports(graph),
+          "cycles": cycles(mods, graph),
+          "upward": upward_imports(graph, layers(root)),
           "modules": len(mods),
           "largest": (os.path.relpath(mods[largest], root), lines[largest])}
 
@@ -182,8 +207,13 @@ def main():
   with tempfile.TemporaryDirectory() as tmp:
     root = REPO
     if args.rev:
-      archive = subprocess.run(["git", "-C", REPO, "archive", args.rev,
-                                PACKAGE], check=True, capture_output=True)
+      tops = subprocess.run(["git", "-C", REPO, "ls-tree", "--name-only",
+                             args.rev], check=True, capture_output=True,
+                            text=True).stdout.split()
+      archive = subprocess.run(
+          ["git", "-C", REPO, "archive", args.rev] +
+          [t for t in [PACKAGE, *MAPPED] if t in tops],
+          check=True, capture_output=True)
       subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout,
                      check=True)
       root = tmp

@@ -122,8 +122,7 @@ import tf_keras
 from official.core import exp_factory
 from official.core import task_factory
 from official_spanbert.training import train_lib
-from official_spanbert.configs import experiments  # noqa: F401
-from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data.pretraining import vocab_builder

@@ -51,7 +51,7 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import interop as hc
 from official_spanbert.training import train_lib
-from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import coref as coref_data
 from official_spanbert.metrics import conll2012
 from official_spanbert.metrics import coref_evaluate

@@ -46,7 +46,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.training import train_lib
-from official_spanbert.configs import classification_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import classification_records
 from official_spanbert import interop as hc

@@ -102,7 +102,7 @@ def pkg_params(args, converted: str):
   """
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import squad_experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert import interop as hc  # pylint: disable=g-import-not-at-top
 
   with open(os.path.join(converted, hc.CONVERSION_FILE)) as f:

@@ -66,7 +66,7 @@ import numpy as np
 from experiments.common import REPO
 
 RESULTS = os.path.join(REPO, "experiments", "pretraining_parity_results")
-# The demo's encoder (official_spanbert/configs/models/demo.yaml) as a transformers config.
+# The demo's encoder (configs/models/demo.yaml) as a transformers config.
 DEMO_SHAPE = dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
                   intermediate_size=1024, max_position_embeddings=512,
                   type_vocab_size=2, layer_norm_eps=1e-12,
@@ -381,7 +381,7 @@ def lockstep_run(params, objective: str, steps: int, noise_floor: bool = False,
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   rel = lambda a, b: abs(a - b) / max(abs(b), 1e-12)  # noqa: E731
   tf_keras.utils.set_random_seed(1)
   task = task_factory.get_task(params.task)
@@ -526,7 +526,7 @@ def run_package(args, data, heldout):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   params = package_params(data, "token", args.steps, seed=args.seed,
                           learning_rate=args.learning_rate)
   apply_package_config(params, args.config, args.steps)
@@ -749,7 +749,7 @@ def speed(args):
   import torch  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official.modeling import performance  # pylint: disable=g-import-not-at-top
-  from official_spanbert.configs import experiments  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   torch.set_num_threads(THREADS or os.cpu_count())
   data = prepare(args.work_dir)
   shapes = {"demo": dict(hidden_size=256, num_layers=2, num_attention_heads=4,

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Runs spanbert-export-savedmodel (official_spanbert/tools/export_savedmodel.py), entering export() only when told.
+"""Runs spanbert-export-savedmodel (tools/export_savedmodel.py), entering export() only when told.
 
 Used by test_serving_reliability.py to start two exports at one moment:
   python concurrent_export.py GO_FILE NOW [export_savedmodel flags]

@@ -100,7 +100,7 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
   may set steps_per_loop and checkpoint_interval (default 4)."""
   from official.core import exp_factory
   from official.modeling.hyperparams import params_dict
-  from official_spanbert.configs import experiments  # noqa: F401
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.configs import yaml_files
   params = exp_factory.get_exp_config(experiment)
   for f in ("models/tiny.yaml", "experiments/demo_tiny.yaml"):

@@ -27,7 +27,7 @@ initial weights as .npz files, the records and the vocab -- and the folder
   mirrored  MirroredStrategy over two logical CPUs of this process.
   worker    one worker of a two-worker MultiWorkerMirroredStrategy cluster
             (TF_CONFIG set by the test).
-  mixed     official_spanbert.train.run under runtime.mixed_precision_dtype
+  mixed     official_spanbert.tools.train.run under runtime.mixed_precision_dtype
             (`train_steps`, peak `learning_rate`; with `accelerator_path`
             the heads take the GPU/TPU path, "layers").
   loader    one worker of a `workers`-worker MultiWorkerMirroredStrategy
@@ -73,7 +73,7 @@ def experiment(records: str, vocab: str,
   warmup step, linear decay to 0 at step 3.
   """
   from official.core import exp_factory
-  from official_spanbert.configs import experiments  # noqa: F401 (registers)
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   params = exp_factory.get_exp_config("spanbert/pretraining")
   data = dict(input_path=records, vocab_file=vocab, seq_length=SEQ_LENGTH,
               max_predictions_per_seq=MAX_PREDICTIONS,
@@ -246,7 +246,7 @@ def mode_worker(spec):
 
 
 def mode_mixed(spec):
-  """official_spanbert.train.run under a mixed-precision policy.
+  """official_spanbert.tools.train.run under a mixed-precision policy.
 
   Spies on train_utils.create_trainer (to see the optimizer the run used) and
   on SpanBertTrainer.train_loop_end (the logs of every loop).

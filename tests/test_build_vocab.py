@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """Tests for the WordPiece vocab builder (official_spanbert.data.pretraining.vocab_builder
-and official_spanbert/tools/build_vocab.py)."""
+and tools/build_vocab.py)."""
 
 import os
 import subprocess

@@ -21,8 +21,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import classification_experiments  # noqa: F401
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.interop import weight_map
 from official_spanbert.modeling import builder

@@ -29,7 +29,7 @@ from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert.training import train_lib
-from official_spanbert.configs import classification_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.data.finetuning import classification_records as cls_records
 from official_spanbert.data.finetuning import tacred

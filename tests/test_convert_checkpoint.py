@@ -43,7 +43,7 @@ from official.core import exp_factory  # noqa: E402
 from official.core import task_factory  # noqa: E402
 from official.core import train_utils  # noqa: E402
 from official.modeling.hyperparams import params_dict  # noqa: E402
-from official_spanbert.configs import experiments  # noqa: F401,E402
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs  # noqa: E402
 from official_spanbert.data.pretraining import pretraining_records as pr  # noqa: E402
 from official_spanbert.data import tokenization  # noqa: E402

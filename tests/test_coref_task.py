@@ -32,7 +32,7 @@ import pytest
 from conftest import data_path
 from official.core import exp_factory
 from official_spanbert.training import train_lib
-from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.metrics import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """Tests for the built-in demo corpus (official_spanbert.demo.corpus and
-official_spanbert/tools/build_demo_corpus.py)."""
+tools/build_demo_corpus.py)."""
 
 import os
 import subprocess

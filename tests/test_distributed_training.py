@@ -32,7 +32,7 @@ loss), the applied gradient of every variable (one step of plain SGD with
 lr 1: w_before - w_after) and the weights after 3 steps of the experiment's
 own optimizer (AdamW, weight decay, clip-norm 1.0, warmup/decay schedule).
 
-mixed_bfloat16 and mixed_float16 runs of official_spanbert.train.run (each in
+mixed_bfloat16 and mixed_float16 runs of official_spanbert.tools.train.run (each in
 a subprocess: the global policy leaks), with the heads on the GPU/TPU path,
 must finish 5 steps with finite, falling losses, float16 through a
 LossScaleOptimizer. Four MultiWorkerMirroredStrategy workers read the

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tests of the TF Serving export (official_spanbert/tools/export_savedmodel.py)."""
+"""Tests of the TF Serving export (tools/export_savedmodel.py)."""
 
 import os
 import shutil
@@ -26,7 +26,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import text_preprocessor as tp
 from conftest import REPO, TOOLS
@@ -47,7 +47,7 @@ TEXTS = [t if isinstance(t, bytes) else t.encode() for t in TEXTS]
 def _params():
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"), is_strict=True)
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
   enc = params.task.model.encoder.bert_v2
   enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
   return params
@@ -58,7 +58,7 @@ def tool_flags(ckpt, vocab, export_base):
   override = ("task.model.encoder.bert_v2.hidden_size=32,"
               "task.model.encoder.bert_v2.intermediate_size=64,"
               "task.model.encoder.bert_v2.num_layers=1")
-  return ["--config_file=" + os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"),
+  return ["--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
           "--params_override=" + override, "--checkpoint_path=" + ckpt,
           "--vocab_file=" + vocab, "--export_base=" + export_base,
           f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3"]

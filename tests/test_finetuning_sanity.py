@@ -51,8 +51,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.nlp.tasks import sentence_prediction as mg_sentence_prediction
 from official_spanbert.training import train_lib as train
-from official_spanbert.configs import classification_experiments  # noqa: F401
-from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.data.finetuning import classification_records as cls_records
 from official_spanbert.metrics import squad_evaluate

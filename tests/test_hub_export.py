@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tests of the TF Hub export (official_spanbert/tools/export_tfhub.py) used from Keras."""
+"""Tests of the TF Hub export (tools/export_tfhub.py) used from Keras."""
 
 import os
 import subprocess
@@ -27,7 +27,7 @@ import tf_keras
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification
 from official_spanbert.serving import export as export_lib
 from conftest import REPO, TOOLS
@@ -41,7 +41,7 @@ SIZE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1}
 def _params():
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"), is_strict=True)
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
   params.task.model.encoder.bert_v2.override(SIZE)
   return params
 
@@ -57,7 +57,7 @@ def exported(tmp_path_factory, cased_vocab):
                       for k, v in SIZE.items())
   tool = subprocess.Popen(
       [sys.executable, os.path.join(TOOLS, "export_tfhub.py"),
-       "--config_file=" + os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"),
+       "--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
        "--params_override=" + override, "--checkpoint_path=" + ckpt,
        "--vocab_file=" + cased_vocab, "--export_dir=" + str(d / "hub"),
        f"--seq_length={SEQ}"],

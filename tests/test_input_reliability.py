@@ -36,7 +36,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining import pretraining_records as pr
 from official_spanbert.data.pretraining import record_format
@@ -162,7 +162,7 @@ def test_seq_length_beyond_position_embeddings_fails_at_task_build(
     records, cased_vocab, field):
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "official_spanbert/configs/models/tiny.yaml"), is_strict=True)
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
   for data in (params.task.train_data, params.task.validation_data):
     data.input_path = records + "-*.tfrecord"
     data.vocab_file = cased_vocab
@@ -260,7 +260,7 @@ def test_records_of_a_larger_vocab_than_the_encoder_fail_at_task_build(
 
 def test_one_class_on_classification_labels_is_refused():
   """Issue 26, fault 9: num_classes=1 is a regression on int labels."""
-  from official_spanbert.configs import classification_experiments  # noqa: F401  pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   params = exp_factory.get_exp_config("spanbert/glue")
   params.task.model.num_classes = 1
   params.task.train_data.input_path = "/records/train.tf_record"

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The keras-hub preset export (official_spanbert/tools/export_keras_hub.py) loaded by Keras 3.
+"""The keras-hub preset export (tools/export_keras_hub.py) loaded by Keras 3.
 
 A tiny SpanBERT trained here for 8 steps is exported twice: as the TF Serving
 SavedModel and as a keras-hub preset. A separate Python process (Keras 3,

@@ -40,7 +40,7 @@ check_headers = _load_check_headers()
 
 
 def test_yaml_path_finds_every_packaged_config():
-  configs = os.path.join(REPO, "official_spanbert", "configs")
+  configs = os.path.join(REPO, "configs")  # the checkout's top-level YAML
   names = [os.path.relpath(os.path.join(d, f), configs).replace(os.sep, "/")
            for d, _, files in os.walk(configs) for f in files
            if f.endswith(".yaml")]
@@ -50,6 +50,18 @@ def test_yaml_path_finds_every_packaged_config():
   for name in names:
     assert os.path.samefile(yaml_files.path(name),
                             os.path.join(configs, name)), name
+
+
+def test_the_layout_the_design_card_names():
+  """The top level the user asked for: official_spanbert/, configs/, tools/,
+  tests/, BUILD, setup.py; one copy of each binary and YAML file."""
+  for name in ("official_spanbert", "configs", "tools", "tests", "BUILD",
+               "setup.py"):
+    assert os.path.exists(os.path.join(REPO, name)), name
+  assert not os.path.exists(os.path.join(REPO, "official_spanbert", "tools"))
+  assert not os.path.exists(
+      os.path.join(REPO, "official_spanbert", "configs", "models"))
+  assert os.path.exists(os.path.join(REPO, "tools", "train.py"))
 
 
 def test_yaml_path_missing_lists_what_exists():

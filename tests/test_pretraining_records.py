@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Tests of corpus -> pretraining records (official_spanbert/tools/create_pretraining_data.py)."""
+"""Tests of corpus -> pretraining records (tools/create_pretraining_data.py)."""
 
 import glob
 import json

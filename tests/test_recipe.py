@@ -31,7 +31,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import activations
 from conftest import tiny_params

@@ -291,4 +291,4 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
       f"cannot write the export {base}/7: No space left on device; free space "
       f"in {base} and rerun (nothing was left behind)")
   assert os.listdir(tmp_path / "new") == []
-  # (official_spanbert/tools/export_savedmodel.py prints an OSError such as this in one line.)
+  # (tools/export_savedmodel.py prints an OSError such as this in one line.)

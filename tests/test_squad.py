@@ -29,7 +29,7 @@ from official.modeling.hyperparams import params_dict
 from official.nlp.tools import squad_evaluate_v1_1 as mg_v1
 from official.nlp.tools import squad_evaluate_v2_0 as mg_v2
 from official_spanbert.training import train_lib as train
-from official_spanbert.configs import squad_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data.finetuning import squad_predictions

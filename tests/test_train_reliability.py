@@ -68,7 +68,7 @@ def _env():
 
 
 def _train_cmd(config, model_dir, *flags):
-  return [sys.executable, "-m", "official_spanbert.train",
+  return [sys.executable, "-m", "official_spanbert.tools.train",
           "--experiment=spanbert/pretraining", f"--config_file={config}",
           "--mode=train", f"--model_dir={model_dir}", *flags]
 

@@ -19,7 +19,7 @@
 `spanbert/tacred`  relation extraction with entity masking (42 relations,
                    `no_relation` = id 0): micro F1 without no_relation.
 
-Records come from official_spanbert/tools/create_finetuning_data.py; set task.model.num_classes
+Records come from tools/create_finetuning_data.py; set task.model.num_classes
 to its meta_data.json's num_labels. Optimiser: AdamW (weight decay 0.01, not
 on LayerNorm/bias), peak lr 2e-5, linear warmup over 10% of the steps, linear
 decay to 0, clip-norm 1.0. When changing trainer.train_steps, also set

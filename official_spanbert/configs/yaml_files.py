@@ -12,13 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Finds the YAML experiment / model configs beside this module.
+"""Finds the YAML experiment / model configs.
 
-The YAML files live in this package, next to the Python configs they
-override: `official_spanbert/configs/models/tiny.yaml`,
-`official_spanbert/configs/experiments/demo_tiny.yaml`, ... A source
+The YAML files live in the checkout's top-level `configs/` folder
+(`configs/models/tiny.yaml`, `configs/experiments/demo_tiny.yaml`, ...); an
+installed wheel carries the same tree as package data in
+`official_spanbert/configs/yaml/` (setup.py maps one onto the other). A source
 checkout, an editable install, an installed wheel and Bazel's runfiles all
-have them there, so a config is named relative to this folder:
+find them, so a config is named relative to that folder:
 
   from official_spanbert.configs import yaml_files
   params_dict.override_params_dict(params, yaml_files.path("models/tiny.yaml"),
@@ -27,7 +28,11 @@ have them there, so a config is named relative to this folder:
 
 import os
 
-CONFIG_DIR = os.path.dirname(os.path.abspath(__file__))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The wheel's package data first, then the checkout's configs/.
+_CANDIDATES = (os.path.join(_HERE, "yaml"),
+               os.path.join(os.path.dirname(os.path.dirname(_HERE)), "configs"))
+CONFIG_DIR = next((d for d in _CANDIDATES if os.path.isdir(d)), _CANDIDATES[-1])
 # The subfolders that hold YAML (the rest of CONFIG_DIR is Python).
 YAML_DIRS = ("experiments", "models")
 

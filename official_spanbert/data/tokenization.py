@@ -117,7 +117,7 @@ def load_vocab(path: str) -> Vocab:
   if missing:
     raise VocabError(
         f"vocab file {path} lacks the special token(s) {', '.join(missing)}; "
-        "add them (official_spanbert/tools/build_vocab.py reserves them) or use another vocab")
+        "add them (tools/build_vocab.py reserves them) or use another vocab")
   return Vocab(path=path, tokens=tuple(tokens),
                special_ids={t: seen[t] for t in REQUIRED_SPECIAL_TOKENS})
 

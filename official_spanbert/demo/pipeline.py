@@ -62,7 +62,7 @@ from official.modeling import performance
 from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import console
 from official_spanbert.training import train_lib
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretraining_records
 from official_spanbert.data import tokenization

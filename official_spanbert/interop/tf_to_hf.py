@@ -41,7 +41,7 @@ def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
   """(encoder config, mlm_activation) from a params YAML.
 
   Accepts a full params.yaml (as the trainer writes to model_dir) or an
-  override with task.model.encoder (official_spanbert/configs/models/*.yaml, or the one
+  override with task.model.encoder (configs/models/*.yaml, or the one
   hf_to_tf writes). Unset fields take the SpanBERT experiment defaults.
 
   Raises:

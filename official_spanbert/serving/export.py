@@ -31,7 +31,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import progress as progress_lib
 from official_spanbert.utils import write_errors
-from official_spanbert.configs import experiments  # noqa: F401  (registers)
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.configs import yaml_files

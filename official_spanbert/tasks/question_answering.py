@@ -22,7 +22,7 @@ Python tokenizer:
   * SQuAD JSON -> features with the tf.text tokenizer (data/squad.py), for
     evaluation (validation_data.input_path is the JSON) and, when
     train_data.input_path ends in .json, for training too (converted once
-    into the model dir); TFRecords from official_spanbert/tools/create_finetuning_data.py are
+    into the model dir); TFRecords from tools/create_finetuning_data.py are
     read as they are;
   * post-processing (data/squad_predictions.py) and the official metrics
     (metrics/squad_evaluate.py): every evaluation writes, under

@@ -18,7 +18,7 @@
                           mode, with the model_dir guard (lock, checkpoint
                           recovery, params.yaml), the divergence bound and the
                           eval-summary choice; main() and the flags of the
-                          binary (official_spanbert/train.py).
+                          binary (tools/train.py).
   trainer.py              SpanBertTrainer: examples/s, progress with ETA,
                           typed divergence (TrainingDivergedError).
   checkpoint_recovery.py  resume from the newest intact ckpt-N; broken ones

@@ -15,7 +15,7 @@
 r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 
 `run()` is the library; `main()` and `define_flags()` are the binary's
-(official_spanbert/train.py, installed as spanbert-train):
+(tools/train.py, installed as spanbert-train):
 
   spanbert-train --experiment=spanbert/pretraining \
     --config_file=models/base.yaml \
@@ -81,10 +81,7 @@ from official.core import train_lib as tfm_train_lib
 from official.core import train_utils
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
-from official_spanbert.configs import experiments  # noqa: F401  (registers)
-from official_spanbert.configs import classification_experiments  # noqa: F401
-from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check

@@ -38,8 +38,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert.configs import coref_experiments  # noqa: F401
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import coref_export
 from official_spanbert.serving import export as export_lib
 from official_spanbert.tasks import coreference

@@ -31,7 +31,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import hub_export
 
