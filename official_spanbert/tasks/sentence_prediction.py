@@ -64,7 +64,7 @@ class SpanBertSentencePredictionConfig(
   Attributes:
     metric_type: accuracy, matthews_corrcoef or tacred_f1.
     negative_label_id: for tacred_f1, the label id left out of P/R/F1
-      (`no_relation`, id 0 in data/classification.py's records).
+      (`no_relation`, id 0 in the records data/finetuning/tacred.py writes).
   """
   model: SpanBertClassifierConfig = dataclasses.field(
       default_factory=SpanBertClassifierConfig)
