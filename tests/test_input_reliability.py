@@ -261,7 +261,7 @@ def test_records_of_a_larger_vocab_than_the_encoder_fail_at_task_build(
 def test_one_class_on_classification_labels_is_refused():
   """Issue 26, fault 9: num_classes=1 is a regression on int labels."""
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   params.task.model.num_classes = 1
   params.task.train_data.input_path = "/records/train.tf_record"
   with pytest.raises(ValueError, match=(
