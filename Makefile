@@ -39,9 +39,9 @@ BAZEL ?= bazel
 # third_party/bazel_stubs/local_config.bzl); both must be absolute.
 BAZEL_FLAGS := --repo_env=SPANBERT_PYTHON=$(PY) \
                --repo_env=SPANBERT_DATA_DIR=$(SPANBERT_DATA_DIR)
-# The unit tier less BUILD's CI_UNIT_SKIP (its slowest files, which the pytest
-# unit tier has just run), and the integration tier of the files BUILD lists
-# in CI_INTEGRATION_FILES: what fits CI's time beside the pytest tiers.
+# The unit tier of the files BUILD lists in CI_UNIT_FILES and the integration
+# tier of those in CI_INTEGRATION_FILES: Bazel's own wiring, since the pytest
+# tiers have just run every test; what fits CI's time beside them.
 # BAZEL_TARGETS=//:unit_tests runs the whole unit tier.
 BAZEL_TARGETS ?= //:ci_unit_tests //:ci_integration_tests
 # What the unit tier sees as the data folder: nothing there.

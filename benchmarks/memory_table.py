@@ -55,7 +55,7 @@ GB = 1e9
 ACCELERATORS = {"A100": 312, "H100 SXM": 989, "TPU v4 chip": 275}
 MFU = 0.4
 # Loader (parse + frame + span-mask) at seq 512, B=256: M tokens per CPU
-# second, benchmarks/RESULTS.md section 2.
+# second, benchmarks/RESULTS.md, "Loader masking throughput".
 LOADER_TOKENS_PER_CPU_S = 5.09e6
 
 

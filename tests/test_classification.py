@@ -35,7 +35,7 @@ from official_spanbert.data.finetuning import classification_records as cls_reco
 from official_spanbert.data.finetuning import tacred
 from official_spanbert.data import tokenization
 from official_spanbert import interop
-from official_spanbert.tasks import sentence_prediction as sp
+from official_spanbert.tasks import classification as sp
 from conftest import TOOLS, data_path
 
 SEQ = 64
@@ -162,7 +162,7 @@ def test_records_match_model_garden_loader(tmp_path, cased_vocab):
   assert meta["num_labels"] == 2 and meta["train_data_size"] == 40
   assert meta["labels"] == ["entailment", "not_entailment"]
   assert sum(meta["eval_label_counts"].values()) == 10
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   data = params.task.validation_data
   data.input_path, data.seq_length = str(tmp_path / cls_data.EVAL_FILE), SEQ
   data.global_batch_size = 16
@@ -254,7 +254,7 @@ def test_invalid_tacred_json_names_line(tmp_path):
 
 
 def _task(metric_type, num_classes=2, **kwargs):
-  config = sp.SpanBertSentencePredictionConfig(
+  config = sp.SpanBertClassificationConfig(
       metric_type=metric_type,
       model=sp.SpanBertClassifierConfig(num_classes=num_classes), **kwargs)
   return task_factory.get_task(config)
@@ -380,7 +380,7 @@ def test_tiny_cola_memorises_training_sentences_mcc_from_predictions(
       "cola", cased_vocab, records, train_file=train_tsv,
       eval_file=train_tsv, max_seq_length=SEQ, max_train_examples=64,
       max_eval_examples=64)
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   params.task.metric_type = meta["metric_type"]
   params = _tiny(params, records, meta["num_labels"], steps=160, lr=3e-3,
                  hidden=64)
@@ -471,7 +471,7 @@ def test_tiny_tacred_learns_entity_types_scored_on_a_separate_split(
 
 
 def test_initialize_restores_encoder_with_converted_params(tmp_path):
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   params = _tiny(params, str(tmp_path), 2, steps=1)
   # A converted checkpoint's params.yaml (encoder + mlm_activation) applies.
   with open(tmp_path / "params.yaml", "w", encoding="utf-8") as f:

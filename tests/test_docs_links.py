@@ -20,6 +20,9 @@ name a file or folder of the repository, and its anchor a heading of that
 file, slugged as GitHub does. Links inside code (fenced blocks, `inline`) are
 not links. Every page of docs/ must be reachable from README.md or
 docs/index.md. README.md has at most 200 lines; the detail goes into docs/.
+Code cites benchmarks/RESULTS.md by heading name (`RESULTS.md, "Serving
+latency"`), never by a section number, and every heading it names exists
+(a name may leave off the heading's closing parenthesis, "(issue 28)").
 """
 
 import collections
@@ -140,6 +143,49 @@ def broken_links(root: str, paths: list[str]) -> list[str]:
   return problems
 
 
+# `RESULTS.md, "Heading"` or `RESULTS.md section 3` in code, across a
+# comment's line break.
+_RESULTS_CITATION = re.compile(
+    r'RESULTS(?:\.md)?,?\s+'
+    r'(?:(?:the\s+)?section\s+([0-9][0-9a-z]*)|\\?"([^"\\]+)\\?")')
+_CODE_DIRS = ("official_spanbert", "tools", "benchmarks", "experiments", "dev",
+              "tests")
+
+
+def results_citations(text: str):
+  """(section number or None, heading or None) of each RESULTS citation."""
+  flat = re.sub(r"\s*\n\s*(?:#\s*)?", " ", text)
+  for match in _RESULTS_CITATION.finditer(flat):
+    yield match.group(1), match.group(2)
+
+
+def bad_results_citations(root: str) -> list[str]:
+  headings = set()
+  with open(os.path.join(root, "benchmarks", "RESULTS.md"),
+            encoding="utf-8") as f:
+    for line in f:
+      match = _HEADING.match(line.rstrip("\n"))
+      if match:
+        headings.add(match.group(2))
+  problems = []
+  for folder in _CODE_DIRS:
+    for path in sorted(glob.glob(os.path.join(root, folder, "**", "*.py"),
+                                 recursive=True)):
+      if os.path.samefile(path, __file__):
+        continue
+      with open(path, encoding="utf-8") as f:
+        text = f.read()
+      rel = os.path.relpath(path, root)
+      for number, heading in results_citations(text):
+        if number:
+          problems.append(f"{rel}: RESULTS section {number} (cite the "
+                          "heading by name)")
+        elif not any(h == heading or h.startswith(heading + " (")
+                     for h in headings):
+          problems.append(f'{rel}: RESULTS "{heading}" (no such heading)')
+  return problems
+
+
 def test_slug_is_githubs():
   assert slug("Pretraining parity (issue 28)") == "pretraining-parity-issue-28"
   assert slug("10a. Lockstep: the same weights, the same batches") == (
@@ -171,6 +217,22 @@ def test_every_relative_link_and_anchor_resolves():
   root = _root()
   problems = broken_links(root, _documents(root))
   assert not problems, "broken links:\n" + "\n".join(problems)
+
+
+def test_results_citation_parser():
+  text = ('# benchmarks/RESULTS.md, "Serving\n  # latency" and RESULTS.md '
+          'section 3b; RESULTS.md "Ablation (issue 22)" ("RESULTS.md, \\"Demo\\"")')
+  assert list(results_citations(text)) == [
+      (None, "Serving latency"), ("3b", None), (None, "Ablation (issue 22)"),
+      (None, "Demo")]
+
+
+def test_code_cites_results_headings_that_exist():
+  root = _root()
+  if not os.path.isdir(os.path.join(root, "official_spanbert")):
+    pytest.skip("the package source is not beside this test")
+  problems = bad_results_citations(root)
+  assert not problems, "stale RESULTS citations:\n" + "\n".join(problems)
 
 
 def test_every_docs_page_is_linked_from_the_readme_or_the_index():

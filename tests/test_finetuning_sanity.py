@@ -169,7 +169,7 @@ def test_rte_tiny_model_memorises_64_pairs(tmp_path):
   meta = cls_records.create_finetuning_data(
       "rte", data_path("vocab", "bert-base-cased-vocab.txt"), records,
       train_file=tsv, eval_file=tsv, max_seq_length=128)
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   data = {"seq_length": 128, "global_batch_size": 16}
   params.override({"task": {
       "model": {"num_classes": meta["num_labels"],

@@ -38,8 +38,8 @@ from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from conftest import REPO, data_path, first_lines
 from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
 from test_pretraining_records import _errors, _tool_args
@@ -261,7 +261,7 @@ def test_records_of_a_larger_vocab_than_the_encoder_fail_at_task_build(
 def test_one_class_on_classification_labels_is_refused():
   """Issue 26, fault 9: num_classes=1 is a regression on int labels."""
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  params = exp_factory.get_exp_config("spanbert/glue")
+  params = exp_factory.get_exp_config("spanbert/classification")
   params.task.model.num_classes = 1
   params.task.train_data.input_path = "/records/train.tf_record"
   with pytest.raises(ValueError, match=(

@@ -112,7 +112,7 @@ def _encoder(vocab=50, hidden=16):
 
 
 def test_pretrainer_outputs_and_tied_embeddings():
-  model = span_bert_pretrainer.build_pretrainer(
+  model = span_bert_pretrainer.from_encoder(
       _encoder(), seq_length=12, max_predictions=3, use_next_sentence=True)
   out = model(span_bert_pretrainer.dummy_inputs(2, 12, 3))
   assert out["mlm_logits"].shape == (2, 3, 50)
@@ -125,16 +125,16 @@ def test_pretrainer_outputs_and_tied_embeddings():
   assert sum("word_embeddings" in n for n in names) == 1  # shared, not copied
   assert set(model.checkpoint_items) == {"encoder", "masked_lm",
                                          "span_boundary", "next_sentence"}
-  plain = span_bert_pretrainer.build_pretrainer(_encoder(), use_sbo=False)
+  plain = span_bert_pretrainer.from_encoder(_encoder(), use_sbo=False)
   assert "sbo_logits" not in plain(span_bert_pretrainer.dummy_inputs(1, 8, 2))
   assert set(plain.checkpoint_items) == {"encoder", "masked_lm"}
 
 
 def test_encoder_only_checkpoint_initialises_a_new_pretrainer(tmp_path):
-  a = span_bert_pretrainer.build_pretrainer(_encoder())
+  a = span_bert_pretrainer.from_encoder(_encoder())
   path = tf.train.Checkpoint(encoder=a.encoder_network).save(
       str(tmp_path / "enc"))
-  b = span_bert_pretrainer.build_pretrainer(_encoder())
+  b = span_bert_pretrainer.from_encoder(_encoder())
   status = tf.train.Checkpoint(encoder=b.encoder_network).read(path)
   status.expect_partial().assert_existing_objects_matched()
   for va, vb in zip(a.encoder_network.weights, b.encoder_network.weights):
@@ -148,7 +148,7 @@ def test_fast_projection_equals_the_heads_called_separately(monkeypatch,
   # Joint MLM + SBO projection from width 16 (the test's) or never.
   monkeypatch.setattr(span_bert_pretrainer, "_JOINT_PROJECTION_MIN_WIDTH",
                       16 if joint else 10**6)
-  model = span_bert_pretrainer.build_pretrainer(
+  model = span_bert_pretrainer.from_encoder(
       _encoder(), seq_length=12, max_predictions=4)
   rng = np.random.default_rng(3)
   pos = rng.integers(1, 11, size=(2, 4)).astype(np.int32)
@@ -188,7 +188,7 @@ def test_fast_projection_equals_the_heads_called_separately(monkeypatch,
                                tf.convert_to_tensor(b), atol=1e-5,
                                err_msg=v.name)
   # Without SBO the pretrainer's MLM logits are MaskedLM's too.
-  plain = span_bert_pretrainer.build_pretrainer(_encoder(), use_sbo=False)
+  plain = span_bert_pretrainer.from_encoder(_encoder(), use_sbo=False)
   out = plain(inputs, training=False)
   np.testing.assert_allclose(
       out["mlm_logits"],
@@ -202,7 +202,7 @@ def test_joint_projection_under_mixed_precision(monkeypatch, policy):
   monkeypatch.setattr(span_bert_pretrainer, "_JOINT_PROJECTION_MIN_WIDTH", 16)
   tf_keras.mixed_precision.set_global_policy(policy)
   try:
-    model = span_bert_pretrainer.build_pretrainer(
+    model = span_bert_pretrainer.from_encoder(
         _encoder(), seq_length=12, max_predictions=4)
     inputs = span_bert_pretrainer.dummy_inputs(2, 12, 4)
     with tf.GradientTape() as tape:

@@ -186,6 +186,6 @@ def test_paper_config_uses_exact_gelu_and_decays_every_parameter():
 def test_sbo_target_settings_must_agree(pretraining_records, cased_vocab):
   params = tiny_params(pretraining_records, cased_vocab)
   params.task.train_data.max_sbo_targets = 10
-  with pytest.raises(ValueError, match="max_sbo_targets=10.*sbo_max_targets"
-                     "=15"):
+  with pytest.raises(ValueError,
+                     match="max_sbo_targets=10.*model.max_sbo_targets=15"):
     task_factory.get_task(params.task)

@@ -14,8 +14,10 @@
 
 """Registered fine-tuning experiments for classification.
 
-`spanbert/glue`    sentence (pair) classification (CoLA, RTE, SST-2, ...):
-                   accuracy; set task.metric_type=matthews_corrcoef for CoLA.
+`spanbert/classification`  sentence (pair) classification (CoLA, RTE,
+                   SST-2, ...): accuracy; set task.metric_type=matthews_corrcoef
+                   for CoLA. (`spanbert/glue`, its name before issue 36, still
+                   works, with a warning.)
 `spanbert/tacred`  relation extraction with entity masking (42 relations,
                    `no_relation` = id 0): micro F1 without no_relation.
 
@@ -30,15 +32,16 @@ Best checkpoint (as the reference, which evaluates several times per epoch
 and keeps the best dev model): with --mode=train_and_eval, set
 trainer.validation_interval and trainer.best_checkpoint_export_subdir (e.g.
 best_ckpt); each evaluation that beats the best so far on
-trainer.best_checkpoint_eval_metric (cls_accuracy for glue, matthews_corrcoef
+trainer.best_checkpoint_eval_metric (cls_accuracy for classification, matthews_corrcoef
 to set for CoLA, tacred_f1 for tacred) is saved there with info.json.
 """
 
+from absl import logging
 from official.core import config_definitions as cfg
 from official.core import exp_factory
 from official.nlp.data import sentence_prediction_dataloader as loader_lib
 from official_spanbert.configs.experiments import optimization_config
-from official_spanbert.tasks import sentence_prediction
+from official_spanbert.tasks import classification
 
 TACRED_NUM_RELATIONS = 42
 
@@ -53,9 +56,9 @@ def _experiment(metric_type: str, num_classes: int, train_steps: int,
         seq_length=seq_length, global_batch_size=batch_size)
   return cfg.ExperimentConfig(
       runtime=cfg.RuntimeConfig(distribution_strategy="mirrored"),
-      task=sentence_prediction.SpanBertSentencePredictionConfig(
+      task=classification.SpanBertClassificationConfig(
           metric_type=metric_type,
-          model=sentence_prediction.SpanBertClassifierConfig(
+          model=classification.SpanBertClassifierConfig(
               num_classes=num_classes),
           train_data=data(True), validation_data=data(False)),
       trainer=cfg.TrainerConfig(
@@ -73,11 +76,19 @@ def _experiment(metric_type: str, num_classes: int, train_steps: int,
       ])
 
 
-@exp_factory.register_config_factory("spanbert/glue")
-def spanbert_glue() -> cfg.ExperimentConfig:
+@exp_factory.register_config_factory("spanbert/classification")
+def spanbert_classification() -> cfg.ExperimentConfig:
   """GLUE-style classification; 3 epochs of RTE train (2,490) at batch 32."""
   return _experiment("accuracy", num_classes=2, train_steps=231,
                      best_metric="cls_accuracy")
+
+
+@exp_factory.register_config_factory("spanbert/glue")
+def spanbert_glue() -> cfg.ExperimentConfig:
+  """Deprecated: spanbert/classification's name until issue 36."""
+  logging.warning("--experiment=spanbert/glue is deprecated: it is "
+                  "spanbert/classification now (the same experiment)")
+  return spanbert_classification()
 
 
 @exp_factory.register_config_factory("spanbert/tacred")

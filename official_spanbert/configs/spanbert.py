@@ -15,7 +15,9 @@
 """Configs of the SpanBERT pretraining model and task."""
 
 import dataclasses
+from typing import Optional
 
+from absl import logging
 from official.core import config_definitions as cfg
 from official.modeling.hyperparams import base_config
 from official.nlp.configs import encoders
@@ -49,7 +51,8 @@ class SpanBertPretrainerConfig(base_config.Config):
     mlm_activation: MLM transform activation.
     mlm_initializer_range: stddev of the heads' truncated-normal initializer.
     use_sbo: add the span boundary objective head.
-    sbo_max_targets: SBO relative positions (targets per span).
+    max_sbo_targets: SBO relative positions (targets per span); the same
+      setting as task.train_data.max_sbo_targets, and named the same.
     sbo_position_embedding_size: SBO relative-position embedding width.
     sbo_activation: activation of the SBO head's two layers ("gelu" is Model
       Garden's tanh approximation, `spanbert>gelu_exact` the reference's erf
@@ -59,17 +62,36 @@ class SpanBertPretrainerConfig(base_config.Config):
       computed: "auto", "layers", "transposed" or "joint"
       (modeling/head_projection.py). The same values either way; "auto" takes
       the measured fastest on CPU and Model Garden's layers on a GPU or TPU.
+    sbo_max_targets: deprecated, max_sbo_targets's name until issue 36; a
+      params.yaml that sets it (every model dir written before) still loads,
+      with a warning (`sbo_targets`).
   """
   encoder: encoders.EncoderConfig = dataclasses.field(
       default_factory=bert_encoder)
   mlm_activation: str = "gelu"
   mlm_initializer_range: float = 0.02
   use_sbo: bool = True
-  sbo_max_targets: int = 15
+  max_sbo_targets: int = 15
   sbo_position_embedding_size: int = 200
   sbo_activation: str = "gelu"
   use_next_sentence: bool = False
   head_projection: str = "auto"
+  sbo_max_targets: Optional[int] = None
+
+  def sbo_targets(self) -> int:
+    """max_sbo_targets, or the deprecated sbo_max_targets an older params.yaml
+    sets (with a warning); a one-line ValueError if both are set apart."""
+    if self.sbo_max_targets is None:
+      return self.max_sbo_targets
+    if self.max_sbo_targets not in (15, self.sbo_max_targets):
+      raise ValueError(
+          f"task.model.sbo_max_targets={self.sbo_max_targets} (deprecated) "
+          f"and task.model.max_sbo_targets={self.max_sbo_targets} differ; "
+          "keep max_sbo_targets only")
+    logging.warning("task.model.sbo_max_targets is deprecated: it is "
+                    "task.model.max_sbo_targets now (the data config's name); "
+                    "rename it in your YAML or params.yaml")
+    return self.sbo_max_targets
 
 
 GRADIENT_NORMALIZATIONS = ("mean", "reference")

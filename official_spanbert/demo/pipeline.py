@@ -27,7 +27,9 @@ library installed with the interpreter (one module per document).
 4. measure held-out MLM and SBO accuracy and loss of the untrained model and
    of the unigram baseline (every masked token predicted by its training
    frequency), pretrain a small SpanBERT (span masking + SBO; bfloat16 on a
-   CPU with AVX512-BF16 or AMX, else float32), measure it again on the same
+   CPU with AVX512-BF16 or AMX, else float32; unless --train_steps is given,
+   as many steps as a measured first-steps throughput fits into 5 minutes of
+   demo time, at most 500: budget.py), measure it again on the same
    masked blocks and plot the losses to <output_dir>/loss_curves.png; a
    rerun resumes from the checkpoint;
 5. export it for TF Serving and fill a masked word of held-out sentences
@@ -47,7 +49,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Dict
+from typing import Dict, Optional
 
 from absl import flags
 from absl import logging
@@ -64,21 +66,27 @@ from official_spanbert.utils import console
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
-from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
+from official_spanbert.demo import budget
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import summary as demo_summary
 from official_spanbert.serving import export as export_lib
 
 FLAGS = flags.FLAGS
-# 500 steps: bf16 on this 2-core machine trains them in about 100 s, so
-# `make demo` on an idle machine fits in 5 minutes with the venv step.
-DEFAULT_STEPS = 500
+# The most steps the demo picks by itself (budget.py): 500 steps of bf16 on a
+# 2-core CPU with AVX512-BF16 take about 76 s.
+DEFAULT_STEPS = budget.MAX_STEPS
 PRECISIONS = ("auto", "bfloat16", "float32")
 flags.DEFINE_string("output_dir", "demo_out", "Where everything is written.")
-flags.DEFINE_integer("train_steps", DEFAULT_STEPS, "Pretraining steps.")
+flags.DEFINE_integer(
+    "train_steps", None,
+    "Pretraining steps (default: picked from the first "
+    f"{budget.PILOT_STEPS} steps' measured throughput so that the demo takes "
+    f"about {budget.DEMO_BUDGET_S / 60:.0f} minutes, {budget.MIN_STEPS} to "
+    f"{budget.MAX_STEPS}).")
 flags.DEFINE_integer("vocab_size", 8000, "Target vocab size.")
 flags.DEFINE_enum("precision", "auto", PRECISIONS,
                   "auto: bfloat16 (mixed) on a CPU with AVX512-BF16 or AMX, "
@@ -251,10 +259,30 @@ def _quiet_export(model, vocab_path, export_base):
       sys.stderr.write("\n".join(rest) + "\n")
 
 
-def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
+def _pilot(params, model_dir: str, start: float):
+  """Trains the first budget.PILOT_STEPS steps of `params` (a rerun resumes
+  past them) and returns (steps to train, examples/s measured or None)."""
+  pilot = params.replace(trainer={
+      "train_steps": budget.PILOT_STEPS,
+      "steps_per_loop": budget.PILOT_LOOP,
+      "summary_interval": budget.PILOT_LOOP,
+      "checkpoint_interval": budget.PILOT_STEPS})
+  train_lib.run(pilot, model_dir, mode="train")
+  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
+                                   ["examples_per_second"])
+  rate = budget.pilot_rate(series.get("examples_per_second", []))
+  if rate is None:
+    return budget.MAX_STEPS, None
+  return budget.pick_steps(rate, params.task.train_data.global_batch_size,
+                           time.time() - start), rate
+
+
+def run_demo(output_dir: str, train_steps: Optional[int] = None,
              vocab_size: int = 8000, sentence: str = DEFAULT_SENTENCE,
              precision: str = "auto") -> dict:
   """Runs the demo; returns its summary (also <output_dir>/summary.json).
+
+  train_steps None: picked from a measured first-steps throughput (budget.py).
 
   Prints stage lines and the summary on stdout, training progress on
   stderr; how much of the library's logging shows is absl's verbosity
@@ -274,15 +302,20 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
                       log=lambda line: print(line, flush=True))
   seconds = dict(data.seconds)
   vocab = data.vocab
-  params = build_params(data.train_prefix, data.heldout_prefix,
-                        data.vocab_path, vocab.size, train_steps,
-                        precision=precision)
+  pick = train_steps is None
+
+  def params_for(steps):
+    return build_params(data.train_prefix, data.heldout_prefix,
+                        data.vocab_path, vocab.size, steps, precision=precision)
+
+  params = params_for(budget.MAX_STEPS if pick else train_steps)
   batch = params.task.validation_data.global_batch_size
   eval_steps = max(1, data.records["heldout"]["blocks"] // batch)
   enc = params.task.model.encoder.bert_v2
   t = time.time()
   print(f"== 4/5 pretraining: {enc.num_layers} layers, hidden "
-        f"{enc.hidden_size}, span masking + SBO, {train_steps} steps of "
+        f"{enc.hidden_size}, span masking + SBO, "
+        f"{'steps by throughput' if pick else f'{train_steps} steps'} of "
         f"{params.task.train_data.global_batch_size} blocks, {precision} "
         "(CPU)", flush=True)
   old_policy = tf_keras.mixed_precision.global_policy()
@@ -307,6 +340,18 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
     seconds["measure_before"] = time.time() - t
     model_dir = os.path.join(output_dir, "model")
     t_train = time.time()
+    cpu = budget.cpu_name()
+    rate = None
+    if pick:
+      train_steps, rate = _pilot(params, model_dir, start)
+      measured = (f"{rate:.1f} examples/s over steps {budget.PILOT_LOOP + 1}-"
+                  f"{budget.PILOT_STEPS}" if rate is not None else
+                  "no throughput measured (a rerun)")
+      print(f"   {measured} on this CPU ({cpu}, {precision}): {train_steps} "
+            f"steps fit about {budget.DEMO_BUDGET_S / 60:.0f} minutes of demo "
+            f"time ({budget.MIN_STEPS}-{budget.MAX_STEPS}; --train_steps sets "
+            "them)", flush=True)
+      params = params_for(train_steps)
     model, _ = train_lib.run(params, model_dir, mode="train")
     seconds["training"] = time.time() - t_train
     t_after = time.time()
@@ -351,7 +396,10 @@ def run_demo(output_dir: str, train_steps: int = DEFAULT_STEPS,
   keys = ("masked_lm_accuracy", "mlm_loss", "sbo_accuracy", "sbo_loss",
           "masked_tokens", "sbo_targets")
   summary = {
-      "train_steps": train_steps, "precision": precision,
+      "train_steps": train_steps, "precision": precision, "cpu": cpu,
+      "steps_picked": ({"pilot_steps": budget.PILOT_STEPS,
+                        "examples_per_second": rate,
+                        "budget_s": budget.DEMO_BUDGET_S} if pick else None),
       "corpus": data.corpus, "records": data.records,
       "before": {k: before[k] for k in keys if k in before},
       "unigram": {k: unigram[k] for k in keys if k in unigram},

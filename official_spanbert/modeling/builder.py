@@ -51,7 +51,7 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       encoder_network=encoder,
       mlm_activation=tf_utils.get_activation(config.mlm_activation),
       mlm_initializer=init, use_sbo=config.use_sbo,
-      sbo_max_targets=config.sbo_max_targets,
+      max_sbo_targets=config.sbo_targets(),
       sbo_position_embedding_size=config.sbo_position_embedding_size,
       sbo_activation=tf_utils.get_activation(config.sbo_activation),
       sbo_initializer=init, use_next_sentence=config.use_next_sentence,

@@ -32,8 +32,8 @@ rounding; tests/test_head_projection.py checks them against each other to
   Without SBO it is "transposed".
 - "auto" (the default): on CPU, "joint" with SBO from H = 512
   (JOINT_MIN_WIDTH) and "transposed" otherwise, the measured best of
-  benchmarks/RESULTS.md, section 3 (the SBO head's share of the step stays
-  within 5% at base size). **With a GPU or TPU visible when the model is
+  benchmarks/RESULTS.md, "Training-step cost of SBO" (the SBO head's share of
+  the step stays within 5% at base size). **With a GPU or TPU visible when the model is
   built, accelerators take "layers"**: the transposed and joint forms are
   wins measured for oneDNN only, and accelerators run Model Garden's path.
 

@@ -50,7 +50,7 @@ class SpanBertPretrainer(tf_keras.Model):
     mlm_activation: activation of the MLM transform.
     mlm_initializer: initializer of the MLM transform.
     use_sbo: add the span boundary head.
-    sbo_max_targets: SBO relative positions (targets per span).
+    max_sbo_targets: SBO relative positions (targets per span).
     sbo_position_embedding_size: SBO relative-position embedding width.
     sbo_activation: activation inside the SBO MLP.
     sbo_initializer: initializer of the SBO head.
@@ -63,7 +63,7 @@ class SpanBertPretrainer(tf_keras.Model):
 
   def __init__(self, encoder_network: tf_keras.Model, mlm_activation="gelu",
                mlm_initializer="glorot_uniform", use_sbo: bool = True,
-               sbo_max_targets: int = 15,
+               max_sbo_targets: int = 15,
                sbo_position_embedding_size: int = 200,
                sbo_activation="gelu", sbo_initializer="glorot_uniform",
                use_next_sentence: bool = False, head_projection: str = "auto",
@@ -73,7 +73,7 @@ class SpanBertPretrainer(tf_keras.Model):
     self._config = dict(
         encoder_network=encoder_network, mlm_activation=mlm_activation,
         mlm_initializer=mlm_initializer, use_sbo=use_sbo,
-        sbo_max_targets=sbo_max_targets,
+        max_sbo_targets=max_sbo_targets,
         sbo_position_embedding_size=sbo_position_embedding_size,
         sbo_activation=sbo_activation, sbo_initializer=sbo_initializer,
         use_next_sentence=use_next_sentence, head_projection=head_projection)
@@ -89,7 +89,7 @@ class SpanBertPretrainer(tf_keras.Model):
     self.span_boundary = None
     if use_sbo:
       self.span_boundary = span_boundary_head.SpanBoundaryHead(
-          embedding_table=table, max_targets=sbo_max_targets,
+          embedding_table=table, max_targets=max_sbo_targets,
           position_embedding_size=sbo_position_embedding_size,
           activation=sbo_activation, initializer=_fresh(sbo_initializer),
           name="cls/span_boundary")
@@ -189,10 +189,15 @@ def dummy_inputs(batch_size: int, seq_length: int, max_predictions: int,
               sbo_relative_positions=pred)
 
 
-def build_pretrainer(encoder_network, seq_length: int = 8,
-                     max_predictions: int = 2, **kwargs
-                     ) -> SpanBertPretrainer:
-  """Creates a SpanBertPretrainer and builds its variables."""
+def from_encoder(encoder_network, seq_length: int = 8,
+                 max_predictions: int = 2, **kwargs) -> SpanBertPretrainer:
+  """A SpanBertPretrainer on `encoder_network`, its variables built.
+
+  From an encoder object; the one builder from a config is
+  modeling/builder.py's build_pretrainer.
+
+    model = span_bert_pretrainer.from_encoder(encoder, use_sbo=False)
+  """
   model = SpanBertPretrainer(encoder_network, **kwargs)
   model(dummy_inputs(1, seq_length, max_predictions))
   return model

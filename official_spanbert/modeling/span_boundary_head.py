@@ -28,8 +28,8 @@ def tied_logits(states: tf.Tensor, table, biases) -> tf.Tensor:
   """Logits [k, N / k, vocab] of states [N, H] against a table [vocab, H].
 
   Computed as (table @ states^T)^T, which oneDNN runs about 2.4x faster than
-  states @ table^T at H = 768 (benchmarks/RESULTS.md, section 3); the i-th
-  of the k row blocks gets biases[i].
+  states @ table^T at H = 768 (benchmarks/RESULTS.md, "Training-step cost of
+  SBO"); the i-th of the k row blocks gets biases[i].
   """
   table = tf.cast(table, states.dtype)
   logits = tf.transpose(tf.matmul(table, states, transpose_b=True))

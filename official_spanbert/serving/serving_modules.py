@@ -24,7 +24,7 @@ from typing import Dict
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining.masking import masking
 from official_spanbert.serving import text_preprocessor as tp
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
@@ -97,7 +97,7 @@ class SpanBertServingModule(tf.Module):
     self.vocab_size = config["vocab_size"]
     self.type_vocab_size = config["type_vocab_size"]
     self.max_positions = config["max_sequence_length"]
-    self.sbo_max_targets = (model.span_boundary.max_targets
+    self.max_sbo_targets = (model.span_boundary.max_targets
                             if self.has_sbo else 0)
 
   def _encode(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
@@ -164,7 +164,7 @@ class SpanBertServingModule(tf.Module):
     out.update(self._top_k(self.model.masked_lm(sequence_output, positions),
                            "mlm"))
     if self.has_sbo:
-      rel = tf.minimum(cols - first, self.sbo_max_targets - 1)
+      rel = tf.minimum(cols - first, self.max_sbo_targets - 1)
       out.update(self._top_k(self.model.span_boundary(
           sequence_output, dense(first - 1), dense(last + 1), dense(rel)),
                              "sbo"))

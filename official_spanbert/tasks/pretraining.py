@@ -27,7 +27,7 @@ from official.core import task_factory
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 
@@ -82,7 +82,7 @@ class SpanBertPretrainTask(base_task.Task):
   Raises (at construction): ValueError when a data config's seq_length exceeds
   the encoder's max_position_embeddings, its records were written with a
   vocab larger than the encoder's vocab_size, the data's max_sbo_targets
-  differs from the model's sbo_max_targets, or gradient_normalization is
+  differs from the model's max_sbo_targets, or gradient_normalization is
   unknown.
   """
 
@@ -113,10 +113,10 @@ class SpanBertPretrainTask(base_task.Task):
             f"task.{field}.seq_length or raise task.model.encoder."
             f"{encoder.type}.max_position_embeddings")
       if (data.input_path and params.model.use_sbo and
-          data.max_sbo_targets != params.model.sbo_max_targets):
+          data.max_sbo_targets != params.model.sbo_targets()):
         raise ValueError(
             f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs "
-            f"from task.model.sbo_max_targets={params.model.sbo_max_targets}"
+            f"from task.model.max_sbo_targets={params.model.sbo_targets()}"
             "; SBO targets per span are one setting: make them equal")
     if params.gradient_normalization not in (
         spanbert_configs.GRADIENT_NORMALIZATIONS):

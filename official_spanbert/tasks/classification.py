@@ -57,14 +57,14 @@ class SpanBertClassifierConfig(sentence_prediction.ModelConfig):
 
 
 @dataclasses.dataclass
-class SpanBertSentencePredictionConfig(
+class SpanBertClassificationConfig(
     sentence_prediction.SentencePredictionConfig):
   """The classification task.
 
   Attributes:
     metric_type: accuracy, matthews_corrcoef or tacred_f1.
     negative_label_id: for tacred_f1, the label id left out of P/R/F1
-      (`no_relation`, id 0 in data/classification.py's records).
+      (`no_relation`, id 0 in the records data/finetuning/tacred.py writes).
   """
   model: SpanBertClassifierConfig = dataclasses.field(
       default_factory=SpanBertClassifierConfig)
@@ -104,12 +104,12 @@ def tacred_scores(predictions: Sequence[int], labels: Sequence[int],
           "f1": float(f1)}
 
 
-@task_factory.register_task_cls(SpanBertSentencePredictionConfig)
-class SpanBertSentencePredictionTask(
+@task_factory.register_task_cls(SpanBertClassificationConfig)
+class SpanBertClassificationTask(
     sentence_prediction.SentencePredictionTask):
   """Fine-tunes a SpanBERT encoder for classification (GLUE, TACRED)."""
 
-  def __init__(self, params: SpanBertSentencePredictionConfig,
+  def __init__(self, params: SpanBertClassificationConfig,
                logging_dir=None, name=None):
     if params.metric_type not in METRIC_TYPES:
       raise ValueError(f"metric_type {params.metric_type!r} is not one of "

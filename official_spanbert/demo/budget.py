@@ -1,0 +1,77 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The demo's step count, picked from a measured first-steps throughput.
+
+`make demo` aims at DEMO_BUDGET_S (5 minutes) of demo time on any CPU: on a
+CPU with AVX512-BF16 its 500 steps (MAX_STEPS) take about 76 s, on a 2-core
+AMD EPYC without AVX-512 (float32) about 470 s. So unless --train_steps is
+given, the demo trains PILOT_STEPS steps first (two loops; the second, past
+tf.function tracing, is timed), then picks the steps that fit what is left of
+the budget after the stages still to come, between MIN_STEPS and MAX_STEPS,
+and resumes training to that count.
+
+  steps = pick_steps(examples_per_second=17.0, batch=16, elapsed_s=120.0)
+"""
+
+import os
+from typing import Optional
+
+DEMO_BUDGET_S = 300.0
+MAX_STEPS = 500
+MIN_STEPS = 100
+PILOT_STEPS = 40
+PILOT_LOOP = 20  # steps per loop of the pilot: the second loop is timed
+# Measuring after training + plot, export and fills: 27 s on the idle
+# AVX512-BF16 machine, up to ~60 s on the loaded 2-core EPYC without AVX-512.
+AFTER_TRAINING_S = 60.0
+
+
+def pick_steps(examples_per_second: float, batch: int, elapsed_s: float,
+               budget_s: float = DEMO_BUDGET_S,
+               after_s: float = AFTER_TRAINING_S,
+               done: int = PILOT_STEPS) -> int:
+  """Steps whose training ends the demo within budget_s, clipped to
+  [MIN_STEPS, MAX_STEPS]; `done` steps are trained already, elapsed_s spent."""
+  left = max(0.0, budget_s - elapsed_s - after_s)
+  steps = done + int(left * examples_per_second / batch)
+  return max(MIN_STEPS, min(MAX_STEPS, steps))
+
+
+def pilot_rate(series) -> Optional[float]:
+  """examples/s of the last logged training loop past the first (which
+  traces the step function); None if there is no such loop.
+
+  series: [(step, examples_per_second)], as evaluation.read_scalars gives.
+  """
+  timed = sorted(series)[1:]
+  return float(timed[-1][1]) if timed else None
+
+
+def cpu_name(cpuinfo: str = "/proc/cpuinfo") -> str:
+  """'AMD EPYC, 2 cores, no AVX-512': the CPU the demo's time depends on."""
+  model, flags = "unknown CPU", set()
+  try:
+    with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+      for line in f:
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and model == "unknown CPU":
+          model = value.strip()
+        elif key.strip() == "flags" and not flags:
+          flags = set(value.split())
+  except OSError:
+    pass
+  avx = ("AVX512-BF16" if "avx512_bf16" in flags else
+         "AVX-512, no BF16" if "avx512f" in flags else "no AVX-512")
+  return f"{model}, {os.cpu_count()} cores, {avx}"
