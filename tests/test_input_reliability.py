@@ -20,6 +20,7 @@ layout or a seq_length that would cut the blocks, and the pretraining task
 refuses a seq_length beyond the encoder's position embeddings.
 """
 
+import errno
 import glob
 import json
 import logging
@@ -272,3 +273,25 @@ def test_one_class_on_classification_labels_is_refused():
     task_factory.get_task(params.task)
   params.task.train_data.label_type = "float"  # a regression, asked for
   task_factory.get_task(params.task)
+
+
+def test_records_to_a_read_only_directory_say_it_is_not_writable(
+    small_vocab, tmp_path, monkeypatch):
+  """Issue 39, fault 6: the advice was to free space."""
+  from official_spanbert.utils import run_lock  # pylint: disable=g-import-not-at-top
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("The cat sat on the mat.\nIt was happy.\n",
+                    encoding="utf-8")
+
+  def read_only(path, *args, **kwargs):
+    raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+  monkeypatch.setattr(run_lock, "open", read_only, raising=False)
+  out = tmp_path / "out"
+  with pytest.raises(pr.RecordsOutputError) as e:
+    pr.create_pretraining_records([str(corpus)], small_vocab, str(out / "r"),
+                                  max_seq_length=32, progress=False)
+  assert str(e.value) == (
+      f"cannot write the lock file {out}/r.lock: Read-only file system; "
+      f"{out} is not writable: choose a writable directory")
+  assert not out.exists()

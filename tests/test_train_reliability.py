@@ -229,6 +229,9 @@ def test_recovery_without_an_intact_checkpoint_moves_nothing(tmp_path):
      r"/nonexistent/r-\*.tfrecord does not match any files", ()),
     ("task.train_data.masking_rate=1.5",
      r"masking_rate must be in \(0, 1\), got 1.5$", ("--verbosity=1",)),
+    ("task.train_data.global_batch_size=0",
+     r"^spanbert-train: error: task.train_data.global_batch_size must be a "
+     r"positive integer, got 0$", ()),
 ])
 def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
                                          tmp_path, override, message, flags):
@@ -628,3 +631,21 @@ def test_config_values_that_cannot_work_are_refused(
     train_lib.run(params, model_dir)
   assert not os.path.exists(model_dir)  # no ckpt-0
   config_check.check_values(params, "eval")  # eval does not train
+
+
+@pytest.mark.parametrize("field,value", [
+    ("train_data.global_batch_size", 0), ("train_data.global_batch_size", -4),
+    ("train_data.seq_length", 0), ("validation_data.max_predictions_per_seq",
+                                   -1)])
+def test_sizes_that_cannot_work_are_refused_before_anything_is_written(
+    pretraining_records, cased_vocab, tmp_path, field, value):
+  """Issue 39, fault 4: raw op text ("Batch size must be greater than zero",
+  "Dimension -4 must be >= 0") after params.yaml was written."""
+  params = params_dict.override_params_dict(
+      tiny_params(pretraining_records, cased_vocab), f"task.{field}={value}",
+      is_strict=True)
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(config_check.ConfigValueError, match=(
+      rf"^task.{field} must be a positive integer, got {value}$")):
+    train_lib.run(params, model_dir, mode="train_and_eval")
+  assert not os.path.exists(model_dir)
