@@ -335,3 +335,18 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
   with pytest.raises(checkpoints.CheckpointReadError,
                      match=f"^cannot read checkpoint {prefix}: "):
     checkpoints.restore(exported["keras"], prefix)
+
+
+def test_keras_hub_export_refuses_a_directory_of_unrelated_files(tmp_path):
+  """Issue 39, fault 9: the preset was written among them."""
+  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  out = tmp_path / "preset"
+  out.mkdir()
+  (out / "notes.txt").write_text("mine")
+  with pytest.raises(hf_files.ConversionError, match=(
+      rf"^output {out} holds 1 file\(s\) that are not part of a keras-hub "
+      r"preset \(notes.txt\); choose an empty or new directory$")):
+    keras_hub_preset.export_keras_hub_preset(str(tmp_path / "none"), str(out),
+                                             overwrite=True, progress=False)
+  assert os.listdir(out) == ["notes.txt"]

@@ -195,7 +195,7 @@ def test_resume_falls_back_past_a_truncated_checkpoint(
     train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
                   model_dir)
   assert f"Checkpoint {newest} is broken (IndexError" in caplog.text
-  assert f"Resuming from {model_dir}/ckpt-4" in caplog.text
+  assert f"Resuming from {model_dir}/ckpt-4 (step 4)" in caplog.text
   kept = os.path.join(model_dir, checkpoint_recovery.BROKEN_DIR, "ckpt-8")
   assert os.path.getsize(kept + ".data-00000-of-00001") == size
   assert os.path.exists(kept + ".index")
@@ -272,6 +272,9 @@ def test_binary_shows_progress_and_what_it_wrote(
                    r"[\d.]+ s: .*validation_loss [\d.]+", result.stderr, re.M)
   assert not re.search(r"^I\d{4} ", result.stderr, re.M), result.stderr
   assert "'mlm_loss'" not in result.stdout + result.stderr
+  # Issue 39, fault 9: a resumed run says so.
+  assert re.search(rf"Resuming from {re.escape(model_dir)}/ckpt-8 \(step 8\)$",
+                   result.stderr, re.M), result.stderr
   assert result.stdout.strip().splitlines()[-1] == (
       f"spanbert-train: trained to step 16: checkpoint {model_dir}/ckpt-16, "
       f"TensorBoard summaries in {model_dir}/train, config "
