@@ -652,3 +652,18 @@ def test_sizes_that_cannot_work_are_refused_before_anything_is_written(
       rf"^task.{field} must be a positive integer, got {value}$")):
     train_lib.run(params, model_dir, mode="train_and_eval")
   assert not os.path.exists(model_dir)
+
+
+def test_masking_errors_come_before_anything_is_built(
+    pretraining_records, cased_vocab, tmp_path, monkeypatch):
+  """Issue 39, fault 8: a masking typo was reported after the strategy,
+  task and model were built (60-200 s on the loaded machine)."""
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(task_factory, "get_task", None)  # not reached
+  params = params_dict.override_params_dict(
+      tiny_params(pretraining_records, cased_vocab),
+      "task.train_data.masking_rate=1.5", is_strict=True)
+  with pytest.raises(ValueError, match=(
+      r"^masking config: masking_rate must be in \(0, 1\), got 1.5$")):
+    train_lib.run(params, str(tmp_path / "run"))
+  assert not os.path.exists(tmp_path / "run")

@@ -33,6 +33,7 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
+from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
 
@@ -109,6 +110,10 @@ def check_values(params, mode: str) -> None:
         raise ConfigValueError(
             f"{name}.{field} must be a positive integer, got {value}")
     _check_input_path(name, getattr(data, "input_path", None))
+    if isinstance(data, pretrain_dataloader.SpanBertPretrainDataConfig):
+      # Masking values, the vocab and the records against their stats: what
+      # the loader checks, before the strategy and the model are built.
+      pretrain_dataloader.SpanBertPretrainDataLoader(data)
 
 
 def _check_input_path(name: str, input_path) -> None:
