@@ -41,12 +41,15 @@ pytest.importorskip("apache_beam")
 TOOL = os.path.join(TOOLS, "create_pretraining_data.py")
 TIMINGS = ("seconds", "mb_per_second", "tokens_per_second",
            "words_per_second")
+# Which shard a block lands in is Beam's (see beam_records.py).
+SHARD_SPLIT = ("shard_bytes", "shard_records")
 SEQ = 64
 
 
 def untimed(stats_path):
   with open(stats_path) as f:
-    return {k: v for k, v in json.load(f).items() if k not in TIMINGS}
+    return {k: v for k, v in json.load(f).items()
+            if k not in TIMINGS + SHARD_SPLIT}
 
 
 def assert_same_output(single, beam):
@@ -56,6 +59,10 @@ def assert_same_output(single, beam):
   assert got == want, (sum(got.values()), sum(want.values()))
   stats = untimed(beam + ".stats.json")
   assert stats == untimed(single + ".stats.json")
+  with open(beam + ".stats.json") as f:
+    sizes = json.load(f)["shard_bytes"]
+  assert sizes == {record_format.shard_name(p): os.path.getsize(p)
+                   for p in record_format.existing_shards(beam)}
   with open(beam + record_format.COUNTS_SUFFIX) as a, open(
       single + record_format.COUNTS_SUFFIX) as b:
     assert json.load(a) == json.load(b)
@@ -90,14 +97,36 @@ def test_beam_matches_single_process_and_loads(prose_slice, small_vocab,
 
 def test_beam_errors_are_the_tools(small_vocab, tmp_path):
   """A decoding error inside a worker comes back as the corpus error, and
-  the failed run leaves no shard."""
-  bad = tmp_path / "bad.txt"
-  bad.write_bytes(b"good line\n\xff\xfe bad\n")
-  with pytest.raises(corpus.CorpusError, match="invalid UTF-8"):
+  the failed run leaves no shard and (issue 39, fault 9) no beam-temp-*
+  folder, neither its own nor that of a killed earlier run."""
+  bad = tmp_path / "bad.txt"  # past the head check_heads reads
+  bad.write_bytes(b"good line\n" * 7000 + b"\xff\xfe bad\n")
+  killed = tmp_path / ("beam-temp-o-" + "0123456789abcdef" * 2)
+  killed.mkdir()
+  with pytest.raises(corpus.CorpusError, match="bad.txt:7001: invalid UTF-8"):
     beam_records.create_pretraining_records(
         [str(bad)], small_vocab, str(tmp_path / "o"),
         pipeline_args=["--runner=DirectRunner"])
   assert not glob.glob(str(tmp_path / "o-*"))
+  assert not glob.glob(str(tmp_path / "beam-temp-*"))
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", r"empty.txt: file is empty \(no text on any of its 0 lines\)"),
+    (b" \n\n", r"empty.txt: file is empty \(no text on any of its 2 lines\)"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00>\x00"
+     b"\x01\x00\x00\x00\x80\xcc", r"empty.txt:1: invalid UTF-8 \(byte 0x80"),
+])
+def test_beam_refuses_empty_and_binary_input_before_the_pipeline(
+    small_vocab, tmp_path, monkeypatch, content, message):
+  """Issue 39, fault 8: found after 208-219 s of runner startup before."""
+  path = tmp_path / "empty.txt"
+  path.write_bytes(content)
+  monkeypatch.setattr(beam_records, "build_pipeline", None)  # not reached
+  with pytest.raises(corpus.CorpusError, match=message):
+    beam_records.create_pretraining_records(
+        [str(path)], small_vocab, str(tmp_path / "o"),
+        pipeline_args=["--runner=DirectRunner"])
 
 
 def test_cli_direct_runner_two_workers(cased_vocab, tmp_path):

@@ -205,3 +205,21 @@ def test_cli_error_is_one_line(tmp_path):
   assert out.returncode == 1
   assert out.stderr.strip().startswith("coref_evaluate: error: ")
   assert "other words" in out.stderr
+
+
+def test_word_mismatch_names_the_word_and_extra_documents_warn(tmp_path):
+  """Issue 39, fault 9: "(2088 vs 2088)" named no difference, and predicted
+  documents that are not in the gold file were ignored without a word."""
+  gold = _write(tmp_path / "gold.conll", GOLD)
+  pred = _write(tmp_path / "pred.conll", GOLD.replace("Mary", "Anne"))
+  with pytest.raises(conll2012.ConllError, match=(
+      r"has other words than in .*gold.conll \(word 1 is 'Anne', in gold "
+      r"'Mary'\)$")):
+    ce.evaluate_files(gold, pred)
+  other = GOLD.replace("(doc); part 0", "(other); part 0")
+  pred = _write(tmp_path / "pred2.conll", GOLD + other)
+  warnings = []
+  assert ce.evaluate_files(gold, pred, warn=warnings.append) == (
+      ce.evaluate_files(gold, gold))
+  assert warnings == [f"1 predicted document(s) not in {gold} ignored: "
+                      "(other); part 0"]

@@ -20,6 +20,7 @@ layout or a seq_length that would cut the blocks, and the pretraining task
 refuses a seq_length beyond the encoder's position embeddings.
 """
 
+import errno
 import glob
 import json
 import logging
@@ -28,6 +29,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -69,9 +71,12 @@ def _config(prefixes, vocab, **kw):
 
 
 def _copy(prefix, new_prefix, stats):
-  """Copies the shards; stats: "old" (pre-fingerprint keys) or None (none)."""
+  """Copies the shards; stats: "new" (as written), "old" (pre-fingerprint
+  keys) or None (none)."""
   for path in glob.glob(prefix + "-*.tfrecord"):
     shutil.copy(path, new_prefix + path[len(prefix):])
+  if stats == "new":
+    shutil.copy(prefix + ".stats.json", new_prefix + ".stats.json")
   if stats == "old":
     with open(prefix + ".stats.json") as f:
       old = {k: v for k, v in json.load(f).items() if k not in NEW_STATS_KEYS}
@@ -272,3 +277,82 @@ def test_one_class_on_classification_labels_is_refused():
     task_factory.get_task(params.task)
   params.task.train_data.label_type = "float"  # a regression, asked for
   task_factory.get_task(params.task)
+
+
+def test_records_to_a_read_only_directory_say_it_is_not_writable(
+    small_vocab, tmp_path, monkeypatch):
+  """Issue 39, fault 6: the advice was to free space."""
+  from official_spanbert.utils import run_lock  # pylint: disable=g-import-not-at-top
+  corpus = tmp_path / "corpus.txt"
+  corpus.write_text("The cat sat on the mat.\nIt was happy.\n",
+                    encoding="utf-8")
+
+  def read_only(path, *args, **kwargs):
+    raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+  monkeypatch.setattr(run_lock, "open", read_only, raising=False)
+  out = tmp_path / "out"
+  with pytest.raises(pr.RecordsOutputError) as e:
+    pr.create_pretraining_records([str(corpus)], small_vocab, str(out / "r"),
+                                  max_seq_length=32, progress=False)
+  assert str(e.value) == (
+      f"cannot write the lock file {out}/r.lock: Read-only file system; "
+      f"{out} is not writable: choose a writable directory")
+  assert not out.exists()
+
+
+KILLED_RERUN = """
+import os, signal, sys
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.utils import atomic_io
+corpus, vocab, prefix = sys.argv[1:]
+move = atomic_io.move_into_place
+def killed_after_the_first_shard(tmp, path, **kwargs):
+  move(tmp, path, **kwargs)
+  os.kill(os.getpid(), signal.SIGKILL)  # as kill -9 between two renames
+atomic_io.move_into_place = killed_after_the_first_shard
+pr.create_pretraining_records([corpus], vocab, prefix, max_seq_length=%d,
+                              num_shards=2, progress=False)
+"""
+
+
+def test_shards_of_a_killed_rerun_beside_the_old_stats_are_refused(
+    records, cased_vocab, corpus_slice, tmp_path):
+  """Issue 39, fault 1: a rerun at a longer max_seq_length killed while it
+  replaced the shards; the loader trusted the old stats and cut blocks."""
+  prefix = _copy(records, str(tmp_path / "r"), stats="new")
+  shutil.copy(records + ".counts.json", prefix + ".counts.json")
+  pdl.SpanBertPretrainDataLoader(_config(prefix, cased_vocab))  # intact
+  proc = subprocess.run(
+      [sys.executable, "-c", KILLED_RERUN % (2 * SEQ), corpus_slice[1],
+       cased_vocab, prefix], capture_output=True, text=True, timeout=600,
+      check=False)
+  assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
+  # One new shard in place, the old stats removed before it, the lock left.
+  assert not os.path.exists(prefix + ".stats.json")
+  with pytest.raises(pdl.RecordsMismatchError, match=(
+      rf"^records {prefix}-\*.tfrecord are incomplete: a records run is "
+      r"writing them or was killed before it finished \(its lock file "
+      rf"{prefix}.lock is there\); wait for that run, or rerun "
+      rf"spanbert-create-pretraining-data with --output_prefix={prefix}$")):
+    pdl.SpanBertPretrainDataLoader(_config(prefix, cased_vocab))
+
+
+def test_shards_that_are_not_the_ones_their_stats_describe_are_refused(
+    records, cased_vocab, tmp_path):
+  """Issue 39, fault 1: new shards beside old stats (no lock left)."""
+  prefix = _copy(records, str(tmp_path / "r"), stats="new")
+  first, second = record_format.shard_paths(prefix, 2)
+  assert os.path.getsize(first) != os.path.getsize(second)
+  shutil.copy(second, first)  # another run's shard under this name
+  with pytest.raises(pdl.RecordsMismatchError, match=(
+      rf"^records {prefix}-\*.tfrecord are not the ones {prefix}.stats.json "
+      rf"describes \({first} has {os.path.getsize(second)} bytes, the stats "
+      rf"say {os.path.getsize(records + '-00000-of-00002.tfrecord')}\): shards"
+      " and stats are of different runs")):
+    pdl.SpanBertPretrainDataLoader(_config(prefix, cased_vocab,
+                                           random_token_distribution=
+                                           "uniform"))
+  with open(prefix + ".stats.json") as f:
+    stats = json.load(f)
+  assert sum(stats["shard_records"].values()) == stats["blocks"]

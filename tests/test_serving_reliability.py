@@ -292,3 +292,61 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
       f"in {base} and rerun (nothing was left behind)")
   assert os.listdir(tmp_path / "new") == []
   # (tools/export_savedmodel.py prints an OSError such as this in one line.)
+
+
+def test_truncated_checkpoint_is_one_line_naming_its_files(
+    exported, tmp_path, cased_vocab):
+  """Issue 39, fault 2: every exporter (and the conversions) resolve the
+  checkpoint through checkpoints.resolve, which refuses a truncated one."""
+  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
+  prefix = tf.train.Checkpoint(model=exported["keras"]).save(
+      str(tmp_path / "run" / "ckpt"))
+  data = prefix + ".data-00000-of-00001"
+  os.truncate(data, os.path.getsize(data) // 2)
+  expected = (f"cannot read checkpoint {prefix}: ckpt-1.data-00000-of-00001 "
+              f"in {tmp_path}/run hold {os.path.getsize(data)} bytes, fewer "
+              "than the ")
+  with pytest.raises(checkpoints.CheckpointReadError) as e:
+    export_lib.load_for_export(_params(), checkpoint_path=str(tmp_path / "run"),
+                               vocab_file=cased_vocab)  # tfhub and savedmodel
+  assert str(e.value).startswith(expected) and "\n" not in str(e.value)
+  with pytest.raises(hf_files.ConversionError) as e:  # keras-hub, tf_to_hf
+    keras_hub_preset.export_keras_hub_preset(prefix, str(tmp_path / "kh"),
+                                             progress=False)
+  assert str(e.value).startswith(expected)
+  # The binary: one line, no traceback.
+  proc = subprocess.run(
+      [sys.executable, "-m", "official_spanbert.tools.export_tfhub",
+       f"--checkpoint_path={prefix}", f"--vocab_file={cased_vocab}",
+       f"--export_dir={tmp_path / 'hub'}"] + [
+           f for f in tool_flags(prefix, cased_vocab, "-")
+           if f.startswith(("--config_file", "--params_override"))],
+      capture_output=True, text=True, timeout=600, check=False)
+  assert proc.returncode == 1, proc.stderr[-3000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+  assert proc.stderr.strip().splitlines()[-1].startswith(
+      "export_tfhub: error: " + expected), proc.stderr[-3000:]
+  # A corrupt (not short) file is the same one line when it is read.
+  with open(data, "r+b") as f:
+    f.truncate(0)
+    f.write(b"\xff" * (2 * os.path.getsize(prefix + ".index") + 10**6))
+  with pytest.raises(checkpoints.CheckpointReadError,
+                     match=f"^cannot read checkpoint {prefix}: "):
+    checkpoints.restore(exported["keras"], prefix)
+
+
+def test_keras_hub_export_refuses_a_directory_of_unrelated_files(tmp_path):
+  """Issue 39, fault 9: the preset was written among them."""
+  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  out = tmp_path / "preset"
+  out.mkdir()
+  (out / "notes.txt").write_text("mine")
+  with pytest.raises(hf_files.ConversionError, match=(
+      rf"^output {out} holds 1 file\(s\) that are not part of a keras-hub "
+      r"preset \(notes.txt\); choose an empty or new directory$")):
+    keras_hub_preset.export_keras_hub_preset(str(tmp_path / "none"), str(out),
+                                             overwrite=True, progress=False)
+  assert os.listdir(out) == ["notes.txt"]

@@ -195,7 +195,7 @@ def test_resume_falls_back_past_a_truncated_checkpoint(
     train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
                   model_dir)
   assert f"Checkpoint {newest} is broken (IndexError" in caplog.text
-  assert f"Resuming from {model_dir}/ckpt-4" in caplog.text
+  assert f"Resuming from {model_dir}/ckpt-4 (step 4)" in caplog.text
   kept = os.path.join(model_dir, checkpoint_recovery.BROKEN_DIR, "ckpt-8")
   assert os.path.getsize(kept + ".data-00000-of-00001") == size
   assert os.path.exists(kept + ".index")
@@ -229,6 +229,9 @@ def test_recovery_without_an_intact_checkpoint_moves_nothing(tmp_path):
      r"/nonexistent/r-\*.tfrecord does not match any files", ()),
     ("task.train_data.masking_rate=1.5",
      r"masking_rate must be in \(0, 1\), got 1.5$", ("--verbosity=1",)),
+    ("task.train_data.global_batch_size=0",
+     r"^spanbert-train: error: task.train_data.global_batch_size must be a "
+     r"positive integer, got 0$", ()),
 ])
 def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
                                          tmp_path, override, message, flags):
@@ -269,6 +272,9 @@ def test_binary_shows_progress_and_what_it_wrote(
                    r"[\d.]+ s: .*validation_loss [\d.]+", result.stderr, re.M)
   assert not re.search(r"^I\d{4} ", result.stderr, re.M), result.stderr
   assert "'mlm_loss'" not in result.stdout + result.stderr
+  # Issue 39, fault 9: a resumed run says so.
+  assert re.search(rf"Resuming from {re.escape(model_dir)}/ckpt-8 \(step 8\)$",
+                   result.stderr, re.M), result.stderr
   assert result.stdout.strip().splitlines()[-1] == (
       f"spanbert-train: trained to step 16: checkpoint {model_dir}/ckpt-16, "
       f"TensorBoard summaries in {model_dir}/train, config "
@@ -628,3 +634,36 @@ def test_config_values_that_cannot_work_are_refused(
     train_lib.run(params, model_dir)
   assert not os.path.exists(model_dir)  # no ckpt-0
   config_check.check_values(params, "eval")  # eval does not train
+
+
+@pytest.mark.parametrize("field,value", [
+    ("train_data.global_batch_size", 0), ("train_data.global_batch_size", -4),
+    ("train_data.seq_length", 0), ("validation_data.max_predictions_per_seq",
+                                   -1)])
+def test_sizes_that_cannot_work_are_refused_before_anything_is_written(
+    pretraining_records, cased_vocab, tmp_path, field, value):
+  """Issue 39, fault 4: raw op text ("Batch size must be greater than zero",
+  "Dimension -4 must be >= 0") after params.yaml was written."""
+  params = params_dict.override_params_dict(
+      tiny_params(pretraining_records, cased_vocab), f"task.{field}={value}",
+      is_strict=True)
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(config_check.ConfigValueError, match=(
+      rf"^task.{field} must be a positive integer, got {value}$")):
+    train_lib.run(params, model_dir, mode="train_and_eval")
+  assert not os.path.exists(model_dir)
+
+
+def test_masking_errors_come_before_anything_is_built(
+    pretraining_records, cased_vocab, tmp_path, monkeypatch):
+  """Issue 39, fault 8: a masking typo was reported after the strategy,
+  task and model were built (60-200 s on the loaded machine)."""
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(task_factory, "get_task", None)  # not reached
+  params = params_dict.override_params_dict(
+      tiny_params(pretraining_records, cased_vocab),
+      "task.train_data.masking_rate=1.5", is_strict=True)
+  with pytest.raises(ValueError, match=(
+      r"^masking config: masking_rate must be in \(0, 1\), got 1.5$")):
+    train_lib.run(params, str(tmp_path / "run"))
+  assert not os.path.exists(tmp_path / "run")

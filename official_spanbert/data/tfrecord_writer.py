@@ -74,14 +74,29 @@ class AtomicTFRecordWriter:
     except tf.errors.OpError as e:
       self._raise(self._tmp[index], e)
 
-  def commit(self, texts: Optional[Dict[str, str]] = None):
-    """Closes the record files, writes `texts` (path -> contents, e.g. a
-    stats JSON) beside them, then renames every file into place."""
-    for tmp, w in zip(self._tmp, self._writers):
+  def close_records(self) -> Dict[str, int]:
+    """Closes the record files (if open); returns {path: bytes} of each,
+    e.g. for a stats file that describes them (safe to call twice)."""
+    sizes = {}
+    for tmp, path, w in zip(self._tmp, self._paths, self._writers):
       try:
         w.close()
       except tf.errors.OpError as e:
         self._raise(tmp, e)
+      sizes[path] = tf.io.gfile.stat(tmp).length
+    return sizes
+
+  def commit(self, texts: Optional[Dict[str, str]] = None):
+    """Closes the record files, writes `texts` (path -> contents, e.g. a
+    stats JSON) beside them, then renames every file into place.
+
+    The records and their texts are published as one unit as far as a
+    reader that checks them can tell: earlier files at the texts' paths are
+    removed before the first record file is renamed, and the texts are
+    renamed last, so a process killed in between leaves new records without
+    texts, never beside the texts of earlier ones.
+    """
+    self.close_records()
     for path, text in (texts or {}).items():
       self._paths.append(path)
       self._tmp.append(atomic_io.temp_path(path))  # abort() removes it too
@@ -90,6 +105,11 @@ class AtomicTFRecordWriter:
           f.write(text)
       except (tf.errors.OpError, OSError) as e:
         self._raise(self._tmp[-1], e)
+    for path in texts or {}:
+      try:
+        atomic_io.remove_file(path)
+      except (tf.errors.OpError, OSError) as e:
+        self._raise(path, e)
     for tmp, path in zip(self._tmp, self._paths):
       try:
         atomic_io.move_into_place(tmp, path)

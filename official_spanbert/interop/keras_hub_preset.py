@@ -83,6 +83,20 @@ def _last_lines(text: str, n: int = 8) -> str:
   return "\n".join(text.strip().splitlines()[-n:])
 
 
+def check_no_other_files(output_dir: str) -> None:
+  """Refuses an output directory that holds files a preset does not have
+  (a preset would be mixed into unrelated files, as the TF Hub export
+  refuses an existing encoder/)."""
+  others = sorted(set(os.listdir(output_dir)) - set(PRESET_OUTPUTS)) if (
+      os.path.isdir(output_dir)) else []
+  if others:
+    raise ConversionError(
+        f"output {output_dir} holds {len(others)} file(s) that are not part "
+        f"of a keras-hub preset ({', '.join(others[:3])}"
+        f"{', ...' if len(others) > 3 else ''}); choose an empty or new "
+        "directory")
+
+
 def export_keras_hub_preset(
     checkpoint: str, output_dir: str, *,
     params_file: Optional[str] = None,
@@ -119,6 +133,7 @@ def export_keras_hub_preset(
   """
   report = progress_lib.reporter(progress, "tf_to_keras_hub")
   hf_files.check_output(output_dir, PRESET_OUTPUTS, overwrite)
+  check_no_other_files(output_dir)
   with tempfile.TemporaryDirectory(prefix="spanbert_keras_hub_") as tmp:
     hf_dir = os.path.join(tmp, "hf")
     report.note("reading the checkpoint (via the Hugging Face export)")

@@ -43,7 +43,8 @@ prints {"muc": {"p", "r", "f1"}, "b_cubed": {...}, "ceafe": {...},
 "conll_f1": ...}. Documents are paired by their `#begin document` key; both
 files must have the same words in each document (the predicted clusters are
 read from the prediction file's last column). A gold document missing from
-the predictions scores as an empty response (with a warning on stderr).
+the predictions scores as an empty response, a predicted document not in
+the gold file is ignored (each with a warning on stderr).
 """
 
 import argparse
@@ -194,13 +195,25 @@ def evaluate_files(gold_file: str, prediction_file: str,
       if pred.words != doc.words:
         raise conll2012.ConllError(
             f"{prediction_file}: document {doc.key!r} has other words than in "
-            f"{gold_file} ({pred.num_words} vs {doc.num_words})")
+            f"{gold_file} ({_first_difference(pred.words, doc.words)})")
       responses.append(pred.clusters)
     keys.append(doc.clusters)
+  extra = [k for k in predicted if k not in {d.key for d in gold}]
   if missing and warn is not None:
     warn(f"{len(missing)} gold document(s) not in {prediction_file} scored "
          f"as empty: {', '.join(missing[:3])}")
+  if extra and warn is not None:
+    warn(f"{len(extra)} predicted document(s) not in {gold_file} ignored: "
+         f"{', '.join(extra[:3])}")
   return evaluate(keys, responses)
+
+
+def _first_difference(predicted: Sequence[str], gold: Sequence[str]) -> str:
+  """Where two word lists differ, e.g. "word 17 is 'She', in gold 'He'"."""
+  for i, (p, g) in enumerate(zip(predicted, gold)):
+    if p != g:
+      return f"word {i + 1} is {p!r}, in gold {g!r}"
+  return f"{len(predicted)} words, in gold {len(gold)}"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

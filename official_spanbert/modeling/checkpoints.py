@@ -12,13 +12,78 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Restoring SpanBERT models from the checkpoints users have."""
+"""Restoring SpanBERT models from the checkpoints users have.
 
-from typing import List
+Every tool that reads a checkpoint (the exporters, the conversions, training's
+init_checkpoint) finds it with `resolve`, which refuses a truncated one in one
+line naming its files (`unreadable`: the data files are shorter than the
+tensors the index lists, found without reading them); `reading` turns a read
+that still fails (a corrupt file) into the same one-line error:
+
+  prefix = resolve("/tmp/spanbert")   # CheckpointReadError if cut short
+  with reading(prefix):
+    tf.train.Checkpoint(model=model).read(prefix)
+"""
+
+import contextlib
+import os
+from typing import Iterator, List, Optional
 
 from absl import logging
+import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
+
+
+class CheckpointReadError(ValueError):
+  """A checkpoint's files are truncated or corrupt (one line, naming them)."""
+
+
+def _read_error(prefix: str, what: str) -> CheckpointReadError:
+  return CheckpointReadError(
+      f"cannot read checkpoint {prefix}: {what}; the files are truncated or "
+      "corrupt (a full disk or an interrupted copy): copy them again or use "
+      "an earlier checkpoint")
+
+
+def unreadable(prefix: str) -> Optional[str]:
+  """Why checkpoint `prefix` cannot be read, from its index and file sizes
+  alone (no tensor is read); None if its files are long enough.
+
+  The data files must hold at least the bytes of the numeric tensors the
+  index lists (string tensors add more, of unknown length).
+  """
+  try:
+    reader = tf.train.load_checkpoint(prefix)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+  except (tf.errors.OpError, IndexError) as e:
+    message = e.message if isinstance(e, tf.errors.OpError) else str(e)
+    return f"{prefix}.index: {type(e).__name__}: {' '.join(message.split())}"
+  needed = sum(int(np.prod(shape, dtype=np.int64)) * dtypes[name].size
+               for name, shape in shapes.items()
+               if dtypes[name] != tf.string)
+  data = sorted(tf.io.gfile.glob(prefix + ".data-*"))
+  have = sum(tf.io.gfile.stat(f).length for f in data)
+  if have < needed:
+    names = ", ".join(os.path.basename(f) for f in data) or "no .data file"
+    return (f"{names} in {os.path.dirname(prefix) or '.'} hold {have} bytes, "
+            f"fewer than the {needed} of the tensors its index lists")
+  return None
+
+
+@contextlib.contextmanager
+def reading(prefix: str) -> Iterator[None]:
+  """Turns a failed read of checkpoint `prefix` in the block (TensorFlow's
+  "IndexError: Read less bytes than requested", a checksum error) into
+  CheckpointReadError."""
+  try:
+    yield
+  except (IndexError, tf.errors.DataLossError, tf.errors.OutOfRangeError
+          ) as e:
+    message = e.message if isinstance(e, tf.errors.OpError) else str(e)
+    raise _read_error(prefix, f"{type(e).__name__}: "
+                      f"{' '.join(message.split())}") from None
 
 
 def resolve(path: str) -> str:
@@ -26,14 +91,18 @@ def resolve(path: str) -> str:
 
   Raises:
     ValueError: nothing checkpoint-like at `path`.
+    CheckpointReadError (a ValueError): its files are cut short.
   """
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if not latest:
       raise ValueError(f"no checkpoint in directory {path}")
-    return latest
-  if not tf.io.gfile.glob(path + ".index") and not tf.io.gfile.exists(path):
+    path = latest
+  elif not tf.io.gfile.glob(path + ".index") and not tf.io.gfile.exists(path):
     raise ValueError(f"checkpoint {path} does not exist")
+  why = unreadable(path) if tf.io.gfile.exists(path + ".index") else None
+  if why:
+    raise _read_error(path, why)
   return path
 
 
@@ -68,7 +137,8 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
         f"{sorted(getattr(model, 'checkpoint_items', {}))} (it has "
         f"{sorted(names)}); expected a checkpoint written by the trainer or "
         "with tf.train.Checkpoint(encoder=...)")
-  status = tf.train.Checkpoint(**items).read(path)
+  with reading(path):
+    status = tf.train.Checkpoint(**items).read(path)
   status.expect_partial().assert_existing_objects_matched()
   if "model" in items:
     saved = [name for name, _ in tf.train.list_variables(path)
@@ -118,7 +188,8 @@ def restore_encoder(encoder: tf.Module, path: str) -> str:
       item = encoder
       for key in reversed(keys[1:]):
         item = tf.train.Checkpoint(**{key: item})
-      status = tf.train.Checkpoint(**{keys[0]: item}).read(path)
+      with reading(path):
+        status = tf.train.Checkpoint(**{keys[0]: item}).read(path)
       try:
         status.expect_partial().assert_existing_objects_matched()
       except AssertionError as e:

@@ -192,5 +192,4 @@ def recover_latest(model_dir: str) -> None:
           timestamps if len(timestamps) == len(kept) else None),
       last_preserved_timestamp=state.last_preserved_timestamp if state
       else None)
-  logging.warning("Resuming from %s, the newest intact checkpoint in %s",
-                  prefix, model_dir)
+  # (the training run then says "Resuming from <prefix> (step N)")

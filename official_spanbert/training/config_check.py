@@ -33,6 +33,7 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
+from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
 
@@ -77,15 +78,53 @@ def check_value_types(config: hyperparams.Config, prefix: str = "") -> None:
           f"{name} must be {_SCALARS[expected]}, got {value!r}")
 
 
+# Sizes, lengths and counts of a data config that must be positive (else a
+# TensorFlow op fails deep in tf.data: "Batch size must be greater than zero").
+POSITIVE_DATA_FIELDS = ("global_batch_size", "seq_length", "max_seq_length",
+                        "query_length", "max_predictions_per_seq",
+                        "max_segment_len")
+
+
+def _data_configs(params, mode: str):
+  """(name, data config) of the inputs `mode` reads."""
+  if "train" in mode:
+    yield "task.train_data", params.task.train_data
+  if "eval" in mode:
+    yield "task.validation_data", params.task.validation_data
+
+
 def check_values(params, mode: str) -> None:
-  """Raises ConfigValueError for step counts a training mode cannot run."""
-  if "train" not in mode:
-    return
-  for field in ("train_steps", "steps_per_loop"):
-    value = getattr(params.trainer, field)
-    if value is not None and value < 1:
+  """Raises ConfigValueError for values that cannot work: step counts of a
+  training mode, and sizes, lengths and counts of the data it reads (also
+  an input_path matching no file), before anything is built or written."""
+  if "train" in mode:
+    for field in ("train_steps", "steps_per_loop"):
+      value = getattr(params.trainer, field)
+      if value is not None and value < 1:
+        raise ConfigValueError(
+            f"trainer.{field} must be a positive number of steps, got {value}")
+  for name, data in _data_configs(params, mode):
+    for field in POSITIVE_DATA_FIELDS:
+      value = getattr(data, field, None)
+      if value is not None and not isinstance(value, bool) and value < 1:
+        raise ConfigValueError(
+            f"{name}.{field} must be a positive integer, got {value}")
+    _check_input_path(name, getattr(data, "input_path", None))
+    if isinstance(data, pretrain_dataloader.SpanBertPretrainDataConfig):
+      # Masking values, the vocab and the records against their stats: what
+      # the loader checks, before the strategy and the model are built.
+      pretrain_dataloader.SpanBertPretrainDataLoader(data)
+
+
+def _check_input_path(name: str, input_path) -> None:
+  """Refuses a local input_path pattern that matches no file (the input
+  reader would say so only after the model is built)."""
+  if not isinstance(input_path, str):
+    return  # e.g. named inputs for weighted sampling
+  for pattern in (p.strip() for p in input_path.split(",")):
+    if pattern and "://" not in pattern and not tf.io.gfile.glob(pattern):
       raise ConfigValueError(
-          f"trainer.{field} must be a positive number of steps, got {value}")
+          f"{name}.input_path: {pattern} does not match any files")
 
 
 def is_disk_full(e: BaseException) -> bool:

@@ -38,7 +38,8 @@ Around the run, on the model_dir:
 - training modes hold <model_dir>/train.lock, so a second training run on
   it refuses to start and names the first (utils/run_lock.py); eval modes
   take none;
-- training resumes from the newest intact ckpt-N, also when the state file
+- training resumes from the newest intact ckpt-N (one line says which, and
+  its step), also when the state file
   is missing or stale; a broken newest checkpoint is moved into
   <model_dir>/broken_checkpoints/ and partial saves are removed
   (checkpoint_recovery.py);
@@ -248,6 +249,10 @@ def _model_dir_guard(params, model_dir, mode, chief):
     old = (tf.io.gfile.GFile(path, "rb").read() if tf.io.gfile.exists(path)
            else None)
     before = tf.train.latest_checkpoint(model_dir)
+    if before and chief:
+      logging.warning(
+          "Resuming from %s (step %d)", before,
+          int(train_utils.read_global_step_from_checkpoint(before)))
     train_utils.serialize_config(params, model_dir)
     try:
       yield

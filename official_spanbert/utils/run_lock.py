@@ -105,6 +105,17 @@ def _create_exclusive(path: str, record: dict) -> bool:
   return True
 
 
+def _write_error(path: str, e: OSError) -> LockWriteError:
+  """What to do about a lock file that cannot be written: free space, or
+  choose another directory when this one cannot be written at all."""
+  where = os.path.dirname(path) or "."
+  advice = (f"{where} is not writable: choose a writable directory"
+            if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+            else f"free space in {where} and rerun")
+  return LockWriteError(
+      f"cannot write the lock file {path}: {e.strerror or e}; {advice}")
+
+
 def _create(path: str, record: dict) -> bool:
   """Creates the lock file holding `record`; False when it exists.
 
@@ -116,15 +127,16 @@ def _create(path: str, record: dict) -> bool:
     try:
       with open(own, "w", encoding="utf-8") as f:
         json.dump(record, f)
+    except OSError as e:
+      raise _write_error(path, e) from None
+    try:
       os.link(own, path)
     except FileExistsError:
       return False
     except OSError as e:
       if e.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
         return _create_exclusive(path, record)
-      raise LockWriteError(
-          f"cannot write the lock file {path}: {e.strerror or e}; free space "
-          f"in {os.path.dirname(path) or '.'} and rerun") from None
+      raise _write_error(path, e) from None
   finally:
     with contextlib.suppress(OSError):
       os.remove(own)

@@ -22,7 +22,7 @@ error can name its file and line.
 import dataclasses
 import glob
 import os
-from typing import Iterator, List, Sequence
+from typing import Iterator, List, Sequence, Tuple
 
 DECODE_ERROR_MODES = ("strict", "replace")
 
@@ -78,6 +78,48 @@ def expand_inputs(patterns: Sequence[str]) -> List[str]:
   return list(dict.fromkeys(files))
 
 
+def _decode(raw: bytes, path: str, lineno: int, on_decode_error: str
+            ) -> Tuple[str, bool]:
+  """(text, whether bytes were replaced) of one line of a corpus file;
+  raises CorpusError for invalid UTF-8 in strict mode."""
+  try:
+    return raw.decode("utf-8"), False
+  except UnicodeDecodeError as e:
+    if on_decode_error == "strict":
+      raise CorpusError(
+          f"{path}:{lineno}: invalid UTF-8 (byte 0x{raw[e.start]:02x} at "
+          f"column {e.start + 1}); fix the file or pass "
+          "--on_decode_error=replace") from None
+    return raw.decode("utf-8", errors="replace"), True
+
+
+def _empty(path: str, lines: int) -> CorpusError:
+  return CorpusError(f"{path}: file is empty (no text on any of its {lines} "
+                     "lines); remove it from the inputs")
+
+
+def check_heads(paths: Sequence[str], on_decode_error: str = "strict",
+                head_bytes: int = 1 << 16) -> None:
+  """Raises now the CorpusError read_documents would raise for an empty
+  file or, in strict mode, invalid UTF-8 (a binary file) in the first
+  `head_bytes` of a file: for runners that would otherwise find out only
+  after minutes of startup (Beam).
+
+  >>> check_heads(["corpus.txt"])   # CorpusError: corpus.txt:3: invalid UTF-8
+  """
+  for path in paths:
+    with open(path, "rb") as f:
+      head = f.read(head_bytes)
+    whole = len(head) < head_bytes
+    lines = head.splitlines(keepends=True)
+    if not whole and lines:
+      lines = lines[:-1]  # may end inside a character
+    for lineno, raw in enumerate(lines, start=1):
+      _decode(raw, path, lineno, on_decode_error)
+    if whole and not _decode(head, path, 1, "replace")[0].strip():
+      raise _empty(path, len(lines))
+
+
 def read_documents(paths: Sequence[str], on_decode_error: str = "strict",
                    counters: CorpusCounters = None) -> Iterator[Document]:
   """Yields the documents of `paths`, in order.
@@ -103,16 +145,8 @@ def read_documents(paths: Sequence[str], on_decode_error: str = "strict",
       lineno = 0
       for lineno, raw in enumerate(f, start=1):
         counters.bytes += len(raw)
-        try:
-          line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-          if on_decode_error == "strict":
-            raise CorpusError(
-                f"{path}:{lineno}: invalid UTF-8 (byte 0x{raw[e.start]:02x} at "
-                f"column {e.start + 1}); fix the file or pass "
-                "--on_decode_error=replace") from None
-          line = raw.decode("utf-8", errors="replace")
-          counters.replaced_lines += 1
+        line, replaced = _decode(raw, path, lineno, on_decode_error)
+        counters.replaced_lines += replaced
         line = line.strip()
         if line:
           any_text = True
@@ -130,9 +164,7 @@ def read_documents(paths: Sequence[str], on_decode_error: str = "strict",
         counters.documents += 1
         yield doc
       if not any_text:
-        raise CorpusError(
-            f"{path}: file is empty (no text on any of its {lineno} lines); "
-            "remove it from the inputs")
+        raise _empty(path, lineno)
 
 
 def copy_head(path: str, max_bytes: int, out_path: str) -> str:

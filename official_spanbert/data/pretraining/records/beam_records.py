@@ -45,6 +45,7 @@ Needs `pip install 'official-spanbert[beam]'`.
 import logging
 import os
 import re
+import shutil
 import time
 from typing import Dict, Iterator, Optional, Sequence, Tuple
 
@@ -201,6 +202,10 @@ def build_pipeline(pipeline, files: Sequence[str], base: record_format.Stats,
   def write_stats(totals, shards):
     del shards  # a side input only so that this runs once they are in place
     stats = finished_stats(totals, base, time.time() - start)  # blocks > 0
+    stats.shard_bytes = record_format.shard_sizes({
+        p: os.path.getsize(p)
+        for p in record_format.shard_paths(output_prefix, base.shards)
+        if os.path.exists(p)})
     writer = tfrecord_writer.AtomicTFRecordWriter(
         [], records_output.output_error)
     writer.commit(record_format.stats_texts(stats, totals["counts"],
@@ -233,6 +238,22 @@ def _dofn(body: PackDocuments):
       yield from body.process(batch)
 
   return _PackDoFn()
+
+
+def remove_beam_temp(output_prefix: str) -> None:
+  """Removes the `beam-temp-<name>-<uuid>` folders WriteToTFRecord leaves
+  beside the shards of `output_prefix` when a run fails or is killed (the
+  caller holds the prefix's lock, so no live run uses them)."""
+  folder, name = os.path.split(os.path.abspath(output_prefix))
+  pattern = re.compile(rf"^beam-temp-{re.escape(name)}-[0-9a-f]{{32}}$")
+  stale = [os.path.join(folder, d) for d in sorted(os.listdir(folder))
+           if pattern.match(d) and os.path.isdir(os.path.join(folder, d))]
+  if stale:
+    logging.getLogger(__name__).warning(
+        "removing %d temporary folder(s) of a failed or killed Beam run: %s",
+        len(stale), ", ".join(stale))
+  for d in stale:
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def _original_error(error: Exception) -> Exception:
@@ -285,6 +306,8 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
         f"not {on_decode_error!r}")
   files = [os.path.abspath(f)
            for f in corpus_lib.expand_inputs(input_patterns)]
+  # What the workers would find only after the runner's startup (minutes).
+  corpus_lib.check_heads(files, on_decode_error)
   vocab = tokenization.load_vocab(vocab_file)
   base = record_format.Stats(mode="single", max_seq_length=max_seq_length,
                              vocab_file=os.path.abspath(vocab.path),
@@ -300,6 +323,7 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
   paths = record_format.shard_paths(output_prefix, num_shards)
   try:
     with records_output.prefix_lock(output_prefix):
+      remove_beam_temp(output_prefix)  # of a killed run: no live run owns it
       start = time.time()
       try:
         with beam.Pipeline(options=options) as pipeline:
@@ -310,6 +334,7 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
         for p in paths:  # shards the failed run may have put in place
           if os.path.exists(p):
             os.remove(p)
+        remove_beam_temp(output_prefix)
         raise _original_error(e) from None
       records_output.remove(
           [p for p in record_format.existing_shards(output_prefix)

@@ -186,13 +186,16 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
 
   def add(ids, record):
     guard.check()
-    writer.write(int(rng.integers(num_shards)), record)
+    shard = int(rng.integers(num_shards))
+    writer.write(shard, record)
+    shard_records[shard] += 1
     stats.blocks += 1
     stats.tokens += len(ids)
     stats.max_block_tokens = max(stats.max_block_tokens, len(ids))
 
   rng = np.random.default_rng(seed)
   paths = record_format.shard_paths(output_prefix, num_shards)
+  shard_records = [0] * num_shards
   start = time.time()
   writer = tfrecord_writer.AtomicTFRecordWriter(paths,
                                                 records_output.output_error)
@@ -222,6 +225,8 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
       raise corpus_lib.CorpusError(
           f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
     record_format.finish_stats(stats, counters, time.time() - start)
+    stats.shard_bytes = record_format.shard_sizes(writer.close_records())
+    stats.shard_records = dict(zip(stats.shard_bytes, shard_records))
     guard.check()
     writer.commit(record_format.stats_texts(stats, counts, output_prefix,
                                             stats_file))

@@ -186,6 +186,10 @@ class Stats:
       default_factory=dict)
   tagged_words: int = 0
   words_per_second: float = 0.0
+  # {shard_name: bytes} and {shard_name: records} of the shards these stats
+  # describe; the loader compares the sizes with the shards it opens.
+  shard_bytes: Dict[str, int] = dataclasses.field(default_factory=dict)
+  shard_records: Dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
@@ -204,6 +208,17 @@ def finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
   stats.tokens_per_second = round(stats.tokens / max(stats.seconds, 1e-9), 1)
   stats.words_per_second = round(
       stats.tagged_words / max(stats.seconds, 1e-9), 1)
+
+
+def shard_name(path: str) -> str:
+  """What Stats.shard_bytes calls a shard: its `-NNNNN-of-MMMMM.tfrecord`,
+  so that the stats stay valid when the prefix is renamed."""
+  return path[len(shard_prefix(path) or ""):]
+
+
+def shard_sizes(sizes: Dict[str, int]) -> Dict[str, int]:
+  """Stats.shard_bytes of {shard path: bytes}."""
+  return {shard_name(p): int(n) for p, n in sorted(sizes.items())}
 
 
 def stats_texts(stats: Stats, counts: np.ndarray, output_prefix: str,

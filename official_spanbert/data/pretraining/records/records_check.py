@@ -14,7 +14,9 @@
 
 """Checks that pretraining records fit the loader's data config.
 
-Before any record is read for training: the records' vocab fingerprint,
+Before any record is read for training: that the records' run finished and
+wrote these shards (no lock left, the shard sizes its stats list), the
+records' vocab fingerprint,
 layout (single / nsp), tagged span kinds and longest block against the data
 config (`check_records`), the unigram counts random replacements draw from
 (`random_tokens`), and whether there are enough shards for the input
@@ -30,6 +32,7 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.records import record_format
+from official_spanbert.data.pretraining.records import records_output
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 
@@ -133,6 +136,34 @@ def random_tokens(params, vocab: tokenization.Vocab
   return ids, total[ids].tolist()
 
 
+def _check_complete(prefix: str, name: str, paths: List[str],
+                    stats: Optional[Dict[str, object]]) -> None:
+  """Refuses shards of a prefix whose records run has not finished (its
+  lock is there: running, or killed) or that are not the shards its stats
+  describe (their byte sizes, written in the stats, differ)."""
+  lock = prefix + records_output.LOCK_SUFFIX
+  if tf.io.gfile.exists(lock):
+    raise RecordsMismatchError(
+        f"records {name} are incomplete: a records run is writing them or was "
+        f"killed before it finished (its lock file {lock} is there); wait for "
+        "that run, or rerun spanbert-create-pretraining-data with "
+        f"--output_prefix={prefix}")
+  sizes = (stats or {}).get("shard_bytes")
+  if not sizes:
+    return  # stats written before shard sizes (or none): nothing to compare
+  for path in paths:
+    base = record_format.shard_name(path)
+    size = tf.io.gfile.stat(path).length
+    if sizes.get(base) != size:
+      what = (f"{path} has {size} bytes, the stats say {sizes[base]}"
+              if base in sizes else f"{path} is not among the shards it lists")
+      raise RecordsMismatchError(
+          f"records {name} are not the ones {prefix}{record_format.STATS_SUFFIX}"
+          f" describes ({what}): shards and stats are of different runs (e.g. "
+          "one killed before it finished); rerun "
+          f"spanbert-create-pretraining-data with --output_prefix={prefix}")
+
+
 def check_records(params,
                   vocab: tokenization.Vocab) -> None:
   """Refuses records written for another vocab, layout or a longer length.
@@ -147,14 +178,17 @@ def check_records(params,
   """
   mode = "nsp" if params.use_next_sentence_label else "single"
   capacity = params.seq_length - (3 if mode == "nsp" else 2)
-  first_files = {}  # (name, shard prefix or None) -> its first file
+  files = {}  # (name, shard prefix or None) -> its files
   for path in input_files(params.input_path):
     prefix = record_format.shard_prefix(path)
     name = f"{prefix}-*.tfrecord" if prefix else path
-    first_files.setdefault((name, prefix), path)
+    files.setdefault((name, prefix), []).append(path)
   unchecked = []
-  for (name, prefix), path in first_files.items():
+  for (name, prefix), paths in files.items():
+    path = paths[0]
     stats, records_mode, lengths = _records_layout(prefix, path)
+    if prefix:
+      _check_complete(prefix, name, paths, stats)
     if records_mode != mode:
       raise RecordsMismatchError(
           f"records {name} are {records_mode!r} records but "
