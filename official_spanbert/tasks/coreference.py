@@ -92,7 +92,9 @@ class CorefModelConfig(base_config.Config):
   """CorefModel settings (modeling/coref_model.py); `mlm_activation` lets a
   converted checkpoint's params.yaml apply unchanged (unused).
   `suppress_crossing_spans` (on, as the reference) skips pruning candidates
-  that cross a higher-scoring kept span."""
+  that cross a higher-scoring kept span. `max_top_spans` caps the spans kept
+  (3900, the reference's cap; 0: top_span_ratio alone); `chunk_size` bounds inference memory (spans
+  scored per chunk; 0: the whole document at once)."""
   encoder: encoders.EncoderConfig = dataclasses.field(
       default_factory=spanbert_configs.bert_encoder)
   mlm_activation: str = "gelu"
@@ -105,6 +107,8 @@ class CorefModelConfig(base_config.Config):
   dropout_rate: float = 0.3
   use_speaker: bool = True
   suppress_crossing_spans: bool = True
+  max_top_spans: int = 3900
+  chunk_size: int = 128
 
 
 @dataclasses.dataclass
@@ -149,7 +153,8 @@ def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
       top_span_ratio=params.top_span_ratio,
       max_top_antecedents=params.max_top_antecedents,
       dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
-      suppress_crossing_spans=params.suppress_crossing_spans)
+      suppress_crossing_spans=params.suppress_crossing_spans,
+      max_top_spans=params.max_top_spans, chunk_size=params.chunk_size)
 
 
 def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:
