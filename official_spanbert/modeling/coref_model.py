@@ -266,8 +266,9 @@ class CorefModel(tf_keras.Model):
             tf.equal(tf.gather(word_end, ends_c), 1))
     return tf.boolean_mask(starts, keep), tf.boolean_mask(ends_c, keep)
 
-  def _embed(self, x, head_scores, starts, ends):
+  def _embed(self, x, head_scores, starts, ends, training=None):
     """Span embeddings g = [x_start, x_end, head, width] of spans in x."""
+    del training  # dropout is applied to the whole g by the caller
     return tf.concat([tf.gather(x, starts), tf.gather(x, ends),
                       span_heads(x, head_scores, starts, ends,
                                  self.max_span_width),
@@ -330,6 +331,28 @@ class CorefModel(tf_keras.Model):
     scores = tf.concat([tf.zeros_like(scores[:, :1]), scores], axis=1)
     return antecedents, mask, scores
 
+  def _map_rows(self, k, fn, specs, chunked):
+    """fn(a, b) -> tensors of rows a..b-1 of k rows, for chunk_size rows at
+    a time when `chunked` (concatenated), else fn(0, k). `specs`: (dtype,
+    rank) of each result."""
+    if not chunked:
+      return fn(0, k)
+    size = self.chunk_size
+
+    def body(i, *arrays):
+      a = i * size
+      rows = fn(a, tf.minimum(a + size, k))
+      return (i + 1,) + tuple(ta.write(i, r) for ta, r in zip(arrays, rows))
+
+    chunks = (k + size - 1) // size
+    _, *arrays = tf.while_loop(
+        lambda i, *_: i < chunks, body,
+        (tf.constant(0),) + tuple(
+            tf.TensorArray(d, size=chunks, infer_shape=False,
+                           element_shape=tf.TensorShape([None] * rank))
+            for d, rank in specs))
+    return tuple(ta.concat() for ta in arrays)
+
   def call(self, inputs, training=None) -> Dict[str, tf.Tensor]:
     """Scores of one document (batch of 1).
 
@@ -385,26 +408,10 @@ class CorefModel(tf_keras.Model):
 
     c = tf.minimum(self.max_top_antecedents, k)
     proj = self.coarse_projection(self.dropout(top_g, training=training))
-    if chunked:
-      def body(i, antecedents, masks, scores):
-        a = i * self.chunk_size
-        rows = self._antecedent_rows(a, tf.minimum(a + self.chunk_size, k),
-                                     top_g, proj, top_scores, speakers, c,
-                                     training)
-        return (i + 1,) + tuple(ta.write(i, r) for ta, r in
-                                zip((antecedents, masks, scores), rows))
-
-      chunks = (k + self.chunk_size - 1) // self.chunk_size
-      _, *arrays = tf.while_loop(
-          lambda i, *_: i < chunks, body,
-          (tf.constant(0),) + tuple(
-              tf.TensorArray(d, size=chunks, infer_shape=False,
-                             element_shape=tf.TensorShape([None, None]))
-              for d in (tf.int32, tf.bool, top_g.dtype)))
-      antecedents, mask, scores = (ta.concat() for ta in arrays)
-    else:
-      antecedents, mask, scores = self._antecedent_rows(
-          0, k, top_g, proj, top_scores, speakers, c, training)
+    antecedents, mask, scores = self._map_rows(
+        k, lambda a, b: self._antecedent_rows(a, b, top_g, proj, top_scores,
+                                              speakers, c, training),
+        ((tf.int32, 2), (tf.bool, 2), (top_g.dtype, 2)), chunked)
     return {
         "candidate_starts": starts,
         "candidate_ends": ends,
