@@ -336,3 +336,61 @@ def test_variant_switch_builds_the_reference_model():
       coref_model.CorefModel)
   with pytest.raises(ValueError, match="task.model.variant must be"):
     coreference.build_model(coreference.CorefModelConfig(variant="ref"))
+
+
+def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
+  """A released-size task (ffnn 3000, features 20, width 30) on a tiny BERT,
+  written as a TF1 checkpoint with an Adam slot and a step counter, comes
+  back through convert() as params.yaml + checkpoint that the export loader
+  restores, scoring as the source."""
+  import json  # pylint: disable=g-import-not-at-top
+  from official.core import config_definitions as cfg  # pylint: disable=g-import-not-at-top
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  del cfg
+  bert_config = {"vocab_size": 200, "hidden_size": H, "num_hidden_layers": 1,
+                 "num_attention_heads": 2, "intermediate_size": 64,
+                 "max_position_embeddings": 64, "type_vocab_size": 2}
+  config_file = tmp_path / "bert_config.json"
+  config_file.write_text(json.dumps(bert_config))
+  params = coref_tf1_to_tf.coref_params(bert_config, "spanbert_base", "")
+  source = coreference.build_model(params.task.model)
+  features = coref_tf1_to_tf.dummy_features()
+  expected = source(features, training=False)
+  values = {}
+  for name, (var, kind, transposed) in coref_tf1_to_tf.encoder_values(
+      source.encoder, 1).items():
+    hf = weight_map.inverse(kind, var.numpy())
+    values[name] = hf.T if transposed else hf
+  ours = {"/".join(v.name.split(":")[0].split("/")[-n:]): v.numpy()
+          for v in source.variables for n in (2, 3)}
+  for name, path in coref_tf1_to_tf.task_variables().items():
+    values[name] = ours[path]
+  with tf.Graph().as_default():
+    v1 = tf.compat.v1
+    for name, value in values.items():
+      v1.get_variable(name, initializer=value)
+      v1.get_variable(name + "/adam_m", initializer=np.zeros_like(value))
+    v1.get_variable("global_step", initializer=np.int64(9))
+    with v1.Session() as session:
+      session.run(v1.global_variables_initializer())
+      v1.train.Saver().save(session, str(tmp_path / "release" /
+                                         "model.max.ckpt"))
+  out = tmp_path / "converted"
+  coref_tf1_to_tf.convert(str(tmp_path / "release" / "model.max.ckpt"),
+                          str(config_file), str(out))
+  loaded = params_dict.override_params_dict(
+      exp_factory.get_exp_config("spanbert/coref"), str(out / "params.yaml"),
+      is_strict=False)
+  assert loaded.task.model.variant == "reference"
+  assert loaded.task.validation_data.max_segment_len == 384
+  model = coref_export.load_model(loaded, str(out))
+  got = model(features, training=False)
+  for key in ("top_span_token_starts", "top_antecedents"):
+    np.testing.assert_array_equal(got[key], expected[key])
+  np.testing.assert_allclose(got["antecedent_scores"],
+                             expected["antecedent_scores"], atol=1e-5)
+  np.testing.assert_allclose(got["candidate_mention_scores"],
+                             expected["candidate_mention_scores"], atol=1e-5)

@@ -153,3 +153,84 @@ def assign_checkpoint(model, checkpoint: str) -> List[str]:
     var.assign(value)
     read.append(name)
   return read
+
+
+# experiments.conf settings of the released models that shape the weights
+# or the input (the rest are the `best` defaults, as CorefModelConfig's).
+EXPERIMENTS = {
+    "spanbert_base": {"max_segment_len": 384, "max_training_sentences": 3},
+    "spanbert_large": {"max_segment_len": 512, "max_training_sentences": 3},
+    "bert_base": {"max_segment_len": 128, "max_training_sentences": 11},
+    "bert_large": {"max_segment_len": 384, "max_training_sentences": 3},
+}
+
+
+def coref_params(bert_config: Dict, experiment: str, vocab_file: str):
+  """spanbert/coref params of the reference variant for a released model."""
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  if experiment not in EXPERIMENTS:
+    raise ValueError(f"unknown experiment {experiment!r}; one of "
+                     f"{', '.join(EXPERIMENTS)}")
+  settings = EXPERIMENTS[experiment]
+  params = exp_factory.get_exp_config("spanbert/coref")
+  enc = params.task.model.encoder.bert_v2
+  enc.vocab_size = bert_config["vocab_size"]
+  enc.hidden_size = bert_config["hidden_size"]
+  enc.num_layers = bert_config["num_hidden_layers"]
+  enc.num_attention_heads = bert_config["num_attention_heads"]
+  enc.intermediate_size = bert_config["intermediate_size"]
+  enc.max_position_embeddings = bert_config["max_position_embeddings"]
+  enc.type_vocab_size = bert_config["type_vocab_size"]
+  enc.initializer_range = bert_config.get("initializer_range", 0.02)
+  enc.dropout_rate = bert_config.get("hidden_dropout_prob", 0.1)
+  enc.attention_dropout_rate = bert_config.get(
+      "attention_probs_dropout_prob", 0.1)
+  enc.hidden_activation = "spanbert>gelu_exact"  # modeling.py's erf GELU
+  model = params.task.model
+  model.variant = "reference"
+  model.ffnn_size, model.ffnn_depth, model.feature_size = 3000, 1, 20
+  model.max_span_width, model.top_span_ratio = 30, 0.4
+  model.max_top_antecedents, model.max_top_spans = 50, 3900
+  model.coref_depth = 2
+  model.max_segment_distance = settings["max_training_sentences"]
+  model.dropout_rate = 0.3
+  for data in (params.task.train_data, params.task.validation_data):
+    data.vocab_file, data.do_lower_case = vocab_file, False
+    data.max_segment_len = settings["max_segment_len"]
+  params.task.mention_loss_weight = 0.0
+  params.task.predict_singletons = False
+  return params
+
+
+def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
+            experiment: str = "spanbert_base",
+            vocab_file: str = "") -> str:
+  """A released checkpoint -> a spanbert/coref run dir (ckpt + params.yaml).
+
+  Returns the checkpoint path written.
+  """
+  import json  # pylint: disable=g-import-not-at-top
+  from official.core import train_utils  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  with open(bert_config_file, encoding="utf-8") as f:
+    bert_config = json.load(f)
+  params = coref_params(bert_config, experiment, vocab_file)
+  model = coreference.build_model(params.task.model)
+  model(dummy_features(), training=False)
+  assign_checkpoint(model, checkpoint)
+  tf.io.gfile.makedirs(output_dir)
+  train_utils.serialize_config(params, output_dir)
+  manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
+                                       output_dir, max_to_keep=1)
+  return manager.save(checkpoint_number=0)
+
+
+def dummy_features() -> Dict[str, tf.Tensor]:
+  """A two-sentence, six-wordpiece document that builds every variable."""
+  ids = tf.constant([[[101, 1, 2, 3, 4, 5, 6, 102]]])
+  return {"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+          "sentence_map": tf.constant([[0, 0, 0, 1, 1, 1]]),
+          "speaker_ids": tf.zeros([1, 6], tf.int32),
+          "word_start": tf.ones([1, 6], tf.int32),
+          "word_end": tf.ones([1, 6], tf.int32)}
