@@ -43,7 +43,7 @@ from official_spanbert.metrics import conll2012
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
 
-H, F, FFNN, W, C, SEG, GENRE, WORDS = 32, 8, 24, 10, 8, 64, 3, 250
+H, F, FFNN, W, C, SEG, GENRE, WORDS = 32, 8, 24, 10, 8, 64, 3, 150
 CFG = {"max_span_width": W, "feature_size": F, "ffnn_size": FFNN,
        "max_top_antecedents": C, "top_span_ratio": 0.4, "genres": 7,
        "max_training_sentences": 3, "coref_depth": 2}
