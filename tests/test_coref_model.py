@@ -308,3 +308,90 @@ def test_split_optimizer_clips_the_global_norm_of_all_gradients():
   # Norm 5 -> scaled by 1/5: steps 0.6 (lr 1) and 0.8 * 2 (lr 2).
   np.testing.assert_allclose(enc.numpy(), [-0.6], rtol=1e-6)
   np.testing.assert_allclose(head.numpy(), [-1.6], rtol=1e-6)
+
+
+def _document_inputs(n=300, segment=64, seed=0):
+  """A random document of n wordpieces: sentences of 7-30 wordpieces, words
+  of 1-3 wordpieces, two speakers, segments of `segment` wordpieces."""
+  rng = np.random.default_rng(seed)
+  sentence_map, word_start, word_end = [], [], []
+  sentence = 0
+  while len(sentence_map) < n:
+    length = int(rng.integers(7, 31))
+    pieces = 0
+    while pieces < length:
+      w = int(rng.integers(1, 4))
+      word_start += [1] + [0] * (w - 1)
+      word_end += [0] * (w - 1) + [1]
+      pieces += w
+    sentence_map += [sentence] * pieces
+    sentence += 1
+  n = len(sentence_map)
+  rows = -(-n // (segment - 2))
+  ids = np.zeros([rows, segment], np.int32)
+  mask = np.zeros([rows, segment], np.int32)
+  for r in range(rows):
+    content = min(segment - 2, n - r * (segment - 2))
+    ids[r, :content + 2] = rng.integers(1, 50, content + 2)
+    mask[r, :content + 2] = 1
+  speakers = np.repeat(rng.integers(0, 2, sentence), np.bincount(sentence_map))
+  return {"input_word_ids": tf.constant(ids[None]),
+          "input_mask": tf.constant(mask[None]),
+          "sentence_map": tf.constant([sentence_map]),
+          "word_start": tf.constant([word_start]),
+          "word_end": tf.constant([word_end]),
+          "speaker_ids": tf.constant(speakers[None], tf.int32)}
+
+
+def test_chunked_inference_predicts_what_the_whole_document_does():
+  """Windows of 16 wordpieces and chunks of 16 top spans (a window's spans
+  reach 5 wordpieces into the next), in a graph as served: the same spans,
+  antecedents and clusters, scores within 1e-4."""
+  tf.random.set_seed(1)
+  model = coref_model.CorefModel(_encoder(), max_span_width=6, ffnn_size=32,
+                                 max_top_antecedents=10, dropout_rate=0.0,
+                                 initializer_range=0.5, chunk_size=0)
+  inputs = _document_inputs()
+  whole = {k: v.numpy() for k, v in model(inputs).items()}
+  model.chunk_size = 16
+  chunked = {k: v.numpy() for k, v in
+             tf.function(lambda i: model(i, training=False))(inputs).items()}
+  n = inputs["sentence_map"].shape[1]
+  assert len(whole["top_span_starts"]) == int(0.4 * n) > 100
+  for key in ("candidate_starts", "candidate_ends", "top_span_starts",
+              "top_span_ends", "top_antecedents", "top_antecedents_mask"):
+    np.testing.assert_array_equal(chunked[key], whole[key], err_msg=key)
+  for key in ("candidate_mention_scores", "antecedent_scores"):
+    np.testing.assert_allclose(chunked[key], whole[key], atol=1e-4,
+                               rtol=1e-5, err_msg=key)
+  fields = ("top_span_starts", "top_span_ends", "top_antecedents",
+            "antecedent_scores")
+  clusters = coref_model.predict_clusters(*(whole[f] for f in fields))
+  assert sum(map(len, clusters)) > 10  # links to compare, not all dummy
+  assert coref_model.predict_clusters(*(chunked[f] for f in fields)) == \
+      clusters
+  # max_top_spans caps k: the greedy non-crossing pick stops at 50.
+  model.max_top_spans = 50
+  capped = model(inputs)
+  spans = list(zip(capped["top_span_starts"].numpy(),
+                   capped["top_span_ends"].numpy()))
+  assert spans == _greedy(list(whole["candidate_mention_scores"]), list(zip(
+      whole["candidate_starts"], whole["candidate_ends"])), 50)
+  assert capped["top_antecedents"].shape == (50, 10)
+
+
+def test_serving_refuses_a_text_over_max_wordpieces(tmp_path):
+  from official_spanbert.serving import coref_module  # pylint: disable=g-import-not-at-top
+  vocab = tmp_path / "vocab.txt"
+  vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                               "jane", "saw", "eliza", "##beth", "."]))
+  module = coref_module.CorefServingModule(None, str(vocab), lower_case=True,
+                                           max_wordpieces=5)
+  within_limit = tf.function(module._within_limit)  # pylint: disable=protected-access
+  assert int(within_limit(tf.constant("Jane saw Elizabeth ."))) == 5
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match=r"\[the text has 6 wordpieces, more than the 5 "
+                     r"this model was exported for \(max_wordpieces\): split "
+                     r"the text or re-export with a larger "
+                     r"--coref_max_wordpieces\]"):
+    within_limit(tf.constant("Jane saw Elizabeth Jane ."))

@@ -224,3 +224,15 @@ def test_export_has_warmup_and_only_registered_tf_ops(exported):
   assert [o for o in ops if op_def_registry.get(o) is None] == []
   assert not {"PyFunc", "EagerPyFunc", "PyFuncStateless"} & set(ops)
   assert any("Wordpiece" in o for o in ops), ops
+
+
+
+def test_resolve_refuses_a_batch_in_one_line(exported):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  resolve = exported["loaded"].signatures["resolve"]
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match=r"\[resolve takes one text \(a scalar string\), "
+                     r"not a batch of shape \[2\]: send one request per "
+                     r"text\]"):
+    resolve(text=tf.constant(["Jane saw Jane .", "She left ."]))
+  assert resolve(text=tf.constant("Jane saw Jane ."))["num_clusters"] >= 0

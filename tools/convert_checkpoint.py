@@ -34,6 +34,16 @@ and back (our converted, pretraining or trainer checkpoint + its params.yaml
 Params with the exact GELU of Hugging Face's "gelu" name the activation
 `spanbert>gelu_exact`, registered by official_spanbert.modeling.activations.
 
+mandarjoshi90/coref's released coreference models (TF1 `model.max.ckpt` +
+`bert_config.json`; --experiment names their experiments.conf entry) -> a
+spanbert/coref run dir (variant: reference) that --mode=eval and
+spanbert-export-savedmodel accept:
+
+  spanbert-convert-checkpoint --direction=coref_tf1_to_tf \
+    --input=spanbert_base/model.max.ckpt \
+    --bert_config_file=spanbert_base/bert_config.json \
+    --vocab_file=cased_config_vocab/vocab.txt --output=/tmp/coref_base
+
 Progress goes to stderr (a line about every 10% of the tensors, with an
 ETA); the last line on stdout says what was written where (directory,
 tensors, MB, seconds). The conversion is official_spanbert.interop.
@@ -52,7 +62,8 @@ from official_spanbert.interop import progress
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_enum("direction", None, ["hf_to_tf", "tf_to_hf"],
+flags.DEFINE_enum("direction", None, ["hf_to_tf", "tf_to_hf",
+                                      "coref_tf1_to_tf"],
                   "hf_to_tf: Hugging Face directory -> our checkpoint; "
                   "tf_to_hf: our checkpoint -> Hugging Face directory.")
 flags.DEFINE_string("input", None,
@@ -80,6 +91,11 @@ flags.DEFINE_multi_string("ignore_prefix", [],
 flags.DEFINE_bool("drop_next_sentence", False,
                   "tf_to_hf: leave out the NSP head.")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier conversion.")
+flags.DEFINE_string("bert_config_file", None,
+                    "coref_tf1_to_tf: the release's bert_config.json.")
+flags.DEFINE_string("coref_experiment", "spanbert_base",
+                    "coref_tf1_to_tf: the experiments.conf entry "
+                    "(spanbert_base, spanbert_large, bert_base, bert_large).")
 
 flags.mark_flags_as_required(["direction", "input", "output"])
 
@@ -92,6 +108,8 @@ def main(argv):
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
   # Progress lines on stderr; the summary is printed below, last.
   report = progress.Progress(FLAGS.direction, summary=False)
+  if FLAGS.direction == "coref_tf1_to_tf":
+    return _coref_tf1_to_tf()
   try:
     if FLAGS.direction == "hf_to_tf":
       result = interop.hf_to_tf(
@@ -121,6 +139,25 @@ def main(argv):
           f"{hf_files.PARAMS_FILE}; vocab {result.output}/"
           f"{hf_files.VOCAB_FILE} ({case[result.lower_case]})")
   print(result.summary())
+  return 0
+
+
+def _coref_tf1_to_tf():
+  """The coref_tf1_to_tf direction (interop/coref_tf1_to_tf.py)."""
+  from official_spanbert.interop import coref_tf1_to_tf  # pylint: disable=g-import-not-at-top
+  if not FLAGS.bert_config_file:
+    sys.stderr.write("convert_checkpoint: error: coref_tf1_to_tf needs "
+                     "--bert_config_file (the release's bert_config.json)\n")
+    return 1
+  try:
+    path = coref_tf1_to_tf.convert(
+        FLAGS.input, FLAGS.bert_config_file, FLAGS.output,
+        experiment=FLAGS.coref_experiment, vocab_file=FLAGS.vocab_file or "")
+  except (ValueError, OSError, KeyError) as e:
+    sys.stderr.write(f"convert_checkpoint: error: {e}\n")
+    return 1
+  print(f"checkpoint {path}; params {FLAGS.output}/params.yaml "
+        "(spanbert/coref, variant reference)")
   return 0
 
 

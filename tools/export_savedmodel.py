@@ -61,6 +61,9 @@ flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
 flags.DEFINE_integer("seq_length", 128, "Serving sequence length.")
 flags.DEFINE_integer("top_k", 5, "Candidates per [MASK].")
 flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
+flags.DEFINE_integer("coref_max_wordpieces", 32768,
+                     "Coreference: resolve refuses longer texts (0: no "
+                     "limit).")
 flags.DEFINE_integer("version", None,
                      "Version of both models (default: the next free one).")
 flags.mark_flag_as_required("export_base")
@@ -77,7 +80,7 @@ def main(argv):
         raise ValueError("give --model_dir or --checkpoint_path")
       paths = coref_export.export_from_params(
           params, checkpoint, FLAGS.export_base, FLAGS.vocab_file,
-          FLAGS.version)
+          FLAGS.version, max_wordpieces=FLAGS.coref_max_wordpieces)
       print(f"exported the coreference model to {paths['model']}")
       return 0
     model, vocab = export_lib.load_for_export(

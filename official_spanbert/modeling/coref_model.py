@@ -189,6 +189,10 @@ class CorefModel(tf_keras.Model):
     suppress_crossing_spans: skip candidates that cross a higher-scoring
       kept span when pruning (the reference's default; `top_spans`).
     initializer_range: stddev of the truncated-normal initializer.
+    max_top_spans: at most this many spans are kept (the reference keeps
+      3900; 0: no cap beyond top_span_ratio).
+    chunk_size: at inference, wordpieces per span-embedding window and top
+      spans per antecedent-scoring chunk (0: the whole document at once).
   """
 
   def __init__(self, encoder: tf_keras.Model, max_span_width: int = 30,
@@ -197,7 +201,8 @@ class CorefModel(tf_keras.Model):
                max_top_antecedents: int = 50, dropout_rate: float = 0.3,
                use_speaker: bool = True,
                suppress_crossing_spans: bool = True,
-               initializer_range: float = 0.02, **kwargs):
+               initializer_range: float = 0.02, max_top_spans: int = 0,
+               chunk_size: int = 128, **kwargs):
     super().__init__(**kwargs)
     self.encoder = encoder
     self.max_span_width = max_span_width
@@ -205,6 +210,9 @@ class CorefModel(tf_keras.Model):
     self.max_top_antecedents = max_top_antecedents
     self.use_speaker = use_speaker
     self.suppress_crossing_spans = suppress_crossing_spans
+    self.max_top_spans = max_top_spans
+    self.chunk_size = chunk_size
+
     def init():
       return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
 
@@ -258,8 +266,100 @@ class CorefModel(tf_keras.Model):
             tf.equal(tf.gather(word_end, ends_c), 1))
     return tf.boolean_mask(starts, keep), tf.boolean_mask(ends_c, keep)
 
+  def _embed(self, x, head_scores, starts, ends, training=None):
+    """Span embeddings g = [x_start, x_end, head, width] of spans in x."""
+    del training  # dropout is applied to the whole g by the caller
+    return tf.concat([tf.gather(x, starts), tf.gather(x, ends),
+                      span_heads(x, head_scores, starts, ends,
+                                 self.max_span_width),
+                      self.width_embedding(ends - starts)], axis=-1)
+
+  def _windowed(self, x, head_scores, starts, ends, fn, dtype, inner_shape):
+    """fn(g) of spans sorted by start, over windows of `chunk_size` starts.
+
+    A window reads chunk_size + max_span_width - 1 tokens, so no tensor
+    holds more than one window's spans: memory does not grow with the
+    document beyond the [spans] results.
+    """
+    n = tf.shape(x)[0]
+    size = self.chunk_size
+    windows = (n + size - 1) // size
+
+    def body(w, out):
+      t0 = w * size
+      t1 = tf.minimum(t0 + size, n)
+      lo = tf.searchsorted(starts, t0[None], side="left")[0]
+      hi = tf.searchsorted(starts, t1[None], side="left")[0]
+      t_end = tf.minimum(t1 + self.max_span_width - 1, n)
+      g = self._embed(x[t0:t_end], head_scores[t0:t_end],
+                      starts[lo:hi] - t0, ends[lo:hi] - t0)
+      return w + 1, out.write(w, fn(g))
+
+    _, out = tf.while_loop(
+        lambda w, _: w < windows, body,
+        (tf.constant(0), tf.TensorArray(
+            dtype, size=windows, infer_shape=False,
+            element_shape=tf.TensorShape([None] + inner_shape))))
+    return out.concat()
+
+  def _antecedent_rows(self, a, b, top_g, proj, top_scores, speakers, c,
+                       training):
+    """Antecedents [b-a, c], their mask and scores [b-a, c + 1] of top spans
+    a..b-1 against every top span (coarse top c, then the fine FFNN)."""
+    k = tf.shape(top_g)[0]
+    rows = tf.range(a, b)
+    earlier = tf.range(k)[None, :] < rows[:, None]  # j before i
+    coarse = (top_scores[a:b, None] + top_scores[None, :] +
+              tf.matmul(proj[a:b], top_g, transpose_b=True))
+    coarse = tf.where(earlier, coarse, _NEG)
+    coarse_top, antecedents = tf.math.top_k(coarse, c)
+    mask = tf.gather(earlier, antecedents, batch_dims=1)
+
+    ante_g = tf.gather(top_g, antecedents)  # [rows, C, D]
+    target_g = tf.broadcast_to(top_g[a:b, None, :], tf.shape(ante_g))
+    features = [self.distance_embedding(
+        bucket_distance(rows[:, None] - antecedents))]
+    if self.use_speaker:
+      same = tf.cast(tf.equal(speakers[a:b, None],
+                              tf.gather(speakers, antecedents)), tf.int32)
+      features.append(self.speaker_embedding(same))
+    pair = tf.concat([target_g, ante_g, target_g * ante_g] +
+                     [self.dropout(f, training=training) for f in features],
+                     axis=-1)
+    fine = tf.squeeze(self.antecedent_scorer(pair, training=training), -1)
+    scores = tf.where(mask, coarse_top + fine, _NEG)
+    scores = tf.concat([tf.zeros_like(scores[:, :1]), scores], axis=1)
+    return antecedents, mask, scores
+
+  def _map_rows(self, k, fn, specs, chunked):
+    """fn(a, b) -> tensors of rows a..b-1 of k rows, for chunk_size rows at
+    a time when `chunked` (concatenated), else fn(0, k). `specs`: (dtype,
+    rank) of each result."""
+    if not chunked:
+      return fn(0, k)
+    size = self.chunk_size
+
+    def body(i, *arrays):
+      a = i * size
+      rows = fn(a, tf.minimum(a + size, k))
+      return (i + 1,) + tuple(ta.write(i, r) for ta, r in zip(arrays, rows))
+
+    chunks = (k + size - 1) // size
+    _, *arrays = tf.while_loop(
+        lambda i, *_: i < chunks, body,
+        (tf.constant(0),) + tuple(
+            tf.TensorArray(d, size=chunks, infer_shape=False,
+                           element_shape=tf.TensorShape([None] * rank))
+            for d, rank in specs))
+    return tuple(ta.concat() for ta in arrays)
+
   def call(self, inputs, training=None) -> Dict[str, tf.Tensor]:
     """Scores of one document (batch of 1).
+
+    With `chunk_size` > 0 and not training, span embeddings and mention
+    scores are computed over windows of chunk_size wordpieces and
+    antecedents for chunk_size top spans at a time (the same arithmetic,
+    memory linear in the document); training scores its window at once.
 
     Returns:
       candidate_starts, candidate_ends, candidate_mention_scores [M];
@@ -273,56 +373,51 @@ class CorefModel(tf_keras.Model):
     starts, ends = self.candidates(sentence_map, inputs["word_start"][0],
                                    inputs["word_end"][0])
     head_scores = tf.squeeze(self.head_scorer(x), -1)
-    g = tf.concat([tf.gather(x, starts), tf.gather(x, ends),
-                   span_heads(x, head_scores, starts, ends,
-                              self.max_span_width),
-                   self.width_embedding(ends - starts)], axis=-1)
-    g = self.dropout(g, training=training)
-    mention_scores = tf.squeeze(self.mention_scorer(g, training=training), -1)
+    chunked = self.chunk_size > 0 and not training
+
+    def mention_score(g):
+      return tf.squeeze(self.mention_scorer(g, training=training), -1)
+
+    if chunked:
+      mention_scores = self._windowed(x, head_scores, starts, ends,
+                                      mention_score, x.dtype, [])
+    else:
+      g = self.dropout(self._embed(x, head_scores, starts, ends),
+                       training=training)
+      mention_scores = mention_score(g)
 
     n = tf.shape(x)[0]
     num_spans = tf.shape(starts)[0]
-    k = tf.minimum(tf.maximum(tf.cast(tf.math.floor(
-        tf.cast(n, tf.float32) * self.top_span_ratio), tf.int32), 1),
-                   num_spans)
+    k = tf.maximum(tf.cast(tf.math.floor(
+        tf.cast(n, tf.float32) * self.top_span_ratio), tf.int32), 1)
+    if self.max_top_spans:
+      k = tf.minimum(k, self.max_top_spans)
+    k = tf.minimum(k, num_spans)
     top = top_spans(mention_scores, starts, ends, k, n,
                     self.suppress_crossing_spans)
     k = tf.size(top)
-    top_g = tf.gather(g, top)
+    top_starts, top_ends = tf.gather(starts, top), tf.gather(ends, top)
+    if chunked:
+      top_g = self._windowed(x, head_scores, top_starts, top_ends,
+                             tf.identity, x.dtype,
+                             [3 * x.shape[-1] + self.width_embedding.output_dim])
+    else:
+      top_g = tf.gather(g, top)
     top_scores = tf.gather(mention_scores, top)
+    speakers = tf.gather(inputs["speaker_ids"][0], top_starts)
 
     c = tf.minimum(self.max_top_antecedents, k)
-    order = tf.range(k)
-    earlier = order[None, :] < order[:, None]  # [k, k]: j before i
-    coarse = (top_scores[:, None] + top_scores[None, :] +
-              tf.matmul(self.coarse_projection(
-                  self.dropout(top_g, training=training)), top_g,
-                        transpose_b=True))
-    coarse = tf.where(earlier, coarse, _NEG)
-    coarse_top, antecedents = tf.math.top_k(coarse, c)
-    mask = tf.gather(earlier, antecedents, batch_dims=1)
-
-    ante_g = tf.gather(top_g, antecedents)  # [k, C, D]
-    target_g = tf.broadcast_to(top_g[:, None, :], tf.shape(ante_g))
-    features = [self.distance_embedding(
-        bucket_distance(order[:, None] - antecedents))]
-    if self.use_speaker:
-      speakers = tf.gather(inputs["speaker_ids"][0], tf.gather(starts, top))
-      same = tf.cast(tf.equal(speakers[:, None],
-                              tf.gather(speakers, antecedents)), tf.int32)
-      features.append(self.speaker_embedding(same))
-    pair = tf.concat([target_g, ante_g, target_g * ante_g] +
-                     [self.dropout(f, training=training) for f in features],
-                     axis=-1)
-    fine = tf.squeeze(self.antecedent_scorer(pair, training=training), -1)
-    scores = tf.where(mask, coarse_top + fine, _NEG)
-    scores = tf.concat([tf.zeros_like(scores[:, :1]), scores], axis=1)
+    proj = self.coarse_projection(self.dropout(top_g, training=training))
+    antecedents, mask, scores = self._map_rows(
+        k, lambda a, b: self._antecedent_rows(a, b, top_g, proj, top_scores,
+                                              speakers, c, training),
+        ((tf.int32, 2), (tf.bool, 2), (top_g.dtype, 2)), chunked)
     return {
         "candidate_starts": starts,
         "candidate_ends": ends,
         "candidate_mention_scores": mention_scores,
-        "top_span_starts": tf.gather(starts, top),
-        "top_span_ends": tf.gather(ends, top),
+        "top_span_starts": top_starts,
+        "top_span_ends": top_ends,
         "top_span_mention_scores": top_scores,
         "top_antecedents": antecedents,
         "top_antecedents_mask": mask,

@@ -46,6 +46,7 @@ def load_model(params, checkpoint: str):
 def export(model, vocab_file: str, export_base: str, *,
            lower_case: bool = False, max_segment_len: int = 384,
            predict_singletons: bool = False,
+           max_wordpieces: int = coref_module.DEFAULT_MAX_WORDPIECES,
            version: Optional[int] = None) -> Dict[str, str]:
   """Writes the coreference SavedModel; returns {"model": its dir}.
 
@@ -55,7 +56,8 @@ def export(model, vocab_file: str, export_base: str, *,
   report = progress_lib.Progress("export")
   module = coref_module.CorefServingModule(
       model, vocab_file, lower_case=lower_case,
-      max_segment_len=max_segment_len, predict_singletons=predict_singletons)
+      max_segment_len=max_segment_len, predict_singletons=predict_singletons,
+      max_wordpieces=max_wordpieces)
   version, (tmp,) = export_lib._claim_version([export_base], version)  # pylint: disable=protected-access
   export_dir = f"{export_base.rstrip('/')}/{version}"
   with atomic_io.removed_on_error(tmp):
@@ -74,7 +76,9 @@ def export(model, vocab_file: str, export_base: str, *,
 
 def export_from_params(params, checkpoint: str, export_base: str,
                        vocab_file: Optional[str] = None,
-                       version: Optional[int] = None) -> Dict[str, str]:
+                       version: Optional[int] = None,
+                       max_wordpieces: int = coref_module.DEFAULT_MAX_WORDPIECES
+                       ) -> Dict[str, str]:
   """export() with the tokenizer and segment length of the task config."""
   data = params.task.validation_data
   vocab = vocab_file or data.vocab_file or params.task.train_data.vocab_file
@@ -84,4 +88,4 @@ def export_from_params(params, checkpoint: str, export_base: str,
                 lower_case=data.do_lower_case,
                 max_segment_len=data.max_segment_len,
                 predict_singletons=params.task.predict_singletons,
-                version=version)
+                max_wordpieces=max_wordpieces, version=version)

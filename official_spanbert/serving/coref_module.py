@@ -29,8 +29,14 @@ training runs, inside the SavedModel:
   4. mentions as character offsets (Unicode code points, end exclusive) with
      a cluster id, sorted by position.
 
-Invalid UTF-8 becomes U+FFFD first; empty text gives no mentions. Only core
-TF and tf.text ops are used.
+Invalid UTF-8 becomes U+FFFD first; empty text gives no mentions. A batch
+of texts and a text of more than `max_wordpieces` wordpieces are refused with
+one-line InvalidArgument errors that say what to do. Only core TF and tf.text
+ops are used.
+
+Example:
+  module = CorefServingModule(model, "vocab.txt", max_wordpieces=32768)
+  module.resolve(tf.constant("Jane saw her sister. She waved."))
 """
 
 from typing import Dict
@@ -42,6 +48,7 @@ import tensorflow_text as tf_text
 from official_spanbert.data import tokenization
 
 SENTENCE_END_WORDS = (".", "!", "?")
+DEFAULT_MAX_WORDPIECES = 32768
 OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
                "mention_texts", "num_clusters")
 
@@ -129,14 +136,18 @@ class CorefServingModule(tf.Module):
     vocab_file, lower_case: its tokenizer.
     max_segment_len: segment length, as in training.
     predict_singletons: output unlinked spans with mention score > 0.
+    max_wordpieces: longer texts are refused (0: no limit); memory and time
+      grow linearly with the length (the model scores in chunks).
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
-               max_segment_len: int = 384, predict_singletons: bool = False):
+               max_segment_len: int = 384, predict_singletons: bool = False,
+               max_wordpieces: int = DEFAULT_MAX_WORDPIECES):
     super().__init__(name="coref_serving")
     self._model = _Untracked(model)
     self.vocab = tokenization.load_vocab(vocab_file)
     self.max_segment_len = max_segment_len
+    self.max_wordpieces = max_wordpieces
     self.predict_singletons = predict_singletons
     table = tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -217,10 +228,32 @@ class CorefServingModule(tf.Module):
         "num_clusters": tf.reduce_max(tf.concat([clusters, [-1]], 0)) + 1,
     }
 
-  @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+  def _checked(self, text: tf.Tensor) -> tf.Tensor:
+    """The scalar text, after refusing a batch with a clear error."""
+    one = tf.debugging.Assert(tf.equal(tf.rank(text), 0), [
+        tf.strings.format("resolve takes one text (a scalar string), not a "
+                          "batch of shape {}: send one request per text",
+                          tf.shape(text))])
+    with tf.control_dependencies([one]):
+      return tf.reshape(text, [])
+
+  def _within_limit(self, text: tf.Tensor) -> tf.Tensor:
+    """The number of wordpieces, after refusing more than max_wordpieces."""
+    n = tf.size(self._bert.tokenize(text[None]).flat_values)
+    if not self.max_wordpieces:
+      return n
+    fits = tf.debugging.Assert(n <= self.max_wordpieces, [
+        tf.strings.format(
+            "the text has {} wordpieces, more than the {} this model was "
+            "exported for (max_wordpieces): split the text or re-export with "
+            "a larger --coref_max_wordpieces", (n, self.max_wordpieces))])
+    with tf.control_dependencies([fits]):
+      return tf.identity(n)
+
+  @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
   def resolve(self, text):
     """Mentions (character offsets, end exclusive) and their cluster ids."""
-    text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8",
+    text = tf.strings.unicode_transcode(self._checked(text), "UTF-8", "UTF-8",
                                         errors="replace",
                                         replacement_char=0xFFFD)
     empty = {"mention_starts": tf.zeros([0], tf.int32),
@@ -228,7 +261,7 @@ class CorefServingModule(tf.Module):
              "cluster_ids": tf.zeros([0], tf.int32),
              "mention_texts": tf.zeros([0], tf.string),
              "num_clusters": tf.constant(0)}
-    has_words = tf.size(self._bert.tokenize(text[None]).flat_values) > 0
+    has_words = self._within_limit(text) > 0
     return tf.cond(has_words, lambda: self._resolve(text), lambda: empty)
 
   @property

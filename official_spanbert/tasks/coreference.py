@@ -58,6 +58,7 @@ from official_spanbert.modeling import activations  # noqa: F401  (registers gel
 from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_optimizer
+from official_spanbert.modeling import coref_reference
 
 PREDICTIONS_DIR = "predictions"
 PREDICTIONS_FILE = "predictions.conll"
@@ -92,7 +93,11 @@ class CorefModelConfig(base_config.Config):
   """CorefModel settings (modeling/coref_model.py); `mlm_activation` lets a
   converted checkpoint's params.yaml apply unchanged (unused).
   `suppress_crossing_spans` (on, as the reference) skips pruning candidates
-  that cross a higher-scoring kept span."""
+  that cross a higher-scoring kept span. `max_top_spans` caps the spans kept
+  (3900, the reference's cap; 0: top_span_ratio alone); `chunk_size` bounds inference memory (spans
+  scored per chunk; 0: the whole document at once). `variant: reference` is
+  mandarjoshi90/coref's independent model (modeling/coref_reference.py, with
+  `coref_depth` refinement rounds and `max_segment_distance` buckets)."""
   encoder: encoders.EncoderConfig = dataclasses.field(
       default_factory=spanbert_configs.bert_encoder)
   mlm_activation: str = "gelu"
@@ -105,6 +110,11 @@ class CorefModelConfig(base_config.Config):
   dropout_rate: float = 0.3
   use_speaker: bool = True
   suppress_crossing_spans: bool = True
+  max_top_spans: int = 3900
+  chunk_size: int = 128
+  variant: str = "default"
+  coref_depth: int = 2
+  max_segment_distance: int = 3
 
 
 @dataclasses.dataclass
@@ -141,15 +151,26 @@ def _tokenizer(params: CorefDataConfig) -> tokenization.WordpieceTokenizer:
 
 
 def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
-  """CorefModel on the configured encoder."""
-  return coref_model.CorefModel(
-      encoders.build_encoder(params.encoder),
+  """CorefModel (or, with variant: reference, ReferenceCorefModel) on the
+  configured encoder."""
+  if params.variant not in ("default", "reference"):
+    raise ValueError(f"task.model.variant must be 'default' or 'reference', "
+                     f"got {params.variant!r}")
+  extra = {}
+  cls = coref_model.CorefModel
+  if params.variant == "reference":
+    cls = coref_reference.ReferenceCorefModel
+    extra = dict(coref_depth=params.coref_depth,
+                 max_segment_distance=params.max_segment_distance)
+  return cls(
+      encoders.build_encoder(params.encoder), **extra,
       max_span_width=params.max_span_width, feature_size=params.feature_size,
       ffnn_size=params.ffnn_size, ffnn_depth=params.ffnn_depth,
       top_span_ratio=params.top_span_ratio,
       max_top_antecedents=params.max_top_antecedents,
       dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
-      suppress_crossing_spans=params.suppress_crossing_spans)
+      suppress_crossing_spans=params.suppress_crossing_spans,
+      max_top_spans=params.max_top_spans, chunk_size=params.chunk_size)
 
 
 def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:

@@ -1,0 +1,175 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""Peak memory and time of the exported coreference model's `resolve`.
+
+For each --sizes encoder (`tiny`: 3 layers, hidden 96, the size of issue 38's
+measurement; `base`: configs/models/base.yaml) and each --chunk_sizes value
+(task.model.chunk_size; 0 scores the whole document at once, as before issue
+38), builds spanbert/coref with RANDOM weights (memory and time do not depend
+on the values; the number of spans kept is fixed by top_span_ratio), exports
+it with serving/coref_export.export (segments of 384, no length limit) and
+then, for each --wordpieces length, starts a FRESH process that loads the
+SavedModel, makes one warm-up call on a short text, resets the peak RSS
+(/proc/self/clear_refs) and times one `resolve` on English prose (whole
+paragraphs of Austen from the shared corpus, up to the length). It prints
+one markdown row per run: peak RSS above the loaded, warmed-up model, and
+seconds. A run over --max_seconds is stopped and reported as such;
+chunk_size 0 runs only up to --whole_max_wordpieces.
+
+  .venv/bin/python -m benchmarks.bench_coref_memory --sizes tiny \
+      --chunk_sizes 128 0 --wordpieces 2000 8000 32000
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchmarks import common
+
+
+def _rss_kb(field: str) -> int:
+  with open("/proc/self/status", encoding="ascii") as f:
+    for line in f:
+      if line.startswith(field + ":"):
+        return int(line.split()[1])
+  raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def worker(model_dir: str, text_file: str) -> None:
+  """Runs in a fresh process: one JSON line of memory (MB) and seconds."""
+  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow_text  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import  (its ops)
+  with open(text_file, encoding="utf-8") as f:
+    text = f.read()
+  resolve = tf.saved_model.load(model_dir).signatures["resolve"]
+  resolve(text=tf.constant("Jane saw her sister. She waved at her."))
+  loaded = _rss_kb("VmRSS")
+  with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+    f.write("5")  # the peak (VmHWM) restarts from the current RSS
+  start = time.perf_counter()
+  out = resolve(text=tf.constant(text))
+  seconds = time.perf_counter() - start
+  print(json.dumps({"loaded_mb": loaded / 1024,
+                    "peak_above_mb": (_rss_kb("VmHWM") - loaded) / 1024,
+                    "seconds": seconds,
+                    "mentions": int(out["mention_starts"].shape[0])}))
+
+
+def _texts(lengths, vocab):
+  """Prose of up to each length in wordpieces: (text, wordpieces, words)."""
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  tokenizer = tokenization.WordpieceTokenizer(vocab)
+  with open(common.data_path("corpus", "austen.txt"), encoding="utf-8") as f:
+    paragraphs = [p.strip() for p in f if p.strip()][:4000]
+  counts = [int(n) for n in
+            tokenizer.tokenize(paragraphs)[0].row_lengths().numpy()]
+  out = []
+  for length in lengths:
+    total, end = 0, 0
+    while end < len(paragraphs) and total + counts[end] <= length:
+      total += counts[end]
+      end += 1
+    text = "\n".join(paragraphs[:end])
+    out.append((text, total, len(text.split())))
+  return out
+
+
+def _model(size: str, chunk_size: int):
+  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  params = exp_factory.get_exp_config("spanbert/coref")
+  if size == "tiny":
+    enc = params.task.model.encoder.bert_v2
+    enc.num_layers, enc.hidden_size = 3, 96
+    enc.num_attention_heads, enc.intermediate_size = 2, 384
+    enc.vocab_size = 28996
+  else:
+    params = params_dict.override_params_dict(
+        params, yaml_files.path(f"models/{size}.yaml"), is_strict=True)
+  params.task.model.chunk_size = chunk_size
+  return coreference.build_model(params.task.model)
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+  ap.add_argument("--sizes", nargs="+", default=["tiny"])
+  ap.add_argument("--chunk_sizes", type=int, nargs="+", default=[128, 0])
+  ap.add_argument("--wordpieces", type=int, nargs="+",
+                  default=[2000, 8000, 32000])
+  ap.add_argument("--whole_max_wordpieces", type=int, default=8000,
+                  help="chunk_size 0 only up to this length (it took +11 GB "
+                  "at 24,000 words before issue 38)")
+  ap.add_argument("--max_seconds", type=float, default=1800)
+  ap.add_argument("--worker", nargs=2, metavar=("MODEL_DIR", "TEXT_FILE"))
+  args = ap.parse_args()
+  if args.worker:
+    worker(*args.worker)
+    return
+  print(common.machine())
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  vocab = common.data_path("vocab", "bert-base-cased-vocab.txt")
+  work = tempfile.mkdtemp(prefix="coref_memory_")
+  texts = _texts(args.wordpieces, vocab)
+  print("| size | chunk_size | wordpieces | words | peak RSS above loaded "
+        "| seconds | loaded RSS | mentions |")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|")
+  for size in args.sizes:
+    for chunk in args.chunk_sizes:
+      export_dir = coref_export.export(
+          _model(size, chunk), vocab, os.path.join(work, f"{size}_{chunk}"),
+          max_wordpieces=0)["model"]
+      for text, pieces, words in texts:
+        if not chunk and pieces > args.whole_max_wordpieces:
+          print(f"| {size} | {chunk} | {pieces:,} | {words:,} | not run "
+                f"(--whole_max_wordpieces) | | | |", flush=True)
+          continue
+        text_file = os.path.join(work, f"text_{pieces}.txt")
+        with open(text_file, "w", encoding="utf-8") as f:
+          f.write(text)
+        try:
+          run = subprocess.run(
+              [sys.executable, "-m", "benchmarks.bench_coref_memory",
+               "--worker", export_dir, text_file], capture_output=True,
+              text=True, check=False, timeout=args.max_seconds,
+              cwd=common.REPO)
+        except subprocess.TimeoutExpired:
+          print(f"| {size} | {chunk} | {pieces:,} | {words:,} | stopped "
+                f"after {args.max_seconds:.0f} s | | | |", flush=True)
+          continue
+        lines = run.stdout.strip().splitlines()
+        if run.returncode or not lines:
+          tail = run.stderr.strip().splitlines()[-1:] or ["?"]
+          print(f"| {size} | {chunk} | {pieces:,} | {words:,} | failed "
+                f"(exit {run.returncode}: {tail[0][:80]}) | | | |",
+                flush=True)
+          continue
+        r = json.loads(lines[-1])
+        print(f"| {size} | {chunk} | {pieces:,} | {words:,} | "
+              f"{r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
+              f"{r['loaded_mb']:,.0f} MB | {r['mentions']:,} |", flush=True)
+  print(f"load avg at end {common.load_avg()}")
+
+
+if __name__ == "__main__":
+  main()
