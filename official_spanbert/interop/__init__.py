@@ -80,9 +80,13 @@ from official_spanbert.interop.hf_files import HFBertConfig
 from official_spanbert.interop.hf_files import PARAMS_FILE
 from official_spanbert.interop.hf_files import VOCAB_FILE
 from official_spanbert.interop.hf_files import write_safetensors
+from official_spanbert.interop.fairseq_to_tf import fairseq_to_tf
 from official_spanbert.interop.hf_to_tf import hf_to_tf
 from official_spanbert.interop.hf_to_tf import params_dict
 from official_spanbert.interop.progress import ConversionResult
+from official_spanbert.interop.sbo_map import FILE as SBO_FILE
+from official_spanbert.interop.tf1_to_tf import tf1_to_tf
+from official_spanbert.interop.tf_to_hf import read_model
 from official_spanbert.interop.tf_to_hf import read_params
 from official_spanbert.interop.tf_to_hf import tf_to_hf
 from official_spanbert.interop.weight_map import build_model
