@@ -274,3 +274,246 @@ def test_mlm_and_sbo_match_the_reference_and_fill_spans_agrees(
         assert top_ids[r, j].tolist() == want.tolist(), (head, r, c)
         np.testing.assert_allclose(top_scores[r, j],
                                    ref_lp[index[(r, c)]][want], atol=TOL)
+
+
+def _variables(prefix):
+  reader = tf.train.load_checkpoint(prefix)
+  return {n: reader.get_tensor(n) for n, _ in tf.train.list_variables(prefix)
+          if n.endswith("VARIABLE_VALUE")}
+
+
+def _fake_reference_module(monkeypatch):
+  """The reference's pair_bert.BertConfig class, importable for torch.save."""
+  module = types.ModuleType("fairseq.models.pair_bert")
+  config_cls = type("BertConfig", (), {"__module__": module.__name__})
+  module.BertConfig = config_cls
+  for name in ("fairseq", "fairseq.models"):
+    monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+  monkeypatch.setitem(sys.modules, module.__name__, module)
+  return config_cls
+
+
+def test_full_fairseq_checkpoint_without_prefix_converts_identically(
+    reference, converted, small_vocab, tmp_path, monkeypatch):
+  """Weights under "model", no `decoder.`, heads from args.config."""
+  d, _, _ = reference
+  config = _fake_reference_module(monkeypatch)()
+  config.num_attention_heads, config.hidden_size = 4, 48
+  state = torch.load(d / "model.pt", weights_only=True)
+  torch.save({"model": {k[len("decoder."):]: v for k, v in state.items()},
+              "args": argparse.Namespace(arch="bert_pair", config=config,
+                                         max_pair_targets=T),
+              "optimizer_history": [{"num_updates": 3}],
+              "extra_state": {"val_loss": 2.5}}, tmp_path / "checkpoint.pt")
+  monkeypatch.delitem(sys.modules, "fairseq.models.pair_bert")  # as users
+  result = hc.fairseq_to_tf(str(tmp_path / "checkpoint.pt"),
+                            str(tmp_path / "out"), vocab_file=small_vocab,
+                            progress=False)
+  assert result.items == converted[1].items
+  a, b = _variables(converted[1].checkpoint), _variables(result.checkpoint)
+  assert sorted(a) == sorted(b)
+  assert all(np.array_equal(a[n], b[n]) for n in a)
+
+
+class _RunsCode:
+  def __reduce__(self):
+    return (os.getcwd, ())  # harmless, but a call: pickle could run anything
+
+
+def test_a_file_that_would_run_code_is_refused(reference, small_vocab,
+                                               tmp_path):
+  d, _, _ = reference
+  state = torch.load(d / "model.pt", weights_only=True)
+  torch.save({"model": state, "extra": _RunsCode()}, tmp_path / "model.pt")
+  with pytest.raises(hc.ConversionError,
+                     match=r"model\.pt needs posix\.getcwd to load, which "
+                     r"could run code; refused"):
+    hc.fairseq_to_tf(str(tmp_path / "model.pt"), str(tmp_path / "out"),
+                     vocab_file=small_vocab, progress=False)
+
+
+def test_heads_come_from_the_reference_architectures_or_bert_config(
+    reference, small_vocab, tmp_path):
+  d, _, _ = reference
+  with pytest.raises(hc.ConversionError,
+                     match=r"2 layers, hidden 48, FFN 96 match none of the "
+                     r"reference's architectures .* pass --bert_config"):
+    hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "out"),
+                     vocab_file=small_vocab, progress=False)
+  from official_spanbert.interop import fairseq_files  # pylint: disable=g-import-not-at-top
+  for layers, hidden, ffn, name, heads in (
+      (12, 768, 3072, "cased_bert_pair", 12),
+      (24, 1024, 4096, "cased_bert_pair_large", 16)):
+    state = {"embeddings.word_embeddings.weight": np.empty((28996, hidden)),
+             "embeddings.position_embeddings.weight": np.empty((512, 1)),
+             "embeddings.token_type_embeddings.weight": np.empty((2, 1)),
+             "encoder.layer.0.intermediate.dense.weight": np.empty(
+                 (ffn, 1))}
+    state.update({f"encoder.layer.{i}.output.dense.bias": np.empty(1)
+                  for i in range(layers)})
+    config = fairseq_files.infer_config(state, name)
+    assert (config.num_hidden_layers, config.hidden_size,
+            config.num_attention_heads, config.intermediate_size,
+            config.hidden_act) == (layers, hidden, heads, ffn, "gelu")
+
+
+def test_sbo_head_survives_tf_hf_tf(reference, converted, tmp_path):
+  _, mlm, sbo = reference
+  out, _ = converted
+  exported = hc.tf_to_hf(out, str(tmp_path / "hf"), progress=False)
+  assert exported.items == ["encoder", "masked_lm", "span_boundary"]
+  assert exported.dropped == []
+  import safetensors  # pylint: disable=g-import-not-at-top
+  path = str(tmp_path / "hf" / hc.SBO_FILE)
+  with safetensors.safe_open(path, framework="pt") as f:
+    meta = f.metadata()
+    written = {k: f.get_tensor(k) for k in f.keys()}
+  assert (meta["max_targets"], meta["position_embedding_size"],
+          meta["hidden_act"]) == (str(T), str(P), "gelu")
+  # The reference's own head loads it (the decoder is the word embeddings).
+  fresh = _RefPairTargetHead(mlm.bert.embeddings.word_embeddings.weight, T, P)
+  missing, unexpected = fresh.load_state_dict(written, strict=False)
+  assert missing == ["decoder.weight"] and not unexpected
+  for k, v in sbo.state_dict().items():
+    if k != "decoder.weight":
+      assert torch.equal(written[k], v), k
+  _, info = transformers.BertForMaskedLM.from_pretrained(
+      str(tmp_path / "hf"), local_files_only=True, output_loading_info=True)
+  assert not info["missing_keys"], info
+
+  back = hc.hf_to_tf(str(tmp_path / "hf"), str(tmp_path / "tf"),
+                     progress=False)
+  assert back.items == ["encoder", "masked_lm", "span_boundary"]
+  a, b = _variables(os.path.join(out, hc.CHECKPOINT_NAME)), _variables(
+      back.checkpoint)
+  assert sorted(a) == sorted(b)
+  assert all(np.array_equal(a[n], b[n]) for n in a)
+  with open(tmp_path / "tf" / hc.PARAMS_FILE) as f:
+    model = yaml.safe_load(f)["task"]["model"]
+  assert (model["sbo_max_targets"], model["sbo_position_embedding_size"],
+          model["sbo_activation"]) == (T, P, hc.EXACT_GELU)
+
+
+def _run_tool(capsys, *args):
+  tool.FLAGS.unparse_flags()
+  tool.FLAGS(["convert_checkpoint", *args])
+  try:
+    return tool.main(["convert_checkpoint"]), capsys.readouterr()
+  finally:
+    tool.FLAGS.unparse_flags()
+
+
+def test_tf_to_hf_from_a_truncated_checkpoint_is_one_line(converted, tmp_path,
+                                                          capsys):
+  """Issue 39 probe: IndexError 'Read less bytes than requested' before."""
+  src = tmp_path / "truncated"
+  src.mkdir()
+  for name in os.listdir(converted[0]):
+    with open(os.path.join(converted[0], name), "rb") as f:
+      data = f.read()
+    if ".data-" in name:
+      data, data_file = data[:len(data) // 2], str(src / name)
+    (src / name).write_bytes(data)
+  rc, out = _run_tool(capsys, "--direction=tf_to_hf", f"--input={src}",
+                      f"--output={tmp_path / 'hf'}")
+  assert rc == 1 and "Traceback" not in out.err
+  errors = [l for l in out.err.splitlines() if "error" in l]  # not progress
+  assert len(errors) == 1 and errors == out.err.splitlines()[-1:], out.err
+  assert errors[0].startswith(f"convert_checkpoint: error: cannot read "
+                              f"{data_file} ("), out.err
+  assert "truncated or corrupt" in out.err
+  assert not (tmp_path / "hf" / "model.safetensors").exists()
+
+
+def test_vocab_must_match_the_embeddings(reference, small_vocab, tmp_path,
+                                         capsys):
+  """Issue 39 item 7: hf_to_tf (and fairseq_to_tf) with a shorter vocab
+  refuse unless allowed, then warn; a longer one is always refused."""
+  d, mlm, _ = reference
+  with open(small_vocab, encoding="utf-8") as f:
+    tokens = f.read().splitlines()
+  hf = tmp_path / "hf"
+  mlm.save_pretrained(str(hf))
+  capsys.readouterr()  # transformers' progress bar
+  (hf / "vocab.txt").write_text("\n".join(tokens[:-25]) + "\n")
+  rc, out = _run_tool(capsys, "--direction=hf_to_tf", f"--input={hf}",
+                      f"--output={tmp_path / 'a'}")
+  assert rc == 1 and out.err.count("\n") == 1, out.err
+  assert (f"vocab {hf}/vocab.txt has 1600 tokens but {hf}/config.json has "
+          "1625 word embeddings: ids 1600..1624 (25) have no token; use the "
+          "vocab the checkpoint was trained with, or pass "
+          "--allow_vocab_mismatch") in out.err
+  rc, out = _run_tool(capsys, "--direction=hf_to_tf", f"--input={hf}",
+                      f"--output={tmp_path / 'b'}", "--allow_vocab_mismatch")
+  assert rc == 0, out.err
+  assert ("convert_checkpoint: warning: vocab " in out.err and
+          "ids 1600..1624 (25) have no token\n" in out.err)
+  with open(tmp_path / "b" / hc.CONVERSION_FILE) as f:
+    assert "ids 1600..1624" in json.load(f)["warnings"][0]
+
+  longer = tmp_path / "longer.txt"
+  longer.write_text("\n".join(tokens + ["extra1", "extra2"]) + "\n")
+  with pytest.raises(hc.ConversionError,
+                     match=r"has 1627 tokens but .*model\.pt has 1625 word "
+                     r"embeddings: ids 1625\.\.1626 would index past the "
+                     r"table"):
+    hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "c"),
+                     vocab_file=str(longer),
+                     bert_config=str(d / "bert_config.json"),
+                     allow_vocab_mismatch=True, progress=False)
+
+
+def test_tool_fairseq_to_tf(reference, small_vocab, tmp_path, capsys):
+  d, _, _ = reference
+  rc, out = _run_tool(capsys, "--direction=fairseq_to_tf",
+                      f"--input={d / 'model.pt'}", f"--output={tmp_path}")
+  assert rc == 1 and out.err.count("\n") == 1
+  assert "fairseq_to_tf needs --vocab_file" in out.err
+  rc, out = _run_tool(capsys, "--direction=fairseq_to_tf",
+                      f"--input={d / 'model.pt'}", f"--output={tmp_path}",
+                      f"--vocab_file={small_vocab}",
+                      f"--bert_config={d / 'bert_config.json'}")
+  assert rc == 0, out.err
+  assert "warning: " in out.err and "no pooler and no NSP head" in out.err
+  assert out.out.splitlines()[-1].startswith(
+      f"fairseq_to_tf: wrote encoder, masked_lm, span_boundary (")
+
+
+def test_clamp_attention_clamps_scores_as_the_reference():
+  """Scores above 1e4 are clamped before the mask and softmax."""
+  from official_spanbert.modeling import attention_clamp  # pylint: disable=g-import-not-at-top
+  query = np.array([[[1.0, 0.0]]], np.float32)           # [B, T=1, 2]
+  keys = np.array([[[3e4, 0.0], [2e4, 1.0], [-3e4, 0.0], [1.0, 0.0]]],
+                  np.float32) * math.sqrt(2.0)          # [B, S=4, 2]
+  mask = np.array([[[1, 1, 1, 0]]], bool)               # last key masked
+  got = {}
+  for name, cls in (("clamped", attention_clamp.ClampedMultiHeadAttention),
+                    ("plain", tf.keras.layers.MultiHeadAttention)):
+    layer = cls(num_heads=1, key_dim=2)
+    layer(query, keys, attention_mask=mask)  # build
+    eye = np.eye(2, dtype=np.float32)
+    for w in layer.weights:  # identity projections, zero biases
+      shape = w.shape.as_list()
+      w.assign(eye.reshape(shape) if len(shape) == 3 else np.zeros(shape))
+    out, probs = layer(query, keys, attention_mask=mask,
+                       return_attention_scores=True)
+    got[name] = (out.numpy(), probs.numpy()[0, 0, 0])
+  # The reference: scores / sqrt(d), clamp(+-1e4), + mask, softmax.
+  q, k = torch.tensor(query), torch.tensor(keys)
+  scores = torch.clamp(q @ k.transpose(1, 2) / math.sqrt(2.0), -1e4, 1e4)
+  scores = scores + (1.0 - torch.tensor(mask, dtype=torch.float32)) * -1e4
+  ref = torch.softmax(scores, -1)[0, 0].numpy()
+  np.testing.assert_allclose(got["clamped"][1], ref, atol=1e-6)
+  np.testing.assert_allclose(got["clamped"][1], [0.5, 0.5, 0, 0], atol=1e-6)
+  np.testing.assert_allclose(got["plain"][1], [1, 0, 0, 0], atol=1e-6)
+  np.testing.assert_allclose(got["clamped"][0][0, 0],
+                             ref @ keys[0], rtol=1e-6)
+
+
+def test_clamp_attention_option_reaches_every_layer(converted):
+  from official_spanbert.modeling import attention_clamp  # pylint: disable=g-import-not-at-top
+  model, _ = _load(converted[0])
+  layers = model.encoder_network.transformer_layers
+  assert len(layers) == 2 and all(
+      type(l._attention_layer) is attention_clamp.ClampedMultiHeadAttention  # pylint: disable=protected-access
+      for l in layers)
