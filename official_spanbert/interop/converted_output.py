@@ -33,9 +33,20 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import yaml
 
+from official.nlp.configs import encoders
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import progress as progress_lib
 from official_spanbert.interop import weight_map
+
+
+def params_dict(encoder_config: encoders.EncoderConfig,
+                mlm_activation: str, **model) -> Dict[str, Any]:
+  """The params override (task.model) for a converted encoder; `model` adds
+  other task.model fields (e.g. use_sbo, sbo_max_targets)."""
+  return {"task": {"model": {
+      "encoder": {"type": encoder_config.type,
+                  encoder_config.type: encoder_config.get().as_dict()},
+      "mlm_activation": mlm_activation, **model}}}
 
 
 def write(model, items: Sequence[str], output_dir: str,

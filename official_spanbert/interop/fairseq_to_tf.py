@@ -39,7 +39,6 @@ from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
 from official_spanbert.interop import fairseq_files
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import hf_to_tf
 from official_spanbert.interop import progress as progress_lib
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import vocab_check
@@ -126,7 +125,7 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
     logging.warning("%s", warning)
   prefix, written = converted_output.write(
       model, items, output_dir,
-      hf_to_tf.params_dict(encoder_config, activation, **model_params),
+      converted_output.params_dict(encoder_config, activation, **model_params),
       vocab_file,
       {"direction": "fairseq_to_tf", "source": os.path.abspath(model_file),
        "architecture": arch[0], "initialized": initialized,

@@ -19,13 +19,12 @@ See the package docstring (interop/__init__.py) for what is written.
 
 import dataclasses
 import os
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 from absl import logging
 import numpy as np
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
-from official.nlp.configs import encoders
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
@@ -35,16 +34,7 @@ from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
 
 ConversionError = hf_files.ConversionError
-
-
-def params_dict(encoder_config: encoders.EncoderConfig,
-                mlm_activation: str, **model) -> Dict[str, Any]:
-  """The params override (task.model) for a converted encoder; `model` adds
-  other task.model fields (e.g. use_sbo, sbo_max_targets)."""
-  return {"task": {"model": {
-      "encoder": {"type": encoder_config.type,
-                  encoder_config.type: encoder_config.get().as_dict()},
-      "mlm_activation": mlm_activation, **model}}}
+params_dict = converted_output.params_dict
 
 
 def hf_to_tf(input_dir: str, output_dir: str, *,

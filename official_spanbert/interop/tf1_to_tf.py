@@ -42,7 +42,6 @@ from official.nlp.tools import tf1_bert_checkpoint_converter_lib as mg_tf1
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import hf_to_tf
 from official_spanbert.interop import progress as progress_lib
 from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
@@ -79,6 +78,9 @@ def _renamed(prefix: str, num_heads: int) -> Dict[str, np.ndarray]:
   """Google's tensors under BertEncoderV2 names, by Model Garden's converter."""
   with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "ckpt")
+    # Model Garden's converter logs a line per variable at INFO.
+    verbosity = tf.compat.v1.logging.get_verbosity()
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.WARN)
     try:
       mg_tf1.convert(prefix, out, num_heads,
                      mg_tf1.BERT_V2_NAME_REPLACEMENTS,
@@ -88,6 +90,8 @@ def _renamed(prefix: str, num_heads: int) -> Dict[str, np.ndarray]:
           f"cannot read TF1 checkpoint {prefix} "
           f"({' '.join(str(e).split())[:200]}); it is truncated or not a "
           "TF1 checkpoint") from None
+    finally:
+      tf.compat.v1.logging.set_verbosity(verbosity)
     reader = tf.train.load_checkpoint(out)
     return {name: reader.get_tensor(name)
             for name in reader.get_variable_to_shape_map()}
@@ -194,7 +198,7 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
     lower_case = (True if base.startswith("uncased") else
                   False if base.startswith("cased") else None)
   written_prefix, written = converted_output.write(
-      model, names, output_dir, hf_to_tf.params_dict(encoder_config,
+      model, names, output_dir, converted_output.params_dict(encoder_config,
                                                      activation),
       vocab_file,
       {"direction": "tf1_to_tf", "source": os.path.abspath(prefix),
