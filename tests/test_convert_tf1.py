@@ -22,7 +22,6 @@ pretraining run leaves them; the import's sequence output, MLM logits and
 NSP logits are compared with that model. Unit tier (the vocab excerpt).
 """
 
-import importlib
 import json
 import os
 import re
@@ -44,7 +43,7 @@ from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert.modeling import span_bert_pretrainer  # noqa: E402
 
-tool = importlib.import_module("official_spanbert.tools.convert_checkpoint")
+from test_convert_fairseq import _run_tool  # noqa: E402
 
 TOL = 1e-5
 SIZES = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -120,15 +119,6 @@ def google(tmp_path_factory, small_vocab):
                "attention_probs_dropout_prob": 0.1, "type_vocab_size": 2,
                "initializer_range": 0.02, **SIZES}, f)
   return d, model
-
-
-def _run_tool(capsys, *args):
-  tool.FLAGS.unparse_flags()
-  tool.FLAGS(["convert_checkpoint", *args])
-  try:
-    return tool.main(["convert_checkpoint"]), capsys.readouterr()
-  finally:
-    tool.FLAGS.unparse_flags()
 
 
 def test_tf1_checkpoint_matches_bert_for_pretraining(google, tmp_path,
