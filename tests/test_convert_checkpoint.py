@@ -369,8 +369,9 @@ def _random_tf_checkpoint(directory, cased_vocab, use_sbo=True):
 def test_round_trip_tf_hf_tf_is_exact(tmp_path, cased_vocab):
   prefix, model = _random_tf_checkpoint(str(tmp_path / "tf"), cased_vocab)
   exported = hc.tf_to_hf(prefix, str(tmp_path / "hf"))
-  assert exported.items == ["encoder", "masked_lm", "next_sentence"]
-  assert exported.dropped == ["span_boundary"]
+  assert exported.items == ["encoder", "masked_lm", "next_sentence",
+                            "span_boundary"]  # the SBO head beside the HF files
+  assert exported.dropped == []
   with open(tmp_path / "hf" / "config.json") as f:
     config = json.load(f)
   assert config["architectures"] == ["BertForPreTraining"]
@@ -391,7 +392,11 @@ def test_round_trip_tf_hf_tf_is_exact(tmp_path, cased_vocab):
 
   back = hc.hf_to_tf(str(tmp_path / "hf"), str(tmp_path / "tf2"))
   assert back.items == exported.items
-  reread, _ = _load_converted(str(tmp_path / "tf2"), use_next_sentence=True)
+  reread = hc.build_model(*hc.read_params(str(tmp_path / "tf2" /
+                                              hc.PARAMS_FILE)),
+                          use_next_sentence=True, use_sbo=True)
+  assert checkpoints.restore(reread, str(tmp_path / "tf2")) == sorted(
+      back.items)
   for item in back.items:
     a = hc.item_variables(model, item)
     b = hc.item_variables(reread, item)
@@ -416,7 +421,8 @@ def test_trainer_model_dir_exports(tmp_path, cased_vocab):
   tf.train.CheckpointManager(checkpoint, model_dir, max_to_keep=1).save(3)
   result = hc.tf_to_hf(model_dir, str(tmp_path / "hf"))
   assert result.checkpoint.endswith("ckpt-3")
-  assert result.items == ["encoder", "masked_lm", "next_sentence"]
+  assert result.items == ["encoder", "masked_lm", "next_sentence",
+                          "span_boundary"]
   assert result.lower_case is False  # cased unless told otherwise
   hf_model = transformers.BertForPreTraining.from_pretrained(
       str(tmp_path / "hf"), local_files_only=True).eval()

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""Converts BERT checkpoints between Hugging Face and our TF format.
+r"""Converts BERT and SpanBERT checkpoints into and out of our TF format.
 
 Hugging Face (BertModel / BertForMaskedLM / BertForPreTraining directory with
 config.json, model.safetensors or pytorch_model.bin, vocab.txt) -> our
@@ -30,6 +30,17 @@ and back (our converted, pretraining or trainer checkpoint + its params.yaml
 
   spanbert-convert-checkpoint --direction=tf_to_hf \
     --input=/tmp/spanbert_run --output=/tmp/spanbert_hf
+
+The reference's fairseq SpanBERT with its trained MLM and SBO heads
+(model.pt of spanbert_large_with_head) and Google's TF1 BERT checkpoints
+(bert_model.ckpt + bert_config.json, MLM and NSP heads kept):
+
+  spanbert-convert-checkpoint --direction=fairseq_to_tf \
+    --input=spanbert_large_with_head/model.pt \
+    --vocab_file=bert-base-cased-vocab.txt --output=/tmp/spanbert_large
+  spanbert-convert-checkpoint --direction=tf1_to_tf \
+    --input=cased_L-12_H-768_A-12/bert_model.ckpt \
+    --bert_config=cased_L-12_H-768_A-12/bert_config.json --output=/tmp/bert
 
 Params with the exact GELU of Hugging Face's "gelu" name the activation
 `spanbert>gelu_exact`, registered by official_spanbert.modeling.activations.
@@ -62,20 +73,41 @@ from official_spanbert.interop import progress
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_enum("direction", None, ["hf_to_tf", "tf_to_hf",
-                                      "coref_tf1_to_tf"],
+DIRECTIONS = ["hf_to_tf", "tf_to_hf", "fairseq_to_tf", "tf1_to_tf",
+              "coref_tf1_to_tf"]
+flags.DEFINE_enum("direction", None, DIRECTIONS,
                   "hf_to_tf: Hugging Face directory -> our checkpoint; "
-                  "tf_to_hf: our checkpoint -> Hugging Face directory.")
+                  "tf_to_hf: our checkpoint -> Hugging Face directory (the "
+                  "SBO head beside it); fairseq_to_tf: the reference's "
+                  "SpanBERT model.pt -> ours (MLM and SBO heads); tf1_to_tf: "
+                  "Google's TF1 bert_model.ckpt -> ours (MLM and NSP heads); "
+                  "coref_tf1_to_tf: mandarjoshi90/coref's model.max.ckpt -> "
+                  "a spanbert/coref run dir (variant reference).")
 flags.DEFINE_string("input", None,
                     "hf_to_tf: the Hugging Face directory. tf_to_hf: our "
-                    "checkpoint prefix or directory (latest checkpoint).")
+                    "checkpoint prefix or directory (latest checkpoint). "
+                    "fairseq_to_tf: model.pt. tf1_to_tf: the bert_model.ckpt "
+                    "prefix or its directory.")
 flags.DEFINE_string("output", None, "Output directory.")
 flags.DEFINE_string("params_file", None,
                     "tf_to_hf: params YAML with task.model.encoder (default: "
                     "params.yaml beside the checkpoint).")
 flags.DEFINE_string("vocab_file", None,
                     "Vocab to use when none is beside the input (tf_to_hf "
-                    "also looks at the params' task.train_data.vocab_file).")
+                    "also looks at the params' task.train_data.vocab_file; "
+                    "fairseq_to_tf needs it: the release's is BERT's cased "
+                    "vocab).")
+flags.DEFINE_string("bert_config", None,
+                    "tf1_to_tf: Google's bert_config.json (required). "
+                    "fairseq_to_tf: optional sizes (default: from the "
+                    "tensors and the reference's architectures).")
+flags.DEFINE_bool("allow_vocab_mismatch", False,
+                  "Imports: convert although the vocab has fewer tokens than "
+                  "the word embeddings (warns, naming the ids without one).")
+flags.DEFINE_bool("clamp_attention", True,
+                  "fairseq_to_tf: write task.model.clamp_attention, the "
+                  "reference's --clamp-attention (+-1e4 attention scores; "
+                  "matters in float16/bfloat16).")
 flags.DEFINE_enum("lower_case", None, ["true", "false"],
                   "The vocab's tokenization (default: from the input's "
                   "tokenizer_config.json / conversion.json; tf_to_hf falls "
@@ -116,7 +148,29 @@ def main(argv):
           FLAGS.input, FLAGS.output, approximate_gelu=FLAGS.approximate_gelu,
           allow_layer_norm_eps_mismatch=FLAGS.allow_layer_norm_eps_mismatch,
           ignore_prefixes=FLAGS.ignore_prefix, vocab_file=FLAGS.vocab_file,
-          lower_case=lower, overwrite=FLAGS.overwrite, progress=report)
+          lower_case=lower, allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
+          overwrite=FLAGS.overwrite, progress=report)
+    elif FLAGS.direction == "fairseq_to_tf":
+      if not FLAGS.vocab_file:
+        raise hf_files.ConversionError(
+            "fairseq_to_tf needs --vocab_file: model.pt has no vocab (the "
+            "release was trained with BERT's cased vocab, 28,996 tokens)")
+      result = interop.fairseq_to_tf(
+          FLAGS.input, FLAGS.output, vocab_file=FLAGS.vocab_file,
+          bert_config=FLAGS.bert_config,
+          clamp_attention=FLAGS.clamp_attention, lower_case=bool(lower),
+          allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
+          overwrite=FLAGS.overwrite, progress=report)
+    elif FLAGS.direction == "tf1_to_tf":
+      if not FLAGS.bert_config:
+        raise hf_files.ConversionError(
+            "tf1_to_tf needs --bert_config: the bert_config.json that comes "
+            "with the checkpoint")
+      result = interop.tf1_to_tf(
+          FLAGS.input, FLAGS.output, bert_config=FLAGS.bert_config,
+          vocab_file=FLAGS.vocab_file, lower_case=lower,
+          allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
+          overwrite=FLAGS.overwrite, progress=report)
     else:
       result = interop.tf_to_hf(
           FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,
@@ -127,11 +181,13 @@ def main(argv):
           OSError) as e:
     sys.stderr.write(f"convert_checkpoint: error: {e}\n")
     return 1
+  for warning in result.warnings:
+    sys.stderr.write(f"convert_checkpoint: warning: {warning}\n")
   if result.initialized:
     print(f"not in the source, initialised: {', '.join(result.initialized)}")
   if result.dropped:
     print(f"left out: {', '.join(result.dropped)}")
-  if FLAGS.direction == "hf_to_tf":
+  if FLAGS.direction != "tf_to_hf":
     case = {True: "uncased: create records with --do_lower_case",
             False: "cased: create records without --do_lower_case",
             None: "unknown: check the source's tokenizer settings"}

@@ -58,6 +58,9 @@ class SpanBertPretrainerConfig(base_config.Config):
       Garden's tanh approximation, `spanbert>gelu_exact` the reference's erf
       form).
     use_next_sentence: add the NSP head (BERT baseline).
+    clamp_attention: clamp the encoder's scaled attention scores to +-1e4
+      before the softmax, as the reference's `--clamp-attention` does
+      (modeling/attention_clamp.py): matters in float16 / bfloat16 only.
     head_projection: how the MLM and SBO logits against the tied table are
       computed: "auto", "layers", "transposed" or "joint"
       (modeling/head_projection.py). The same values either way; "auto" takes
@@ -75,6 +78,7 @@ class SpanBertPretrainerConfig(base_config.Config):
   sbo_position_embedding_size: int = 200
   sbo_activation: str = "gelu"
   use_next_sentence: bool = False
+  clamp_attention: bool = False
   head_projection: str = "auto"
   sbo_max_targets: Optional[int] = None
 

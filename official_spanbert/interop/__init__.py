@@ -12,19 +12,28 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Hugging Face BERT checkpoints <-> our BertEncoderV2 + MaskedLM (+ NSP).
+"""Published BERT / SpanBERT checkpoints <-> our BertEncoderV2 + heads.
 
 Modules, by concern:
 
-  hf_files.py    the files: Hugging Face config.json, weights (safetensors or
-                 PyTorch, sharded or not) and tokenizer files; the names of
-                 what we write; ConversionError.
-  weight_map.py  which Hugging Face tensor is which of our variables, in
-                 which layout; the model those variables belong to (built by
-                 modeling/builder.py, as the pretraining task does).
-  hf_to_tf.py    import: a Hugging Face directory -> our checkpoint.
-  tf_to_hf.py    export: our checkpoint -> a Hugging Face directory.
-  progress.py    progress lines with an ETA, and the one-line summary.
+  hf_files.py          the files: Hugging Face config.json (and Google's
+                       bert_config.json), weights (safetensors or PyTorch,
+                       sharded or not) and tokenizer files; the names of what
+                       we write; ConversionError.
+  weight_map.py        which Hugging Face tensor is which of our variables, in
+                       which layout; the model those variables belong to
+                       (built by modeling/builder.py, as the task does).
+  sbo_map.py           the reference's SBO head <-> our SpanBoundaryHead, and
+                       its file beside a Hugging Face export.
+  fairseq_files.py     the reference's fairseq model.pt, read safely; sizes.
+  vocab_check.py       the vocab against the embedding rows.
+  converted_output.py  the files every import writes.
+  hf_to_tf.py          import: a Hugging Face directory -> our checkpoint.
+  fairseq_to_tf.py     import: the reference's SpanBERT with MLM + SBO heads.
+  tf1_to_tf.py         import: Google's TF1 BERT, through Model Garden's
+                       converter, with MLM + NSP heads.
+  tf_to_hf.py          export: our checkpoint -> a Hugging Face directory.
+  progress.py          progress lines with an ETA, and the one-line summary.
 
 Import (`hf_to_tf.hf_to_tf`): a Hugging Face BERT directory (config.json,
 weights in `model.safetensors` or `pytorch_model.bin`, possibly sharded with
@@ -46,7 +55,8 @@ Export (`tf_to_hf.tf_to_hf`): one of our checkpoints (converted,
 encoder-only, pretraining or trainer checkpoint) plus its params becomes a
 Hugging Face directory (config.json, model.safetensors, vocab.txt, tokenizer
 files) that transformers' BertModel / BertForMaskedLM / BertForPreTraining
-load. The SBO head has no Hugging Face counterpart and is left out.
+load; the SBO head, which has no Hugging Face class, goes beside them in
+span_boundary_head.safetensors (sbo_map.py), which hf_to_tf reads back.
 
 The weight layouts are in weight_map.py.
 
@@ -80,9 +90,13 @@ from official_spanbert.interop.hf_files import HFBertConfig
 from official_spanbert.interop.hf_files import PARAMS_FILE
 from official_spanbert.interop.hf_files import VOCAB_FILE
 from official_spanbert.interop.hf_files import write_safetensors
+from official_spanbert.interop.fairseq_to_tf import fairseq_to_tf
 from official_spanbert.interop.hf_to_tf import hf_to_tf
 from official_spanbert.interop.hf_to_tf import params_dict
 from official_spanbert.interop.progress import ConversionResult
+from official_spanbert.interop.sbo_map import FILE as SBO_FILE
+from official_spanbert.interop.tf1_to_tf import tf1_to_tf
+from official_spanbert.interop.tf_to_hf import read_model
 from official_spanbert.interop.tf_to_hf import read_params
 from official_spanbert.interop.tf_to_hf import tf_to_hf
 from official_spanbert.interop.weight_map import build_model

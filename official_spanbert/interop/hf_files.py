@@ -171,6 +171,13 @@ def read_hf_config(directory: str) -> HFBertConfig:
   path = os.path.join(directory, "config.json")
   if not os.path.exists(path):
     raise ConversionError(f"{directory} has no config.json")
+  return read_bert_config(path)
+
+
+def read_bert_config(path: str) -> HFBertConfig:
+  """A Hugging Face config.json or Google's bert_config.json."""
+  if not os.path.exists(path):
+    raise ConversionError(f"bert config {path} does not exist")
   try:
     with open(path, encoding="utf-8") as f:
       d = json.load(f)
@@ -203,18 +210,18 @@ def _weight_files(directory: str) -> Tuple[str, List[str]]:
                         f"pytorch_model.bin{hint}")
 
 
-def _unreadable(path: str, e: BaseException) -> ConversionError:
+def unreadable(path: str, e: BaseException) -> ConversionError:
   return ConversionError(
       f"cannot read {path} ({type(e).__name__}: {' '.join(str(e).split())}); "
       "it is truncated or corrupt: download or copy it again")
 
 
-def _read_safetensors(path: str) -> Dict[str, np.ndarray]:
+def read_safetensors(path: str) -> Dict[str, np.ndarray]:
   import safetensors  # pylint: disable=g-import-not-at-top
   try:
     return _read_safetensors_file(path)
   except (safetensors.SafetensorError, OSError) as e:
-    raise _unreadable(path, e) from None
+    raise unreadable(path, e) from None
 
 
 def _read_safetensors_file(path: str) -> Dict[str, np.ndarray]:
@@ -244,7 +251,7 @@ def _read_torch(path: str) -> Dict[str, np.ndarray]:
   try:
     state = torch.load(path, map_location="cpu", weights_only=True)
   except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
-    raise _unreadable(path, e) from None
+    raise unreadable(path, e) from None
   if not isinstance(state, dict):
     raise ConversionError(f"{path} does not hold a state dict")
   out = {}
@@ -270,7 +277,7 @@ def read_hf_state_dict(directory: str) -> Dict[str, np.ndarray]:
   for path in files:
     if not os.path.exists(path):
       raise ConversionError(f"weights shard {path} is missing")
-    part = _read_safetensors(path) if fmt == "safetensors" else _read_torch(
+    part = read_safetensors(path) if fmt == "safetensors" else _read_torch(
         path)
     for k, v in part.items():
       if k in state:

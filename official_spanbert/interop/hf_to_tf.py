@@ -18,32 +18,23 @@ See the package docstring (interop/__init__.py) for what is written.
 """
 
 import dataclasses
-import json
 import os
-import shutil
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
+from absl import logging
 import numpy as np
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
-import tensorflow as tf
-import yaml
 
-from official.nlp.configs import encoders
 from official_spanbert.data import tokenization
+from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import sbo_map
+from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
 
 ConversionError = hf_files.ConversionError
-
-
-def params_dict(encoder_config: encoders.EncoderConfig,
-                mlm_activation: str) -> Dict[str, Any]:
-  """The params override (task.model) for a converted encoder."""
-  return {"task": {"model": {
-      "encoder": {"type": encoder_config.type,
-                  encoder_config.type: encoder_config.get().as_dict()},
-      "mlm_activation": mlm_activation}}}
+params_dict = converted_output.params_dict
 
 
 def hf_to_tf(input_dir: str, output_dir: str, *,
@@ -52,6 +43,7 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
              ignore_prefixes: Sequence[str] = (),
              vocab_file: Optional[str] = None,
              lower_case: Optional[bool] = None,
+             allow_vocab_mismatch: bool = False,
              overwrite: bool = False,
              progress: Union[bool, progress_lib.Progress] = True
              ) -> progress_lib.ConversionResult:
@@ -69,6 +61,8 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
     vocab_file: vocab to copy if input_dir has no vocab.txt.
     lower_case: tokenization to record (default: the input's
       tokenizer_config.json do_lower_case, if any).
+    allow_vocab_mismatch: convert although the vocab has fewer tokens than
+      the word embeddings have rows (warns, naming the ids without a token).
     overwrite: replace an earlier conversion in output_dir.
     progress: True: a line about every 10% of the tensors on stderr, with an
       ETA, and a summary line at the end (see progress.py); False: quiet; or
@@ -97,11 +91,11 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
     if not vocab_src:
       raise ConversionError(f"{input_dir} has no vocab.txt; pass a vocab file")
   vocab = tokenization.load_vocab(vocab_src)
-  if vocab.size > config.vocab_size:
-    raise ConversionError(
-        f"vocab {vocab_src} has {vocab.size} tokens but config.json's "
-        f"vocab_size is {config.vocab_size}")
+  warnings = vocab_check.check(vocab, config.vocab_size,
+                               f"{input_dir}/config.json",
+                               allow_vocab_mismatch)
   source_state = hf_files.read_hf_state_dict(input_dir)
+  sbo = sbo_map.read_file(input_dir)  # tf_to_hf writes the SBO head beside
   report.note(f"read {len(source_state)} tensors "
               f"({sum(v.nbytes for v in source_state.values()) / 1e6:.1f} MB)"
               f" from {input_dir}; building the model")
@@ -112,50 +106,43 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
   if approximate_gelu and activation == hf_files.EXACT_GELU:
     activation = "gelu"
     encoder_config.bert_v2.hidden_activation = "gelu"
+  sbo_params = {}
+  if sbo is not None:
+    t, p = sbo_map.head_sizes(sbo[0], f"{input_dir}/{sbo_map.FILE}")
+    sbo_activation = hf_files.HF_TO_TF_ACTIVATION.get(sbo[1], activation)
+    if approximate_gelu and sbo_activation == hf_files.EXACT_GELU:
+      sbo_activation = "gelu"
+    sbo_params = dict(use_sbo=True, max_sbo_targets=t,
+                      sbo_position_embedding_size=p,
+                      sbo_activation=sbo_activation)
   model = weight_map.build_model(encoder_config, activation,
-                                 use_next_sentence=has_nsp)
+                                 use_next_sentence=has_nsp, **sbo_params)
   initialized = weight_map.assign_hf_weights(model, state, config,
                                              source=input_dir, progress=report)
   items = ["encoder"] + (["masked_lm"] if has_mlm else []) + (
       ["next_sentence"] if has_nsp else [])
-
-  os.makedirs(output_dir, exist_ok=True)
-  prefix = os.path.join(output_dir, hf_files.CHECKPOINT_NAME)
-  report.note(f"writing {prefix}")
-  tf.train.Checkpoint(**weight_map.checkpoint_items(model, items)).write(
-      prefix)
-  # The checkpoint state file, so that output_dir works as a checkpoint dir.
-  with open(os.path.join(output_dir, "checkpoint"), "w", encoding="utf-8") as f:
-    f.write(f'model_checkpoint_path: "{hf_files.CHECKPOINT_NAME}"\n'
-            f'all_model_checkpoint_paths: "{hf_files.CHECKPOINT_NAME}"\n')
-  with open(os.path.join(output_dir, hf_files.PARAMS_FILE), "w",
-            encoding="utf-8") as f:
-    f.write("# Converted from a Hugging Face BERT checkpoint: a params "
-            "override for the\n# SpanBERT experiments. Use "
-            f"task.init_checkpoint={prefix}.\n")
-    yaml.safe_dump(params_dict(encoder_config, activation), f,
-                   sort_keys=False)
-  if os.path.abspath(vocab_src) != os.path.abspath(
-      os.path.join(output_dir, hf_files.VOCAB_FILE)):
-    shutil.copyfile(vocab_src, os.path.join(output_dir, hf_files.VOCAB_FILE))
+  if sbo is not None:
+    sbo_map.assign_state(model, sbo[0], None, f"{input_dir}/{sbo_map.FILE}")
+    items.append("span_boundary")
+  for warning in warnings:
+    logging.warning("%s", warning)
   lower = lower_case if lower_case is not None else hf_files.read_lower_case(
       input_dir)
-  with open(os.path.join(output_dir, hf_files.CONVERSION_FILE), "w",
-            encoding="utf-8") as f:
-    json.dump({"direction": "hf_to_tf", "source": os.path.abspath(input_dir),
-               "source_config": dataclasses.asdict(config),
-               "items": items, "initialized": initialized,
-               "lower_case": lower, "activation": activation,
-               "checkpoint": hf_files.CHECKPOINT_NAME}, f, indent=2)
-  written = tf.io.gfile.glob(prefix + ".*") + [
-      os.path.join(output_dir, name) for name in (
-          "checkpoint", hf_files.PARAMS_FILE, hf_files.VOCAB_FILE,
-          hf_files.CONVERSION_FILE)]
+  prefix, written = converted_output.write(
+      model, items, output_dir,
+      params_dict(encoder_config, activation, **sbo_params), vocab_src,
+      {"direction": "hf_to_tf", "source": os.path.abspath(input_dir),
+       "source_config": dataclasses.asdict(config),
+       "initialized": initialized, "lower_case": lower,
+       "activation": activation, "warnings": warnings},
+      "Converted from a Hugging Face BERT checkpoint", report)
   result = progress_lib.ConversionResult(
       output=output_dir, items=items, initialized=initialized,
-      lower_case=lower, checkpoint=prefix, direction="hf_to_tf",
+      warnings=warnings, lower_case=lower, checkpoint=prefix,
+      direction="hf_to_tf",
       tensors=len([e for e in weight_map.weight_map(config.num_hidden_layers)
-                   if e.item in items]),
+                   if e.item in items]) + (
+                       len(sbo_map.ENTRIES) if sbo is not None else 0),
       bytes_written=hf_files.files_size(written))
   return report.finish(result)
 

@@ -30,7 +30,8 @@ class ConversionResult:
     items: checkpoint items written (hf_to_tf) or read (tf_to_hf).
     initialized: TF variables not in the source, left at a seeded
       initialisation (e.g. the pooler of a BertForMaskedLM checkpoint).
-    dropped: source parts not converted (e.g. the SBO head for HF).
+    dropped: source parts not converted (e.g. the NSP head on request).
+    warnings: what the user should know (e.g. vocab ids without a token).
     lower_case: tokenization the vocab expects (None: unknown).
     checkpoint: checkpoint prefix (hf_to_tf: written; tf_to_hf: read).
     direction: "hf_to_tf" or "tf_to_hf".
@@ -42,6 +43,7 @@ class ConversionResult:
   items: List[str]
   initialized: List[str] = dataclasses.field(default_factory=list)
   dropped: List[str] = dataclasses.field(default_factory=list)
+  warnings: List[str] = dataclasses.field(default_factory=list)
   lower_case: Optional[bool] = None
   checkpoint: Optional[str] = None
   direction: str = ""

@@ -31,14 +31,24 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import sbo_map
 from official_spanbert.interop import weight_map
 from official_spanbert.modeling import checkpoints
 
 ConversionError = hf_files.ConversionError
+# The SBO head's relative-position table in our checkpoints: [T, P].
+_SBO_POSITIONS = ("span_boundary/position_embeddings/.ATTRIBUTES/"
+                  "VARIABLE_VALUE")
 
 
 def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
-  """(encoder config, mlm_activation) from a params YAML.
+  """(encoder config, mlm_activation) from a params YAML (see read_model)."""
+  model_config = read_model(path)
+  return model_config.encoder, model_config.mlm_activation
+
+
+def read_model(path: str) -> spanbert_configs.SpanBertPretrainerConfig:
+  """task.model of a params YAML, checked for a Hugging Face export.
 
   Accepts a full params.yaml (as the trainer writes to model_dir) or an
   override with task.model.encoder (configs/models/*.yaml, or the one
@@ -60,10 +70,9 @@ def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
   model_config = spanbert_configs.SpanBertPretrainerConfig()
   try:
     model_config.override(
-        {"encoder": model_d["encoder"],
-         "mlm_activation": model_d.get("mlm_activation",
-                                       model_config.mlm_activation)},
-        is_strict=True)
+        {k: model_d[k] for k in ("encoder", "mlm_activation",
+                                 "sbo_activation", "clamp_attention")
+         if k in model_d}, is_strict=True)
   except (KeyError, ValueError, TypeError) as e:
     raise ConversionError(f"{path}: bad task.model.encoder ({e})") from None
   enc = model_config.encoder
@@ -79,7 +88,8 @@ def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
     if not ok:
       raise ConversionError(f"{path}: {field}={getattr(b, field)} "
                             f"({why}) has no Hugging Face BERT counterpart")
-  for name in (b.hidden_activation, model_config.mlm_activation):
+  for name in (b.hidden_activation, model_config.mlm_activation,
+               model_config.sbo_activation):
     if name not in hf_files.TF_TO_HF_ACTIVATION:
       raise ConversionError(
           f"{path}: activation {name!r} has no Hugging Face counterpart "
@@ -89,7 +99,7 @@ def read_params(path: str) -> Tuple[encoders.EncoderConfig, str]:
         f"{path}: hidden_activation {b.hidden_activation!r} and "
         f"mlm_activation {model_config.mlm_activation!r} differ; Hugging "
         "Face BERT uses one hidden_act for both")
-  return enc, model_config.mlm_activation
+  return model_config
 
 
 def resolve_checkpoint(path: str) -> str:
@@ -114,7 +124,8 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
     checkpoint: checkpoint prefix or directory (its latest checkpoint), with
       an `encoder` item (written by hf_to_tf, the trainer, or
       tf.train.Checkpoint(encoder=...)); `masked_lm` and `next_sentence` are
-      converted when present.
+      converted when present, and `span_boundary` is written beside the
+      Hugging Face files (sbo_map.FILE).
     output_dir: the Hugging Face directory to write.
     params_file: params YAML with task.model.encoder; default: params.yaml
       beside the checkpoint (hf_to_tf and the trainer write one).
@@ -143,7 +154,9 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
   if not os.path.exists(params_file):
     raise ConversionError(f"no params file: {params_file} does not exist; "
                           "pass the params YAML the checkpoint was made with")
-  encoder_config, mlm_activation = read_params(params_file)
+  model_config = read_model(params_file)
+  encoder_config = model_config.encoder
+  mlm_activation = model_config.mlm_activation
   if vocab_file is None:
     beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
     if os.path.exists(beside):
@@ -168,30 +181,51 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
         lower_case = json.load(f).get("lower_case")
     lower_case = bool(lower_case)
 
-  names = {n.split("/", 1)[0] for n, _ in tf.train.list_variables(prefix)}
+  try:
+    shapes = dict(tf.train.list_variables(prefix))
+  except tf.errors.OpError as e:
+    raise ConversionError(
+        f"cannot read {prefix}.index ({' '.join(str(e).split())[:200]}); the "
+        "checkpoint is truncated or corrupt: copy it again or use an earlier "
+        "one") from None
+  names = {n.split("/", 1)[0] for n in shapes}
   if "encoder" not in names:
     raise ConversionError(
         f"checkpoint {prefix} has no `encoder` item (it has "
         f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
         "tf.train.Checkpoint(encoder=...)")
-  dropped = sorted(n for n in names if n in ("span_boundary",))
+  dropped = []
   use_nsp = "next_sentence" in names and not drop_next_sentence
   if "next_sentence" in names and drop_next_sentence:
     dropped.append("next_sentence")
+  use_sbo = "span_boundary" in names
+  sbo_params = {}
+  if use_sbo:  # T and P from the checkpoint, the activation from the params
+    t, p = shapes[_SBO_POSITIONS]
+    sbo_params = dict(use_sbo=True, max_sbo_targets=t,
+                      sbo_position_embedding_size=p,
+                      sbo_activation=model_config.sbo_activation)
   items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
       ["next_sentence"] if use_nsp else [])
   report.note(f"building the model of {params_file}, reading {prefix}")
   model = weight_map.build_model(encoder_config, mlm_activation,
-                                 use_next_sentence=use_nsp)
+                                 use_next_sentence=use_nsp, **sbo_params)
+  read_items = items + (["span_boundary"] if use_sbo else [])
   try:
     status = tf.train.Checkpoint(
-        **weight_map.checkpoint_items(model, items)).read(prefix)
+        **weight_map.checkpoint_items(model, read_items)).read(prefix)
     status.expect_partial().assert_existing_objects_matched()
   except (AssertionError, ValueError, tf.errors.OpError) as e:
     first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
     raise ConversionError(
         f"checkpoint {prefix} does not match the encoder in {params_file}: "
         f"{first}") from None
+  except (IndexError, EOFError, OSError) as e:  # a truncated data file
+    data = tf.io.gfile.glob(prefix + ".data-*")
+    raise ConversionError(
+        f"cannot read {', '.join(data) or prefix} ({type(e).__name__}: "
+        f"{' '.join(str(e).split())}); the checkpoint is truncated or "
+        "corrupt: copy it again or use an earlier one") from None
 
   if items == ["encoder"]:
     architectures, key_prefix = ["BertModel"], ""
@@ -217,8 +251,16 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
   written = [os.path.join(output_dir, name) for name in (
       hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
       hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
+  sbo_path = os.path.join(output_dir, sbo_map.FILE)
+  if use_sbo:  # Hugging Face has no SBO class: the head goes beside
+    written.append(sbo_map.write_file(
+        model, output_dir,
+        hf_files.TF_TO_HF_ACTIVATION[model_config.sbo_activation]))
+  elif os.path.exists(sbo_path):  # an earlier export's head (overwrite)
+    os.remove(sbo_path)
   result = progress_lib.ConversionResult(
-      output=output_dir, items=items, dropped=dropped, lower_case=lower_case,
-      checkpoint=prefix, direction="tf_to_hf", tensors=len(state),
+      output=output_dir, items=read_items, dropped=dropped,
+      lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
+      tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
       bytes_written=hf_files.files_size(written))
   return report.finish(result)

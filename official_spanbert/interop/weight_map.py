@@ -175,6 +175,8 @@ def item_variables(model, item: str) -> Dict[str, tf.Variable]:
     module, marker = model.encoder_network, None
   elif item == "masked_lm":
     module, marker = model.masked_lm, "cls/predictions/"
+  elif item == "span_boundary":
+    module, marker = model.span_boundary, "cls/span_boundary/"
   else:
     module, marker = model.next_sentence, "next_sentence/"
   table = model.encoder_network.get_embedding_table()
@@ -189,11 +191,13 @@ def item_variables(model, item: str) -> Dict[str, tf.Variable]:
 
 
 def build_model(encoder_config: encoders.EncoderConfig, mlm_activation: str,
-                use_next_sentence: bool):
-  """Our side: a SpanBertPretrainer without SBO head (modeling/builder.py)."""
+                use_next_sentence: bool, **sbo):
+  """Our side: a SpanBertPretrainer (modeling/builder.py), without SBO head
+  unless `sbo` sets use_sbo=True (and max_sbo_targets,
+  sbo_position_embedding_size, sbo_activation)."""
   return builder.build_pretrainer(spanbert_configs.SpanBertPretrainerConfig(
-      encoder=encoder_config, mlm_activation=mlm_activation, use_sbo=False,
-      use_next_sentence=use_next_sentence))
+      encoder=encoder_config, mlm_activation=mlm_activation,
+      use_next_sentence=use_next_sentence, **{"use_sbo": False, **sbo}))
 
 
 def checkpoint_items(model, items: Sequence[str]) -> Dict[str, tf.Module]:

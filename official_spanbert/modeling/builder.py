@@ -25,6 +25,7 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.configs import encoders
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
+from official_spanbert.modeling import attention_clamp
 from official_spanbert.modeling import span_bert_pretrainer
 
 
@@ -34,7 +35,8 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
   Args:
     config: a SpanBertPretrainerConfig (configs/spanbert.py, the
       experiments' `task.model`): encoder, MLM/SBO activations and
-      initializer range, which heads, head_projection. Activations may name
+      initializer range, which heads, head_projection, clamp_attention
+      (modeling/attention_clamp.py). Activations may name
       `spanbert>gelu_exact` (registered by modeling/activations.py, imported
       here).
 
@@ -47,7 +49,7 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
   encoder = encoders.build_encoder(config.encoder)
   init = tf_keras.initializers.TruncatedNormal(
       stddev=config.mlm_initializer_range)
-  return span_bert_pretrainer.SpanBertPretrainer(
+  model = span_bert_pretrainer.SpanBertPretrainer(
       encoder_network=encoder,
       mlm_activation=tf_utils.get_activation(config.mlm_activation),
       mlm_initializer=init, use_sbo=config.use_sbo,
@@ -56,3 +58,6 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       sbo_activation=tf_utils.get_activation(config.sbo_activation),
       sbo_initializer=init, use_next_sentence=config.use_next_sentence,
       head_projection=config.head_projection)
+  if config.clamp_attention:  # the encoder is built by now
+    attention_clamp.clamp_attention_scores(model.encoder_network)
+  return model

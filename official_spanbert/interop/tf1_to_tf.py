@@ -1,0 +1,213 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Import: Google's TF1 BERT checkpoints (bert_model.ckpt + bert_config.json).
+
+Model Garden's converter (official/nlp/tools/tf1_bert_checkpoint_converter_lib
+.py, as its tf2_bert_encoder_checkpoint_converter.py uses it) renames Google's
+variables to BertEncoderV2's, reshapes the attention kernels per head and
+skips optimizer slots (`adam_m`, `adam_v`); it writes a name-based checkpoint
+into a temporary directory. This module assigns that to our model -- the
+encoder, the MLM head (`cls/predictions`) and the NSP head
+(`cls/seq_relationship` on BERT's pooler) -- with the checks, progress and
+output of every import (converted_output.py). Google's `"hidden_act":
+"gelu"` is its tanh approximation (google-research/bert modeling.py), which
+is Model Garden's "gelu", so that is what the params name.
+
+  tf1_to_tf("uncased_L-12_H-768_A-12/bert_model.ckpt", "/tmp/bert_tf",
+            bert_config="uncased_L-12_H-768_A-12/bert_config.json")
+"""
+
+import os
+import tempfile
+from typing import Dict, Optional, Union
+
+from absl import logging
+import numpy as np
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tensorflow as tf
+
+from official.nlp.tools import tf1_bert_checkpoint_converter_lib as mg_tf1
+from official_spanbert.data import tokenization
+from official_spanbert.interop import converted_output
+from official_spanbert.interop import hf_files
+from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import vocab_check
+from official_spanbert.interop import weight_map
+
+ConversionError = hf_files.ConversionError
+
+# Not weights: optimizer slots (Model Garden's patterns) and the step.
+EXCLUDE = ("adam", "Adam", "global_step")
+# Model Garden's names of the heads (BERT_V2_NAME_REPLACEMENTS) -> our items.
+_HEADS = (("bert/cls/predictions/", "masked_lm", ""),
+          ("predictions/transform/logits/", "next_sentence", "logits/"))
+
+
+def resolve(path: str) -> str:
+  """The checkpoint prefix: given, or the one checkpoint in a directory."""
+  if os.path.isdir(path):
+    latest = tf.train.latest_checkpoint(path)
+    found = [latest] if latest else sorted(
+        p[:-len(".index")] for p in tf.io.gfile.glob(
+            os.path.join(path, "*.index")))
+    if len(found) != 1:
+      raise ConversionError(
+          f"{path} holds {len(found)} checkpoints ({', '.join(found)}); pass "
+          "the prefix, e.g. .../bert_model.ckpt" if found else
+          f"{path} holds no TF1 checkpoint (*.index)")
+    return found[0]
+  if not tf.io.gfile.exists(path + ".index"):
+    raise ConversionError(f"TF1 checkpoint {path} does not exist (no "
+                          f"{path}.index)")
+  return path
+
+
+def _renamed(prefix: str, num_heads: int) -> Dict[str, np.ndarray]:
+  """Google's tensors under BertEncoderV2 names, by Model Garden's converter."""
+  with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "ckpt")
+    # Model Garden's converter logs a line per variable at INFO.
+    verbosity = tf.compat.v1.logging.get_verbosity()
+    tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.WARN)
+    try:
+      mg_tf1.convert(prefix, out, num_heads,
+                     mg_tf1.BERT_V2_NAME_REPLACEMENTS,
+                     mg_tf1.BERT_V2_PERMUTATIONS, exclude_patterns=EXCLUDE)
+    except (tf.errors.OpError, ValueError) as e:
+      raise ConversionError(
+          f"cannot read TF1 checkpoint {prefix} "
+          f"({' '.join(str(e).split())[:200]}); it is truncated or not a "
+          "TF1 checkpoint") from None
+    finally:
+      tf.compat.v1.logging.set_verbosity(verbosity)
+    reader = tf.train.load_checkpoint(out)
+    return {name: reader.get_tensor(name)
+            for name in reader.get_variable_to_shape_map()}
+
+
+def _split(tensors: Dict[str, np.ndarray]
+           ) -> Dict[str, Dict[str, np.ndarray]]:
+  """{item: {our variable name: value}}."""
+  items = {"encoder": {}}
+  for name, value in tensors.items():
+    for marker, item, rename in _HEADS:
+      if name.startswith(marker):
+        items.setdefault(item, {})[rename + name[len(marker):]] = value
+        break
+    else:
+      items["encoder"][name] = value
+  return items
+
+
+def _assign(model, items: Dict[str, Dict[str, np.ndarray]], source: str,
+            config: hf_files.HFBertConfig,
+            report: progress_lib.Progress) -> None:
+  """Checks names and shapes and assigns (the NSP's pooler is BERT's)."""
+  if "next_sentence" in items:
+    pooler = {k: v for k, v in items["encoder"].items()
+              if k.startswith("pooler_transform/")}
+    items["next_sentence"].update(
+        {"pooler_dense/" + k.split("/", 1)[1]: v for k, v in pooler.items()})
+  variables = {item: weight_map.item_variables(model, item) for item in items}
+  report.start(sum(len(v) for v in variables.values()))
+  for item, values in items.items():
+    unknown = sorted(set(values) - set(variables[item]))
+    missing = sorted(set(variables[item]) - set(values))
+    layers = f"bert_config.json says {config.num_hidden_layers} layers"
+    for what, names in (("unknown", unknown), ("missing", missing)):
+      if names:
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        raise ConversionError(
+            f"{source}: {what} variable {names[0]!r} of {item} (Model "
+            f"Garden's name){more}; {layers}")
+    for name, var in variables[item].items():
+      value = values[name]
+      if tuple(value.shape) != tuple(var.shape.as_list()):
+        raise ConversionError(
+            f"{source}: {item}/{name} has shape {list(value.shape)}, "
+            f"expected {var.shape.as_list()} from bert_config.json")
+      var.assign(value.astype(np.float32))
+      report.advance()
+
+
+def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
+              vocab_file: Optional[str] = None,
+              lower_case: Optional[bool] = None,
+              allow_vocab_mismatch: bool = False,
+              overwrite: bool = False,
+              progress: Union[bool, progress_lib.Progress] = True
+              ) -> progress_lib.ConversionResult:
+  """Converts a Google TF1 BERT checkpoint into ours, heads included.
+
+  Args:
+    checkpoint: `.../bert_model.ckpt` (the prefix) or its directory.
+    output_dir: where to write (converted_output.py).
+    bert_config: Google's bert_config.json.
+    vocab_file: default: vocab.txt beside the checkpoint.
+    lower_case: the vocab's tokenization (default: guessed from Google's
+      directory name, `uncased_*` / `cased_*`; else unknown).
+    allow_vocab_mismatch: convert with a vocab shorter than the embeddings.
+    overwrite: replace an earlier conversion.
+    progress: as in hf_to_tf.
+
+  Returns:
+    A ConversionResult.
+
+  Raises:
+    ConversionError: unusable input (the message names the file).
+  """
+  report = progress_lib.reporter(progress, "tf1_to_tf")
+  hf_files.check_output(output_dir, hf_files.HF_TO_TF_OUTPUTS, overwrite)
+  prefix = resolve(checkpoint)
+  config = hf_files.read_bert_config(bert_config)
+  vocab_file = vocab_file or os.path.join(os.path.dirname(prefix),
+                                          hf_files.VOCAB_FILE)
+  if not os.path.exists(vocab_file):
+    raise ConversionError(f"no vocab: {vocab_file} does not exist; pass "
+                          "the vocab.txt of the checkpoint")
+  vocab = tokenization.load_vocab(vocab_file)
+  warnings = vocab_check.check(vocab, config.vocab_size, bert_config,
+                               allow_vocab_mismatch)
+  report.note(f"renaming {prefix} with Model Garden's TF1 converter")
+  items = _split(_renamed(prefix, config.num_attention_heads))
+  has_nsp = "next_sentence" in items
+  encoder_config = config.encoder_config()
+  # Google's modeling.py "gelu" is the tanh approximation: Model Garden's.
+  activation = "gelu" if config.hidden_act == "gelu" else config.tf_activation
+  encoder_config.bert_v2.hidden_activation = activation
+  model = weight_map.build_model(encoder_config, activation,
+                                 use_next_sentence=has_nsp)
+  _assign(model, items, prefix, config, report)
+  names = [n for n in ("encoder", "masked_lm", "next_sentence") if n in items]
+  for warning in warnings:
+    logging.warning("%s", warning)
+  if lower_case is None:
+    base = os.path.basename(os.path.dirname(os.path.abspath(prefix)))
+    lower_case = (True if base.startswith("uncased") else
+                  False if base.startswith("cased") else None)
+  written_prefix, written = converted_output.write(
+      model, names, output_dir, converted_output.params_dict(encoder_config,
+                                                     activation),
+      vocab_file,
+      {"direction": "tf1_to_tf", "source": os.path.abspath(prefix),
+       "bert_config": os.path.abspath(bert_config), "lower_case": lower_case,
+       "activation": activation, "warnings": warnings, "initialized": []},
+      "Converted from a Google TF1 BERT checkpoint", report)
+  return report.finish(progress_lib.ConversionResult(
+      output=output_dir, items=names, warnings=warnings,
+      lower_case=lower_case, checkpoint=written_prefix,
+      direction="tf1_to_tf",
+      tensors=sum(len(weight_map.item_variables(model, n)) for n in names),
+      bytes_written=hf_files.files_size(written)))
