@@ -113,7 +113,8 @@ def mg_step(data, size: str, batch):
   opt = train_utils.create_optimizer(task, params)
   feed = {k: batch[k] for k in bench.MG_FEATURES}
   feed["masked_lm_weights"] = tf.cast(feed["masked_lm_weights"], tf.float32)
-  fn = tf.function(lambda b: task.train_step(b, model, opt, metrics=[])[
+  metrics = task.build_metrics(training=True)  # its step updates them
+  fn = tf.function(lambda b: task.train_step(b, model, opt, metrics=metrics)[
       task.loss])
   return lambda: float(fn(feed))
 
@@ -207,6 +208,29 @@ def speed(args):
               finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
 
 
+LABELS = {"package_fp32": "package float32",
+          "package_xla": "package float32 + XLA (jit_compile)",
+          "package_bf16": "package mixed bfloat16",
+          "hf_fp32": "HF BertForMaskedLM float32 (torch)",
+          "mg_fp32": "Model Garden bert/pretraining float32"}
+
+
+def table(out) -> str:
+  """The Markdown table of a speed run's output (one row per variant)."""
+  lines = ["| size, batch x 128 | variant | s/step | CPU-s/step | CPU-ms / "
+           "example | vs package float32 | vs HF | MFU (CPU-s) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+  for r in out["rows"]:
+    mfu = r.get("mfu_per_core")
+    lines.append(
+        f"| {r['size']}, {r['batch_size']} | {LABELS[r['variant']]} | "
+        f"{r['s_per_step']:.3f} | {r['cpu_s_per_step']:.3f} | "
+        f"{r['cpu_ms_per_example']:.1f} | {r['vs_package_fp32']:.2f} | "
+        f"{r.get('vs_hf_fp32', float('nan')):.2f} | "
+        f"{'' if mfu is None else f'{100 * mfu:.0f}%'} |")
+  return "\n".join(lines)
+
+
 def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   common.add_common_args(ap, ("speed",))
@@ -223,6 +247,7 @@ def main(argv=None):
   args = ap.parse_args(argv)
   common.apply_threads(args)
   out = speed(args)
+  print(table(out))
   if args.output_json:
     with open(args.output_json, "w", encoding="utf-8") as f:
       json.dump(out, f, indent=1)
