@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The pretraining lockstep (experiments/pretraining_parity.py) at tiny size.
+"""The pretraining lockstep (experiments/pretraining_lockstep.py) at tiny size.
 
 The package's train step and the PyTorch transcription (BertForMaskedLM + the
 reference's SBO head, AdamW as the package's) start from the same weights and
@@ -28,7 +28,7 @@ import conftest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
-from experiments import pretraining_parity  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+from experiments import pretraining_lockstep  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 
 STEPS = 5
 
@@ -46,7 +46,7 @@ def tiny_records(tmp_path_factory, prose_slice, small_vocab):
 def _params(records, vocab, objective):
   from official_spanbert.data import tokenization
   params = conftest.tiny_params(records, vocab,
-                                pretraining_parity.EXPERIMENTS[objective],
+                                pretraining_lockstep.EXPERIMENTS[objective],
                                 steps=STEPS)
   params.task.model.encoder.bert_v2.vocab_size = tokenization.load_vocab(
       vocab).size
@@ -65,7 +65,7 @@ def _params(records, vocab, objective):
 @pytest.mark.parametrize("objective", ["token", "span_sbo"])
 def test_lockstep_sides_agree_and_a_drift_is_caught(tiny_records, small_vocab,
                                                     objective):
-  out = pretraining_parity.lockstep_run(
+  out = pretraining_lockstep.lockstep_run(
       _params(tiny_records, small_vocab, objective), objective, STEPS,
       variants={"torch_eps": {"epsilon_hat": False}})
   rows = out["rows"]

@@ -26,6 +26,8 @@
   config_check.py         config values and types checked before a run; which
                           errors are configuration errors (one-line exits).
   device_check.py         logs the devices; refuses GPUs that are not there.
+  precision_check.py      warns when runtime.mixed_precision_dtype has no
+                          fast path on the devices (bf16 on an AVX2 CPU).
 
 The helpers it shares with the data writers, the exporters and the tools
 (run_lock, progress, console, write_errors) are in official_spanbert/utils/.

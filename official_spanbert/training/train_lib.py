@@ -87,6 +87,7 @@ from official_spanbert.configs import yaml_files
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
+from official_spanbert.training import precision_check
 from official_spanbert.training import trainer as trainer_lib
 from official_spanbert.utils import run_lock
 
@@ -131,6 +132,7 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
   config_check.check_values(params, mode)
   if strategy is None:  # logs the devices; refuses GPUs that are not there
     device_check.check(params.runtime)
+  precision_check.check(params.runtime)  # e.g. bf16 on a CPU without it
   params, save_summary = _eval_summaries(params, model_dir, mode,
                                          eval_summary_dir)
   if params.runtime.mixed_precision_dtype:

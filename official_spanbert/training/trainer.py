@@ -14,7 +14,7 @@
 
 """The Model Garden trainer SpanBERT runs with, and how runs pick it.
 
-`SpanBertTrainer` is `base_trainer.Trainer` plus three things:
+`SpanBertTrainer` is `base_trainer.Trainer` plus four things:
 
 - the `examples_per_second` TensorBoard scalar (global batch size x steps /
   wall time of each training loop);
@@ -29,7 +29,11 @@
   loss above `trainer.loss_upper_bound` from step `recovery_begin_steps` on;
   after `trainer.recovery_max_trials` restores of the last checkpoint the run
   stops) raises `TrainingDivergedError` instead of a RuntimeError that only
-  its message tells apart.
+  its message tells apart;
+- `runtime.enable_xla` compiles the task's train and validation steps with
+  XLA on CPUs too (Model Garden does it on GPUs only, and for training only).
+  It is off by default: on an AVX2 CPU the compiled step was slower than the
+  plain one (benchmarks/RESULTS.md, "Step speed by processor").
 
 Model Garden's runners build their trainer with `train_utils.create_trainer`,
 whose `trainer_cls` is gin-configurable; `scope()` binds it to
@@ -109,9 +113,44 @@ class SpanBertTrainer(base_trainer.Trainer):
     self._divergence: Optional[DivergenceCondition] = (
         DivergenceCondition(self) if trainer.recovery_max_trials >= 0
         else None)
+    # runtime.enable_xla: Model Garden jit-compiles the train step on GPUs
+    # only; here the task's train and validation steps are compiled on every
+    # device (see use_xla).
+    self._xla = use_xla(self.config.runtime)
+    if self._xla:
+      self._xla_train_step = tf.function(self.task.train_step,
+                                         jit_compile=True)
+      self._xla_validation_step = tf.function(self.task.validation_step,
+                                              jit_compile=True)
     self._progress = progress_lib.Progress("train", sink="auto")
     self._progress_started = False
     self._loop_start = None
+
+  def train_step(self, iterator):
+    """Model Garden's train step; with XLA, the task's step compiled."""
+    if not self._xla:
+      return super().train_step(iterator)
+
+    def step_fn(inputs):
+      logs = self._xla_train_step(inputs, model=self.model,
+                                  optimizer=self.optimizer,
+                                  metrics=self.train_metrics)
+      self._train_loss.update_state(logs[self.task.loss])
+      self.global_step.assign_add(1)
+
+    inputs = self.next_train_inputs(iterator)
+    self.strategy.run(step_fn, args=(inputs,), options=self._runtime_options)
+
+  def eval_step(self, iterator):
+    """Model Garden's eval step; with XLA, the task's step compiled."""
+    if not self._xla:
+      return super().eval_step(iterator)
+    task_step = self.task.validation_step
+    self.task.validation_step = self._xla_validation_step
+    try:  # the base eval step calls self.task.validation_step
+      return super().eval_step(iterator)
+    finally:
+      self.task.validation_step = task_step
 
   def eval_begin(self):
     validation = self.config.task.validation_data
@@ -168,6 +207,12 @@ class SpanBertTrainer(base_trainer.Trainer):
       # run on these logs next) would; returns whether it will restore.
       self._divergence(logs)
     return logs
+
+
+def use_xla(runtime) -> bool:
+  """Whether the steps are XLA-compiled: runtime.enable_xla, on CPU and GPU
+  (TPU programs are compiled anyway)."""
+  return bool(runtime.enable_xla) and runtime.distribution_strategy != "tpu"
 
 
 def loss_detail(logs) -> str:

@@ -16,6 +16,8 @@
 
   atomic_io.py     write to a temporary name, then rename (files and export
                    directories).
+  cpu_features.py  what the CPU computes fast (bf16, FMA width, peak
+                   FLOPs), from its flags.
   console.py       how much a console script prints (quiet by default, -v);
                    console.run wraps every command-line tool's main.
   progress.py      the one progress reporter: stage lines, steps with ETA.

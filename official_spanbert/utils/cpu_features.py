@@ -1,0 +1,111 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""What the CPU can compute fast, from its flags (/proc/cpuinfo on Linux).
+
+bfloat16 is native with AVX512-BF16 (`vdpbf16ps`) or AMX; without either,
+oneDNN emulates it and a bf16 training step is much slower than float32
+(10x at the demo size on an AVX2 AMD EPYC, benchmarks/RESULTS.md). The peak
+is an estimate from the flags: two FMA pipes a core, each as wide as the
+widest FMA the flags name (AMD's AVX-512 before Zen 5 is double-pumped
+256-bit, so AMD counts 256), 2 FLOPs an FMA; native bf16 doubles it
+(a bf16 pair per float32 lane), AMX is 1,024 bf16 FLOPs a cycle.
+
+  features = cpu_features.read()
+  features.native_bf16            # False on an AVX2-only CPU
+  features.peak_flops_per_cycle("float32")   # 32 on AVX2/FMA
+"""
+
+import dataclasses
+import platform
+from typing import FrozenSet, Optional
+
+CPUINFO = "/proc/cpuinfo"
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+FMA_PIPES = 2  # FMA units a core (Zen 2-4, Intel server cores since Skylake)
+AMX_BF16_FLOPS_PER_CYCLE = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuFeatures:
+  """A processor's name, flags and what follows from them."""
+  name: str
+  flags: FrozenSet[str]
+  mhz: Optional[float] = None
+
+  @property
+  def native_bf16(self) -> bool:
+    """AVX512-BF16 or AMX-BF16: bfloat16 math in hardware."""
+    return bool(self.flags & set(BF16_FLAGS))
+
+  @property
+  def fma_bits(self) -> int:
+    """Effective width of one FMA pipe: 512, 256, or 128 (no FMA flag)."""
+    if "avx512f" in self.flags and "AMD" not in self.name:
+      return 512
+    if "fma" in self.flags or "avx512f" in self.flags:
+      return 256
+    return 128
+
+  def peak_flops_per_cycle(self, dtype: str = "float32") -> int:
+    """Estimated peak FLOPs a cycle of one core in `dtype` (see above)."""
+    fp32 = FMA_PIPES * (self.fma_bits // 32) * 2
+    if dtype != "bfloat16":
+      return fp32
+    if "amx_bf16" in self.flags:
+      return AMX_BF16_FLOPS_PER_CYCLE
+    return 2 * fp32 if self.native_bf16 else fp32
+
+  def describe(self) -> str:
+    """One line: name, clock, FMA width, bf16 support and the peaks."""
+    isa = sorted(f for f in self.flags if f in (
+        "avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile",
+        "avx512_vnni", "avx_vnni"))
+    clock = f" at {self.mhz:.0f} MHz" if self.mhz else ""
+    return (f"{self.name}{clock}; flags {' '.join(isa) or 'none of note'}; "
+            f"FMA {self.fma_bits}-bit; bf16 "
+            f"{'native' if self.native_bf16 else 'emulated (no AVX512-BF16/AMX)'}"
+            f"; peak FLOPs/cycle/core float32 "
+            f"{self.peak_flops_per_cycle('float32')}, bfloat16 "
+            f"{self.peak_flops_per_cycle('bfloat16')}")
+
+
+def parse(text: str) -> CpuFeatures:
+  """CpuFeatures of the first processor in /proc/cpuinfo's text."""
+  fields = {}
+  for line in text.splitlines():
+    key, sep, value = line.partition(":")
+    if not sep:
+      if fields:  # the first processor's block ended
+        break
+      continue
+    fields.setdefault(key.strip(), value.strip())
+  mhz = fields.get("cpu MHz")
+  try:
+    mhz = float(mhz) if mhz else None
+  except ValueError:
+    mhz = None
+  return CpuFeatures(name=fields.get("model name") or platform.processor()
+                     or "unknown CPU",
+                     flags=frozenset(fields.get("flags", "").split()),
+                     mhz=mhz)
+
+
+def read(cpuinfo: str = CPUINFO) -> CpuFeatures:
+  """This machine's CpuFeatures (no flags when cpuinfo cannot be read)."""
+  try:
+    with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+      return parse(f.read())
+  except OSError:
+    return parse("")

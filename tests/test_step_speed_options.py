@@ -1,0 +1,107 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Speed options by processor (issue 37): CPU capability detection from faked
+flags, the warning for bf16 without native bf16, and XLA-compiled train and
+evaluation steps (runtime.enable_xla) that compute what the plain steps do.
+"""
+
+from absl import logging
+import pytest
+import tf_keras
+
+from official_spanbert.data.pretraining import dummy_inputs
+from official_spanbert.training import precision_check
+from official_spanbert.training import train_lib
+from official_spanbert.training import trainer
+from official_spanbert.utils import cpu_features
+from conftest import tiny_params
+
+AVX2_EPYC = ("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2595.1\n"
+             "flags\t\t: fpu sse2 avx fma avx2 bmi2\n\n"
+             "processor\t: 1\nmodel name\t: other\nflags\t\t: avx512_bf16\n")
+ZEN4 = "model name\t: AMD EPYC 9654\nflags\t\t: avx2 fma avx512f avx512_bf16\n"
+SAPPHIRE_RAPIDS = ("model name\t: Intel(R) Xeon(R) Platinum 8480+\n"
+                   "flags\t\t: avx2 fma avx512f avx512_bf16 amx_bf16 amx_tile\n")
+SKYLAKE = "model name\t: Intel(R) Xeon(R) Gold 6148\nflags\t: fma avx512f\n"
+
+
+def test_cpu_capabilities_from_faked_flags(tmp_path):
+  epyc = cpu_features.parse(AVX2_EPYC)  # the first processor's block only
+  assert (epyc.name, epyc.mhz, epyc.native_bf16) == ("AMD EPYC", 2595.1,
+                                                     False)
+  assert epyc.fma_bits == 256
+  assert epyc.peak_flops_per_cycle("float32") == 32
+  assert epyc.peak_flops_per_cycle("bfloat16") == 32  # emulated: no gain
+  assert "bf16 emulated" in epyc.describe()
+  zen4 = cpu_features.parse(ZEN4)  # AVX-512 double-pumped on AMD
+  assert zen4.native_bf16 and zen4.fma_bits == 256
+  assert zen4.peak_flops_per_cycle("bfloat16") == 64
+  spr = cpu_features.parse(SAPPHIRE_RAPIDS)
+  assert spr.native_bf16 and spr.fma_bits == 512
+  assert (spr.peak_flops_per_cycle("float32"),
+          spr.peak_flops_per_cycle("bfloat16")) == (64, 1024)
+  skylake = cpu_features.parse(SKYLAKE)
+  assert not skylake.native_bf16 and skylake.fma_bits == 512
+  missing = cpu_features.read(str(tmp_path / "none"))
+  assert not missing.flags and not missing.native_bf16
+  assert missing.fma_bits == 128
+
+
+def test_bf16_without_native_bf16_is_one_warning_line():
+  epyc, zen4 = cpu_features.parse(AVX2_EPYC), cpu_features.parse(ZEN4)
+  line = precision_check.advice("bfloat16", epyc)
+  assert line.startswith("runtime.mixed_precision_dtype=bfloat16: this CPU "
+                         "(AMD EPYC) has no AVX512-BF16 or AMX")
+  assert "10x slower" in line and "\n" not in line
+  assert "mixed_precision_dtype=float32" in line  # what to do
+  assert precision_check.advice("bfloat16", zen4) is None
+  for fine in (None, "", "float32"):
+    assert precision_check.advice(fine, epyc) is None
+  assert "float16" in precision_check.advice("float16", zen4)
+  # On GPUs the compute capability decides, not the CPU.
+  assert precision_check.advice("bfloat16", epyc, [(8, 0)]) is None
+  assert "7.5 is below 8.0" in precision_check.advice("bfloat16", zen4,
+                                                      [(7, 5)])
+  assert precision_check.advice("float16", epyc, [(7, 0)]) is None
+
+
+def test_a_bf16_run_on_such_a_cpu_logs_the_line(monkeypatch):
+  monkeypatch.setattr(cpu_features, "read",
+                      lambda *_: cpu_features.parse(AVX2_EPYC))
+  warned = []
+  monkeypatch.setattr(logging, "warning", lambda f, *a: warned.append(f % a))
+  params = tiny_params(dummy_inputs.DUMMY, "", steps=1)
+  params.runtime.mixed_precision_dtype = "bfloat16"
+  line = precision_check.check(params.runtime, gpu_capabilities=[])
+  assert warned == [line] and "AMD EPYC" in line
+
+
+def test_xla_steps_train_and_evaluate_as_the_plain_steps(tmp_path):
+  logs = {}
+  for xla in (False, True):
+    params = tiny_params(dummy_inputs.DUMMY, "", steps=2, steps_per_loop=2,
+                         checkpoint_interval=2)
+    params.trainer.validation_steps = 1
+    enc = params.task.model.encoder.bert_v2
+    enc.dropout_rate = enc.attention_dropout_rate = 0.0
+    params.runtime.enable_xla = xla
+    assert trainer.use_xla(params.runtime) == xla
+    tf_keras.utils.set_random_seed(1)  # the same initial weights
+    _, logs[xla] = train_lib.run(params, str(tmp_path / f"xla{xla}"),
+                                 mode="train", run_post_eval=True)
+  plain, compiled = logs[False], logs[True]
+  assert plain["validation_loss"] > 0
+  for key in ("validation_loss", "mlm_loss", "sbo_loss"):
+    assert compiled[key] == pytest.approx(plain[key], rel=1e-4), key
