@@ -98,12 +98,14 @@ def _split_file(fold: int, part: str, limit, work_dir: str) -> str:
 
 
 def make_params(converted: str, train_list: str, dev_list: str, args,
-                seed: int):
+                seed: int, init_checkpoint: str = ""):
+  """The recipe's config; the encoder from init_checkpoint (default: the
+  converted MiniLM itself, e.g. a continued pretraining of it)."""
   params = exp_factory.get_exp_config("spanbert/coref")
   params = params_dict.override_params_dict(
       params, os.path.join(converted, hc.PARAMS_FILE), is_strict=True)
   task = params.task
-  task.init_checkpoint = converted
+  task.init_checkpoint = init_checkpoint or converted
   task.model.ffnn_size = args.ffnn_size
   task.head_learning_rate_multiplier = args.head_multiplier
   for data, path in ((task.train_data, train_list),
@@ -125,11 +127,13 @@ def make_params(converted: str, train_list: str, dev_list: str, args,
   return params
 
 
-def run_seed(seed: int, converted: str, work_dir: str, args) -> dict:
+def run_seed(seed: int, converted: str, work_dir: str, args,
+             init_checkpoint: str = "") -> dict:
   train_list = _split_file(args.fold, "train", args.max_train_docs, work_dir)
   dev_list = _split_file(args.fold, "dev", args.max_eval_docs, work_dir)
   test_list = _split_file(args.fold, "test", args.max_eval_docs, work_dir)
-  params = make_params(converted, train_list, dev_list, args, seed)
+  params = make_params(converted, train_list, dev_list, args, seed,
+                       init_checkpoint)
   tf.keras.utils.set_random_seed(seed)
   model_dir = os.path.join(work_dir, f"seed{seed}")
   t0 = time.perf_counter()
