@@ -212,11 +212,11 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
   """
   import json  # pylint: disable=g-import-not-at-top
   from official.core import train_utils  # pylint: disable=g-import-not-at-top
-  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import builder  # pylint: disable=g-import-not-at-top
   with open(bert_config_file, encoding="utf-8") as f:
     bert_config = json.load(f)
   params = coref_params(bert_config, experiment, vocab_file)
-  model = coreference.build_model(params.task.model)
+  model = builder.build_coref_model(params.task.model)
   model(dummy_features(), training=False)
   assign_checkpoint(model, checkpoint)
   tf.io.gfile.makedirs(output_dir)

@@ -26,6 +26,8 @@ from official.modeling import tf_utils
 from official.nlp.configs import encoders
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import attention_clamp
+from official_spanbert.modeling import coref_model
+from official_spanbert.modeling import coref_reference
 from official_spanbert.modeling import span_bert_pretrainer
 
 
@@ -61,3 +63,30 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
   if config.clamp_attention:  # the encoder is built by now
     attention_clamp.clamp_attention_scores(model.encoder_network)
   return model
+
+
+def build_coref_model(params) -> coref_model.CorefModel:
+  """CorefModel (or, with variant: reference, ReferenceCorefModel) on the
+  configured encoder, from a CorefModelConfig (tasks/coreference.py).
+
+  Here rather than in the task so that interop/ and serving/ build it
+  without importing tasks/ (the layers of dev/layout_report.py).
+  """
+  if params.variant not in ("default", "reference"):
+    raise ValueError(f"task.model.variant must be 'default' or 'reference', "
+                     f"got {params.variant!r}")
+  extra = {}
+  cls = coref_model.CorefModel
+  if params.variant == "reference":
+    cls = coref_reference.ReferenceCorefModel
+    extra = dict(coref_depth=params.coref_depth,
+                 max_segment_distance=params.max_segment_distance)
+  return cls(
+      encoders.build_encoder(params.encoder), **extra,
+      max_span_width=params.max_span_width, feature_size=params.feature_size,
+      ffnn_size=params.ffnn_size, ffnn_depth=params.ffnn_depth,
+      top_span_ratio=params.top_span_ratio,
+      max_top_antecedents=params.max_top_antecedents,
+      dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
+      suppress_crossing_spans=params.suppress_crossing_spans,
+      max_top_spans=params.max_top_spans, chunk_size=params.chunk_size)

@@ -55,10 +55,10 @@ from official_spanbert.data import tokenization
 from official_spanbert.metrics import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
+from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_optimizer
-from official_spanbert.modeling import coref_reference
 
 PREDICTIONS_DIR = "predictions"
 PREDICTIONS_FILE = "predictions.conll"
@@ -151,26 +151,8 @@ def _tokenizer(params: CorefDataConfig) -> tokenization.WordpieceTokenizer:
 
 
 def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
-  """CorefModel (or, with variant: reference, ReferenceCorefModel) on the
-  configured encoder."""
-  if params.variant not in ("default", "reference"):
-    raise ValueError(f"task.model.variant must be 'default' or 'reference', "
-                     f"got {params.variant!r}")
-  extra = {}
-  cls = coref_model.CorefModel
-  if params.variant == "reference":
-    cls = coref_reference.ReferenceCorefModel
-    extra = dict(coref_depth=params.coref_depth,
-                 max_segment_distance=params.max_segment_distance)
-  return cls(
-      encoders.build_encoder(params.encoder), **extra,
-      max_span_width=params.max_span_width, feature_size=params.feature_size,
-      ffnn_size=params.ffnn_size, ffnn_depth=params.ffnn_depth,
-      top_span_ratio=params.top_span_ratio,
-      max_top_antecedents=params.max_top_antecedents,
-      dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
-      suppress_crossing_spans=params.suppress_crossing_spans,
-      max_top_spans=params.max_top_spans, chunk_size=params.chunk_size)
+  """The coreference model of `params` (modeling/builder.build_coref_model)."""
+  return builder.build_coref_model(params)
 
 
 def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:
