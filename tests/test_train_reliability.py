@@ -667,3 +667,15 @@ def test_masking_errors_come_before_anything_is_built(
       r"^masking config: masking_rate must be in \(0, 1\), got 1.5$")):
     train_lib.run(params, str(tmp_path / "run"))
   assert not os.path.exists(tmp_path / "run")
+
+
+def test_missing_init_checkpoint_leaves_no_params(
+    pretraining_records, cased_vocab, tmp_path):
+  """Issue 39, fault 8 probe: reported at task build, params.yaml left."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.init_checkpoint = str(tmp_path / "none" / "ckpt")
+  model_dir = str(tmp_path / "run")
+  with pytest.raises(ValueError, match=(
+      rf"^checkpoint {tmp_path}/none/ckpt does not exist$")):
+    train_lib.run(params, model_dir)
+  assert not os.path.exists(os.path.join(model_dir, "params.yaml"))

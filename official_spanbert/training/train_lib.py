@@ -84,6 +84,7 @@ from official.modeling import performance
 from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
+from official_spanbert.modeling import checkpoints
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
@@ -251,6 +252,9 @@ def _model_dir_guard(params, model_dir, mode, chief):
     old = (tf.io.gfile.GFile(path, "rb").read() if tf.io.gfile.exists(path)
            else None)
     before = tf.train.latest_checkpoint(model_dir)
+    init = getattr(params.task, "init_checkpoint", None)
+    if not before and init and "://" not in init:
+      checkpoints.resolve(init)  # missing or truncated: one line, now
     if before and chief:
       logging.warning(
           "Resuming from %s (step %d)", before,
