@@ -20,11 +20,40 @@ REQUESTS.npz holds arrays named `<signature>:<input>`; OUT.npz gets
 `<signature>:<output>`.
 """
 
+import os
 import sys
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tf.text ops)
+
+
+def predict(loaded, request_bytes: bytes) -> bytes:
+  """A serialized PredictRequest -> a serialized PredictResponse, through
+  the SavedModel's signature as tensorflow_model_server's Predict does."""
+  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
+  request = predict_pb2.PredictRequest.FromString(request_bytes)
+  fn = loaded.signatures[request.model_spec.signature_name]
+  result = fn(**{k: tf.constant(tf.make_ndarray(v))
+                 for k, v in request.inputs.items()})
+  response = predict_pb2.PredictResponse()
+  for k, v in result.items():
+    response.outputs[k].CopyFrom(tf.make_tensor_proto(v.numpy()))
+  return response.SerializeToString()
+
+
+def replay_warmup(loaded, export_dir):
+  """Runs every warmup request of an export as TF Serving does at load;
+  returns the signature names they call."""
+  from tensorflow_serving.apis import prediction_log_pb2  # pylint: disable=g-import-not-at-top
+  path = os.path.join(export_dir, "assets.extra", "tf_serving_warmup_requests")
+  seen = set()
+  for raw in tf.data.TFRecordDataset(path).as_numpy_iterator():
+    req = prediction_log_pb2.PredictionLog.FromString(raw).predict_log.request
+    fn = loaded.signatures[req.model_spec.signature_name]
+    fn(**{k: tf.constant(tf.make_ndarray(v)) for k, v in req.inputs.items()})
+    seen.add(req.model_spec.signature_name)
+  return seen
 
 
 def main(export_dir, requests_path, out_path):

@@ -30,6 +30,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import text_preprocessor as tp
 from conftest import REPO, TOOLS
+import serving_client
 
 SEQ = 32
 TEXTS = [
@@ -202,33 +203,18 @@ def test_saved_model_cli_lists_signatures(exported):
 
 def test_predict_request_round_trip_and_warmup(exported):
   from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
-  from tensorflow_serving.apis import prediction_log_pb2  # pylint: disable=g-import-not-at-top
   loaded = tf.saved_model.load(exported["model"])
   request = predict_pb2.PredictRequest()
   request.model_spec.name = "spanbert"
   request.model_spec.signature_name = "fill_spans"
   request.inputs["text"].CopyFrom(tf.make_tensor_proto(
       [b"Paris is the [MASK] of France."]))
-  wire = predict_pb2.PredictRequest.FromString(request.SerializeToString())
-  fn = loaded.signatures[wire.model_spec.signature_name]
-  result = fn(**{k: tf.constant(tf.make_ndarray(v))
-                 for k, v in wire.inputs.items()})
-  response = predict_pb2.PredictResponse()
-  for k, v in result.items():
-    response.outputs[k].CopyFrom(tf.make_tensor_proto(v.numpy()))
-  back = predict_pb2.PredictResponse.FromString(response.SerializeToString())
+  back = predict_pb2.PredictResponse.FromString(
+      serving_client.predict(loaded, request.SerializeToString()))
   assert tf.make_ndarray(back.outputs["mlm_top_k_ids"]).shape == (1, 3, 4)
   assert tf.make_ndarray(back.outputs["masked_weights"]).tolist() == [[1, 0, 0]]
 
-  warmup = os.path.join(exported["model"], "assets.extra",
-                        "tf_serving_warmup_requests")
-  seen = set()
-  for raw in tf.data.TFRecordDataset(warmup).as_numpy_iterator():
-    log = prediction_log_pb2.PredictionLog.FromString(raw)
-    req = log.predict_log.request
-    fn = loaded.signatures[req.model_spec.signature_name]
-    fn(**{k: tf.constant(tf.make_ndarray(v)) for k, v in req.inputs.items()})
-    seen.add(req.model_spec.signature_name)
+  seen = serving_client.replay_warmup(loaded, exported["model"])
   assert seen == {"serving_default", "encode_pair", "encode_ids",
                   "fill_spans"}
 

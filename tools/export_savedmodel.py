@@ -12,24 +12,26 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""Exports a SpanBERT checkpoint as SavedModels for TF Serving.
+r"""Exports a SpanBERT run as SavedModels for TF Serving.
 
-  spanbert-export-savedmodel --model_dir=/tmp/spanbert \
-    --export_base=/models/spanbert
+  spanbert-export-savedmodel --model_dir=/tmp/run --export_base=/models/run
 
-reads <model_dir>/params.yaml and its latest checkpoint (or give --experiment,
---config_file, --params_override and --checkpoint_path, e.g. for a converted
-checkpoint) and writes <export_base>/<version>/ (signatures serving_default,
-encode_pair, encode_ids, fill_spans; warmup requests in assets.extra/) and the
-preprocessing model at <export_base>_preprocessing/<version>/. Without
---version both get the next version free in both bases; concurrent exports to
-one base get different versions, and a --version that exists or that another
-export is writing is a one-line error.
+reads <model_dir>/params.yaml, finds the run's experiment and exports its
+latest checkpoint (--checkpoint_path: another one, e.g. <run>/best_ckpt, or a
+converted checkpoint with --experiment, --config_file and --params_override)
+with the serving module registered for its task (serving/registry.py):
 
-With --experiment=spanbert/coref (a coreference model dir) it writes the
-coreference model instead: <export_base>/<version>/ with the `resolve`
-signature (raw text -> mentions as character offsets and cluster ids) and
-warmup requests; tokenizer and segment length come from the params.
+  * pretraining (spanbert/pretraining, no_sbo, bert/*): <export_base>/<version>/
+    with serving_default, encode_pair, encode_ids and fill_spans, and the
+    preprocessing model at <export_base>_preprocessing/<version>/;
+  * spanbert/coref: `resolve` (raw text -> mentions and clusters);
+  * spanbert/squad_v1, spanbert/squad_v2: `answer` (question + context ->
+    answer text and character offsets; has_answer for 2.0 with the
+    evaluation's null-score threshold, or --null_score_diff_threshold).
+
+Every export has warmup requests in assets.extra/. Without --version the
+next free version is taken; a --version that exists or that another export
+is writing is a one-line error, as is a checkpoint of another experiment.
 """
 
 import sys
@@ -39,15 +41,14 @@ from absl import flags
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import coref_export
-from official_spanbert.serving import export as export_lib
-from official_spanbert.tasks import coreference
+from official_spanbert.serving import registry
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
                     "Training dir (params.yaml + checkpoints).")
-flags.DEFINE_string("experiment", "spanbert/pretraining",
-                    "Experiment, when --model_dir has no params.yaml.")
+flags.DEFINE_string("experiment", None,
+                    "Experiment (default: the one of <model_dir>/params.yaml, "
+                    "else spanbert/pretraining).")
 flags.DEFINE_multi_string("config_file", [], "YAML config overrides.")
 flags.DEFINE_string("params_override", "", "Params overrides.")
 flags.DEFINE_string("checkpoint_path", None,
@@ -64,6 +65,9 @@ flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
 flags.DEFINE_integer("coref_max_wordpieces", 32768,
                      "Coreference: resolve refuses longer texts (0: no "
                      "limit).")
+flags.DEFINE_float("null_score_diff_threshold", None,
+                   "SQuAD 2.0: no answer when null - best score exceeds it "
+                   "(default: the evaluation's null_threshold.json).")
 flags.DEFINE_integer("version", None,
                      "Version of both models (default: the next free one).")
 flags.mark_flag_as_required("export_base")
@@ -72,29 +76,26 @@ flags.mark_flag_as_required("export_base")
 def main(argv):
   del argv
   try:
-    params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
-                                    FLAGS.config_file, FLAGS.params_override)
-    if isinstance(params.task, coreference.CorefTaskConfig):
-      checkpoint = FLAGS.checkpoint_path or FLAGS.model_dir
-      if not checkpoint:
-        raise ValueError("give --model_dir or --checkpoint_path")
-      paths = coref_export.export_from_params(
-          params, checkpoint, FLAGS.export_base, FLAGS.vocab_file,
-          FLAGS.version, max_wordpieces=FLAGS.coref_max_wordpieces)
-      print(f"exported the coreference model to {paths['model']}")
-      return 0
-    model, vocab = export_lib.load_for_export(
-        params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
-    paths = export_lib.export(
-        model, vocab, FLAGS.export_base, lower_case=FLAGS.do_lower_case,
+    params, experiment = registry.load_run(
+        FLAGS.model_dir, FLAGS.experiment, FLAGS.config_file,
+        FLAGS.params_override)
+    paths = registry.export(params, experiment, registry.ExportOptions(
+        export_base=FLAGS.export_base, model_dir=FLAGS.model_dir,
+        checkpoint_path=FLAGS.checkpoint_path, vocab_file=FLAGS.vocab_file,
+        version=FLAGS.version, lower_case=FLAGS.do_lower_case,
         seq_length=FLAGS.seq_length, top_k=FLAGS.top_k,
-        max_masks=FLAGS.max_masks, version=FLAGS.version,
-        preprocessing_export_base=FLAGS.preprocessing_export_base)
+        max_masks=FLAGS.max_masks,
+        preprocessing_export_base=FLAGS.preprocessing_export_base,
+        null_score_diff_threshold=FLAGS.null_score_diff_threshold,
+        coref_max_wordpieces=FLAGS.coref_max_wordpieces))
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")
     return 1
-  print(f"exported model to {paths['model']} and preprocessing to "
-        f"{paths['preprocessing']}")
+  if "preprocessing" in paths:
+    print(f"exported model to {paths['model']} and preprocessing to "
+          f"{paths['preprocessing']}")
+  else:
+    print(f"exported the {experiment} model to {paths['model']}")
   return 0
 
 

@@ -170,6 +170,20 @@ class WordpieceTokenizer(tf.Module):
     return (pieces.merge_dims(-2, -1),
             pieces.with_values(word_starts).merge_dims(-2, -1))
 
+  def tokenize_with_offsets(self, strings: tf.Tensor
+                            ) -> Tuple[tf.RaggedTensor, tf.RaggedTensor,
+                                       tf.RaggedTensor]:
+    """(ids, begin, end): [batch, (pieces)], byte offsets of each wordpiece.
+
+    Offsets index `strings` itself when it has no non-ASCII space
+    separators (those are mapped to " " first, which changes byte lengths);
+    serving splits text on whitespace before it calls this.
+    """
+    strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
+    ids, begin, end = self._bert.tokenize_with_offsets(strings)
+    return (ids.merge_dims(-2, -1), begin.merge_dims(-2, -1),
+            end.merge_dims(-2, -1))
+
   def detokenize_ids(self, ids: tf.Tensor) -> tf.Tensor:
     """Maps ids to their token strings (no joining)."""
     return tf.gather(tf.constant(self.vocab.tokens), ids)

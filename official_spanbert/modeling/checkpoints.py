@@ -86,6 +86,15 @@ def reading(prefix: str) -> Iterator[None]:
                       f"{' '.join(message.split())}") from None
 
 
+class CheckpointMismatchError(ValueError):
+  """A checkpoint of another model (e.g. a SQuAD run given to the
+  pretraining export); `path` is the resolved checkpoint."""
+
+  def __init__(self, message: str, path: str):
+    super().__init__(message)
+    self.path = path
+
+
 def resolve(path: str) -> str:
   """A checkpoint prefix from a file prefix or a directory (latest in it).
 
@@ -123,11 +132,16 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
 
   Raises:
     ValueError: the checkpoint holds nothing this model has.
+    CheckpointMismatchError: its objects are of another model.
   """
   path = resolve(path)
   names = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
   if "model" in names:
+    # The trainer also saves model.checkpoint_items (e.g. `encoder`): their
+    # weights are stored under those names, not again under model/.
     items = {"model": model}
+    items.update({k: v for k, v in getattr(model, "checkpoint_items",
+                                           {}).items() if k in names})
   else:
     items = {k: v for k, v in getattr(model, "checkpoint_items", {}).items()
              if k in names}
@@ -139,10 +153,17 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
         "with tf.train.Checkpoint(encoder=...)")
   with reading(path):
     status = tf.train.Checkpoint(**items).read(path)
-  status.expect_partial().assert_existing_objects_matched()
+  try:
+    status.expect_partial().assert_existing_objects_matched()
+  except AssertionError as e:  # lists every unmatched object: 100s of lines
+    raise CheckpointMismatchError(
+        f"checkpoint {path} was written for another model than the one built "
+        f"({type(model).__name__}): {str(e).splitlines()[0][:120]}",
+        path) from None
   if "model" in items:
     saved = [name for name, _ in tf.train.list_variables(path)
-             if name.startswith("model/") and "OPTIMIZER_SLOT" not in name]
+             if name.split("/", 1)[0] in items and
+             "OPTIMIZER_SLOT" not in name]
     weights = {id(v) for v in model.weights}
     if len(saved) < len(weights):
       raise ValueError(

@@ -23,8 +23,6 @@ from typing import Dict, Optional
 
 import official_spanbert  # noqa: F401
 
-from official_spanbert.utils import atomic_io
-from official_spanbert.utils import progress as progress_lib
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import coref_module
 from official_spanbert.serving import export as export_lib
@@ -53,25 +51,14 @@ def export(model, vocab_file: str, export_base: str, *,
   Raises:
     export.VersionTakenError: `version` exists or another export writes it.
   """
-  report = progress_lib.Progress("export")
   module = coref_module.CorefServingModule(
       model, vocab_file, lower_case=lower_case,
       max_segment_len=max_segment_len, predict_singletons=predict_singletons,
       max_wordpieces=max_wordpieces)
-  version, (tmp,) = export_lib._claim_version([export_base], version)  # pylint: disable=protected-access
-  export_dir = f"{export_base.rstrip('/')}/{version}"
-  with atomic_io.removed_on_error(tmp):
-    report.note(f"tracing and saving the coreference model (version "
-                f"{version}, resolve, warmup requests)")
-    texts = list(WARMUP_TEXTS)
-    export_lib._save(module, module.signatures(), tmp, {  # pylint: disable=protected-access
-        "resolve": {"text": texts[0]},
-        "serving_default": {"text": texts[1]},
-    })
-    atomic_io.move_into_place(tmp, export_dir, overwrite=False)
-  report.done(f"export: wrote the coreference model to {export_dir} in "
-              f"{report.elapsed():.1f} s")
-  return {"model": export_dir}
+  return export_lib.export_module(module, export_base, {
+      "resolve": {"text": WARMUP_TEXTS[0]},
+      "serving_default": {"text": WARMUP_TEXTS[1]},
+  }, version=version, what="coreference model")
 
 
 def export_from_params(params, checkpoint: str, export_base: str,
@@ -81,9 +68,7 @@ def export_from_params(params, checkpoint: str, export_base: str,
                        ) -> Dict[str, str]:
   """export() with the tokenizer and segment length of the task config."""
   data = params.task.validation_data
-  vocab = vocab_file or data.vocab_file or params.task.train_data.vocab_file
-  if not vocab:
-    raise ValueError("give --vocab_file (params have no vocab_file)")
+  vocab = export_lib.vocab_of(params, vocab_file)
   return export(load_model(params, checkpoint), vocab, export_base,
                 lower_case=data.do_lower_case,
                 max_segment_len=data.max_segment_len,

@@ -67,6 +67,20 @@ def load_params(experiment: str, model_dir: Optional[str] = None,
   return params
 
 
+def vocab_of(params, vocab_file: Optional[str] = None) -> str:
+  """`vocab_file`, else the run's (validation, then training data config).
+
+  Raises:
+    ValueError: none of them names one.
+  """
+  task = params.task
+  vocab = vocab_file or getattr(task.validation_data, "vocab_file", None) or (
+      getattr(task.train_data, "vocab_file", None))
+  if not vocab:
+    raise ValueError("give --vocab_file (params have no vocab_file)")
+  return vocab
+
+
 def load_for_export(params, model_dir: Optional[str] = None,
                     checkpoint_path: Optional[str] = None,
                     vocab_file: Optional[str] = None):
@@ -199,6 +213,31 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
 def _save(module, signatures, export_dir, signature_inputs):
   tf.saved_model.save(module, export_dir, signatures=signatures)
   _write_warmup(export_dir, signature_inputs)
+
+
+def export_module(module, export_base: str, warmup_inputs, *,
+                  version: Optional[int] = None, what: str = "model"
+                  ) -> Dict[str, str]:
+  """Saves a module with `signatures()` as <export_base>/<version>/.
+
+  The version is claimed atomically (as export() does), warmup requests for
+  `warmup_inputs` ({signature: {input: values}}) go to assets.extra/, and a
+  failed save leaves nothing behind. Returns {"model": the export dir}.
+
+  Example:
+    export_module(qa_module, "/models/squad", {"answer": {...}})
+  """
+  report = progress_lib.Progress("export")
+  version, (tmp,) = _claim_version([export_base], version)
+  export_dir = f"{export_base.rstrip('/')}/{version}"
+  with atomic_io.removed_on_error(tmp):
+    report.note(f"tracing and saving the {what} (version {version}, "
+                f"{', '.join(warmup_inputs)}, warmup requests)")
+    _save(module, module.signatures(), tmp, warmup_inputs)
+    atomic_io.move_into_place(tmp, export_dir, overwrite=False)
+  report.done(f"export: wrote the {what} to {export_dir} in "
+              f"{report.elapsed():.1f} s")
+  return {"model": export_dir}
 
 
 def export(model, vocab_file: str, export_base: str, *,

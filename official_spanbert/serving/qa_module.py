@@ -1,0 +1,264 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The `answer` signature: question + passage text in, answer span out.
+
+Everything the offline SQuAD evaluation does (data/finetuning/squad.py and
+squad_predictions.py) runs inside the graph with tf.text and core ops, so the
+stock tensorflow_model_server serves it:
+
+  * the passage is split on whitespace into words (squad_examples'
+    definition), the words and the question are WordPiece-tokenized, the
+    question is cut to query_length;
+  * the passage tokens are cut into [CLS] q [SEP] window [SEP] features with
+    the run's doc_stride, as many as the passage needs;
+  * the n_best_size best starts and ends of every window form candidates
+    that lie in the passage, start where the window gives the token its most
+    context, end after they start and span at most max_answer_length tokens;
+    the best start + end logit over all windows wins (ties: the first, in
+    the offline order);
+  * its characters are the first piece's start and the last piece's end in
+    the passage (tf.text offsets);
+  * SQuAD 2.0: null score = smallest [CLS] start + end logit over the
+    windows; no answer when null - best > null_score_diff_threshold.
+
+Example:
+  module = QuestionAnsweringModule(span_labeler, "vocab.txt", seq_length=384)
+  module.answer(tf.constant(["Who?"]), tf.constant(["Ann met Bob."]))
+"""
+
+from typing import Dict
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from official_spanbert.data import tokenization
+
+# Python's str.isspace() characters: the whitespace squad_examples splits on.
+_SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
+           "\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029"
+           "\u202f\u205f\u3000")
+WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
+_STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
+
+
+def valid_utf8(text: tf.Tensor) -> tf.Tensor:
+  """Invalid UTF-8 bytes become U+FFFD."""
+  return tf.strings.unicode_transcode(text, "UTF-8", "UTF-8",
+                                      errors="replace", replacement_char=0xFFFD)
+
+
+def _ragged_take(values: tf.RaggedTensor, rows: tf.Tensor,
+                 starts: tf.Tensor, lengths: tf.Tensor) -> tf.RaggedTensor:
+  """[n, (lengths)]: values[rows[i]][starts[i]:starts[i] + lengths[i]]."""
+  index = tf.ragged.range(starts, starts + lengths)
+  flat = index + tf.expand_dims(tf.gather(values.row_starts(), rows), 1)
+  return tf.gather(values.flat_values, flat)
+
+
+class QuestionAnsweringModule(tf.Module):
+  """SavedModel signature `answer(question, context)` of a SQuAD model.
+
+  Outputs per question: answer_text, answer_start / answer_end (int32
+  character offsets into the context, end exclusive, -1 without an answer),
+  score (start + end logit of the chosen span) and, for SQuAD 2.0, has_answer.
+
+  Args:
+    model: the task's span labeler (inputs dict -> start, end logits).
+    vocab_file, lower_case: the run's tokenizer.
+    seq_length, doc_stride, query_length: the run's windows.
+    n_best_size, max_answer_length: the run's post-processing.
+    version_2_with_negative: SQuAD 2.0 (adds has_answer).
+    null_score_diff_threshold: SQuAD 2.0 threshold (null - best).
+  """
+
+  def __init__(self, model, vocab_file: str, lower_case: bool = False,
+               seq_length: int = 384, doc_stride: int = 128,
+               query_length: int = 64, n_best_size: int = 20,
+               max_answer_length: int = 30,
+               version_2_with_negative: bool = False,
+               null_score_diff_threshold: float = 0.0):
+    super().__init__(name="spanbert_question_answering")
+    if seq_length < query_length + 4:
+      raise ValueError(f"seq_length {seq_length} leaves no room for the "
+                       f"passage after query_length {query_length}")
+    self.model = model
+    self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+    self.vocab = self.tokenizer.vocab
+    self.seq_length = seq_length
+    self.doc_stride = doc_stride
+    self.query_length = query_length
+    self.n_best = min(n_best_size, seq_length)
+    self.max_answer_length = max_answer_length
+    self.version_2 = version_2_with_negative
+    self.threshold = float(null_score_diff_threshold)
+
+  def _passage(self, context: tf.Tensor):
+    """Passage tokens: ids and char start / end, [batch, (tokens)]."""
+    words, begin, _ = tf_text.regex_split_with_offsets(context,
+                                                       WHITESPACE_PATTERN)
+    ids, p_begin, p_end = self.tokenizer.tokenize_with_offsets(
+        words.flat_values)  # [words, (pieces)], bytes within the word
+    word_begin = tf.expand_dims(begin.flat_values, 1)
+    p_begin, p_end = p_begin + word_begin, p_end + word_begin
+    # Bytes -> characters: the number of characters starting before.
+    chars = tf.strings.unicode_decode_with_offsets(context, "UTF-8")[1]
+    total = tf.strings.length(context)
+    char_starts = tf.concat(
+        [chars, tf.expand_dims(tf.cast(total, tf.int64), 1)], axis=1
+    ).to_tensor(default_value=tf.int64.max)
+    # Rows of contexts without words would be missing from segment_sum.
+    def per_context(x):
+      lengths = tf.math.unsorted_segment_sum(
+          x.row_lengths(), words.value_rowids(), tf.shape(context)[0])
+      return tf.RaggedTensor.from_row_lengths(x.flat_values, lengths)
+    to_char = lambda b: tf.searchsorted(  # pylint: disable=g-long-lambda
+        char_starts, b.to_tensor(default_value=0), side="left")
+    ids, p_begin, p_end = (per_context(x) for x in (ids, p_begin, p_end))
+    return ids, to_char(p_begin), to_char(p_end)
+
+  @tf.function(input_signature=[_STRING("question"), _STRING("context")])
+  def answer(self, question, context):
+    check = tf.debugging.assert_equal(
+        tf.shape(question), tf.shape(context),
+        message="question and context must have the same batch size")
+    with tf.control_dependencies([check]):
+      question, context = valid_utf8(question), valid_utf8(context)
+    batch = tf.shape(context)[0]
+    q_ids = self.tokenizer.tokenize(question)[0][:, :self.query_length]
+    doc, char_begin, char_end = self._passage(context)
+    q_len = q_ids.row_lengths()
+    doc_len = doc.row_lengths()
+    max_doc = self.seq_length - q_len - 3
+    stride = tf.minimum(max_doc, self.doc_stride)
+    windows = 1 + (tf.maximum(doc_len - max_doc, 0) + stride - 1) // stride
+    # Features: one row per (example, window).
+    example = tf.repeat(tf.range(tf.cast(batch, tf.int64)), windows)
+    k = tf.ragged.range(windows).flat_values
+    w_start = k * tf.gather(stride, example)
+    w_len = tf.minimum(tf.gather(doc_len, example) - w_start,
+                       tf.gather(max_doc, example))
+    f_q_len = tf.gather(q_len, example)
+    n_feat = tf.shape(example, tf.int64)[0]
+    def column(value):
+      return tf.fill([n_feat, 1], tf.constant(value, tf.int64))
+    window_ids = _ragged_take(doc, example, w_start, w_len)
+    f_q = tf.gather(q_ids, example)
+    ids = tf.concat([column(self.vocab.cls_id), f_q, column(self.vocab.sep_id),
+                     window_ids, column(self.vocab.sep_id)], axis=1)
+    types = tf.concat([tf.zeros_like(ids[:, :1]), tf.zeros_like(f_q),
+                       tf.zeros_like(ids[:, :1]), tf.ones_like(window_ids),
+                       tf.ones_like(ids[:, :1])], axis=1)
+    shape = [None, self.seq_length]
+    inputs = {
+        "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id, shape=shape),
+                                  tf.int32),
+        "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
+        "input_type_ids": tf.cast(types.to_tensor(0, shape=shape), tf.int32)}
+    outputs = self.model(inputs, training=False)
+    if isinstance(outputs, dict):
+      outputs = (outputs["start_logits"], outputs["end_logits"])
+    start_logits, end_logits = (tf.cast(x, tf.float64) for x in outputs)
+    return self._choose(start_logits, end_logits, example, w_start, w_len,
+                        f_q_len, windows, doc, char_begin, char_end, context)
+
+  def _choose(self, start_logits, end_logits, example, w_start, w_len, f_q_len,
+              windows, doc, char_begin, char_end, context):
+    batch = tf.shape(context)[0]
+    n = self.n_best
+    pos = tf.range(self.seq_length, dtype=tf.int64)[tf.newaxis]  # [1, S]
+    offset = f_q_len[:, tf.newaxis] + 2
+    in_passage = (pos >= offset) & (pos < offset + w_len[:, tf.newaxis])
+    token = w_start[:, tf.newaxis] + pos - offset  # passage token index
+    # Max context: score of every window of the example for this token.
+    max_windows = tf.reduce_max(windows)
+    k_all = tf.range(max_windows)[tf.newaxis, tf.newaxis]  # [1, 1, K]
+    ex_windows = tf.gather(windows, example)[:, tf.newaxis, tf.newaxis]
+    first = tf.gather(tf.cumsum(windows, exclusive=True), example)
+    k_rows = tf.minimum(first[:, tf.newaxis, tf.newaxis] + k_all,
+                        tf.cast(tf.shape(example)[0], tf.int64) - 1)
+    o_start = tf.gather(w_start, k_rows)
+    o_len = tf.gather(w_len, k_rows)
+    t = token[:, :, tf.newaxis]
+    contains = ((k_all < ex_windows) & (t >= o_start) &
+                (t <= o_start + o_len - 1))
+    score = (tf.cast(tf.minimum(t - o_start, o_start + o_len - 1 - t),
+                     tf.float64) + 0.01 * tf.cast(o_len, tf.float64))
+    score = tf.where(contains, score, tf.constant(-1e300, tf.float64))
+    best = tf.reduce_max(score, axis=2, keepdims=True)
+    best_k = tf.reduce_min(tf.where(score == best, k_all, max_windows), axis=2)
+    k_self = tf.range(tf.shape(example, tf.int64)[0]) - first
+    max_context = in_passage & (best_k == k_self[:, tf.newaxis])
+    # n-best starts and ends (top_k puts the lower index first on ties, like
+    # the stable argsort offline).
+    s_val, s_pos = tf.math.top_k(start_logits, n)
+    e_val, e_pos = tf.math.top_k(end_logits, n)
+    s_pos, e_pos = tf.cast(s_pos, tf.int64), tf.cast(e_pos, tf.int64)
+    s_ok = tf.gather(max_context, s_pos, batch_dims=1)
+    e_ok = tf.gather(in_passage, e_pos, batch_dims=1)
+    s_p, e_p = s_pos[:, :, tf.newaxis], e_pos[:, tf.newaxis, :]
+    valid = (s_ok[:, :, tf.newaxis] & e_ok[:, tf.newaxis, :] & (e_p >= s_p) &
+             (e_p - s_p + 1 <= self.max_answer_length))
+    cand = s_val[:, :, tf.newaxis] + e_val[:, tf.newaxis, :]  # [F, n, n]
+    cand = tf.reshape(tf.where(valid, cand, -float("inf")), [-1, n * n])
+    # Best per example, first in (window, start rank, end rank) order.
+    feat_best = tf.reduce_max(cand, axis=1)
+    ex_best = tf.math.unsorted_segment_max(feat_best, example, batch)
+    flat = tf.reshape(cand, [-1])
+    order = tf.range(tf.size(flat, tf.int64))
+    row_example = tf.repeat(example, n * n)
+    is_best = (flat == tf.gather(ex_best, row_example)) & (flat > -float("inf"))
+    big = tf.size(flat, tf.int64)
+    choice = tf.math.unsorted_segment_min(
+        tf.where(is_best, order, big), row_example, batch)
+    found = choice < big
+    choice = tf.minimum(choice, big - 1)
+    f = choice // (n * n)
+    s = tf.gather_nd(s_pos, tf.stack([f, choice % (n * n) // n], 1))
+    e = tf.gather_nd(e_pos, tf.stack([f, choice % n], 1))
+    f_offset = tf.gather(offset[:, 0], f)
+    f_start = tf.gather(w_start, f)
+    ex = tf.range(tf.cast(batch, tf.int64))
+    s_tok = tf.stack([ex, f_start + s - f_offset], 1)
+    e_tok = tf.stack([ex, f_start + e - f_offset], 1)
+    safe = lambda i: tf.where(found[:, tf.newaxis], i, 0)  # pylint: disable=unnecessary-lambda-assignment
+    del doc
+    start_char = tf.gather_nd(char_begin, safe(s_tok))
+    end_char = tf.gather_nd(char_end, safe(e_tok))
+    best_score = tf.where(found, tf.gather(ex_best, ex), 0.0)
+    out = {"score": tf.cast(best_score, tf.float32)}
+    answered = found
+    if self.version_2:
+      null = tf.math.unsorted_segment_min(start_logits[:, 0] + end_logits[:, 0],
+                                          example, batch)
+      answered = found & (null - best_score <= self.threshold)
+      out["has_answer"] = answered
+    start_char = tf.where(answered, start_char, -1)
+    end_char = tf.where(answered, end_char, -1)
+    out["answer_start"] = tf.cast(start_char, tf.int32)
+    out["answer_end"] = tf.cast(end_char, tf.int32)
+    out["answer_text"] = self._substr(context, start_char, end_char)
+    return out
+
+  @staticmethod
+  def _substr(context, start_char, end_char):
+    return tf.strings.substr(context, tf.maximum(start_char, 0),
+                             tf.maximum(end_char - start_char, 0),
+                             unit="UTF8_CHAR")
+
+  def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
+    fn = self.answer.get_concrete_function()
+    return {"answer": fn, "serving_default": fn}

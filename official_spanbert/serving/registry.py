@@ -1,0 +1,213 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The one export registry: task config class -> how its runs are served.
+
+`spanbert-export-savedmodel` finds the run's experiment (its params.yaml, or
+--experiment), looks its task config class up here and calls the entry's
+exporter. A new task adds one `register(...)` call (Model Garden's export
+library keeps such a mapping too).
+
+Example:
+  params, name = registry.load_run("/runs/squad")   # -> spanbert/squad_v1
+  registry.entry_for(params).export(params, options)
+"""
+
+import dataclasses
+import os
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import official_spanbert  # noqa: F401
+
+from official.core import exp_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.modeling import checkpoints
+from official_spanbert.serving import export as export_lib
+from official_spanbert.tasks import coreference
+from official_spanbert.tasks import question_answering
+
+
+@dataclasses.dataclass
+class ExportOptions:
+  """What the command line says about one export (None: from the run)."""
+  export_base: str
+  model_dir: Optional[str] = None
+  checkpoint_path: Optional[str] = None
+  vocab_file: Optional[str] = None
+  version: Optional[int] = None
+  lower_case: bool = False
+  seq_length: int = 128
+  top_k: int = 5
+  max_masks: int = 20
+  preprocessing_export_base: Optional[str] = None
+  null_score_diff_threshold: Optional[float] = None
+  coref_max_wordpieces: int = 32768  # coref_module.DEFAULT_MAX_WORDPIECES
+
+  @property
+  def checkpoint(self) -> str:
+    checkpoint = self.checkpoint_path or self.model_dir
+    if not checkpoint:
+      raise ValueError("give --model_dir or --checkpoint_path")
+    return checkpoint
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+  """How runs of one task config class are exported.
+
+  Attributes:
+    config_class: the task config class (params.task).
+    experiments: the registered experiments of that class.
+    signatures: what the export serves (for messages and docs).
+    export: (params, ExportOptions) -> {"model": dir, ...}.
+  """
+  config_class: type
+  experiments: Tuple[str, ...]
+  signatures: Tuple[str, ...]
+  export: Callable[..., Dict[str, str]]
+
+
+_ENTRIES: List[Entry] = []
+
+
+def register(entry: Entry) -> Entry:
+  _ENTRIES.append(entry)
+  return entry
+
+
+def entries() -> Tuple[Entry, ...]:
+  return tuple(_ENTRIES)
+
+
+def entry_for(params) -> Entry:
+  """The entry of params.task's class (or its nearest registered base).
+
+  Raises:
+    ValueError: no entry serves that task.
+  """
+  for cls in type(params.task).__mro__:
+    for entry in _ENTRIES:
+      if entry.config_class is cls:
+        return entry
+  names = ", ".join(e for entry in _ENTRIES for e in entry.experiments)
+  raise ValueError(f"no export for task {type(params.task).__name__}; the "
+                   f"export serves the experiments {names}")
+
+
+def run_experiment(params_yaml: str) -> Optional[str]:
+  """The registered experiment whose config takes a run's params.yaml
+  strictly (the first such; None if none does)."""
+  for entry in _ENTRIES:
+    for name in entry.experiments:
+      try:
+        params_dict.override_params_dict(exp_factory.get_exp_config(name),
+                                         params_yaml, is_strict=True)
+      except (KeyError, ValueError, TypeError, AttributeError):
+        continue
+      return name
+  return None
+
+
+def load_run(model_dir: Optional[str] = None,
+             experiment: Optional[str] = None,
+             config_files: Sequence[str] = (),
+             params_override: str = ""):
+  """(params, experiment name): `experiment`, else the one model_dir's
+  params.yaml belongs to, else spanbert/pretraining."""
+  yaml = model_dir and os.path.join(model_dir, "params.yaml")
+  if not experiment and yaml and os.path.exists(yaml):
+    experiment = run_experiment(yaml)
+    if not experiment:
+      raise ValueError(
+          f"{yaml} fits none of the exported experiments; pass --experiment")
+  experiment = experiment or "spanbert/pretraining"
+  return export_lib.load_params(experiment, model_dir, config_files,
+                                params_override), experiment
+
+
+def _export_pretrainer(params, options: ExportOptions) -> Dict[str, str]:
+  model, vocab = export_lib.load_for_export(
+      params, options.model_dir, options.checkpoint_path, options.vocab_file)
+  return export_lib.export(
+      model, vocab, options.export_base, lower_case=options.lower_case,
+      seq_length=options.seq_length, top_k=options.top_k,
+      max_masks=options.max_masks, version=options.version,
+      preprocessing_export_base=options.preprocessing_export_base)
+
+
+def _export_coref(params, options: ExportOptions) -> Dict[str, str]:
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  return coref_export.export_from_params(
+      params, options.checkpoint, options.export_base, options.vocab_file,
+      options.version, max_wordpieces=options.coref_max_wordpieces)
+
+
+def _export_qa(params, options: ExportOptions) -> Dict[str, str]:
+  from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
+  return qa_export.export_from_params(
+      params, options.checkpoint, options.export_base,
+      model_dir=options.model_dir, vocab_file=options.vocab_file,
+      null_score_diff_threshold=options.null_score_diff_threshold,
+      version=options.version)
+
+
+register(Entry(spanbert_configs.SpanBertPretrainTaskConfig,
+               ("spanbert/pretraining", "spanbert/no_sbo", "bert/token_nsp",
+                "bert/token_single"),
+               ("serving_default", "encode_pair", "encode_ids", "fill_spans"),
+               _export_pretrainer))
+register(Entry(coreference.CorefTaskConfig, ("spanbert/coref",),
+               ("resolve",), _export_coref))
+register(Entry(question_answering.SpanBertQAConfig,
+               ("spanbert/squad_v1", "spanbert/squad_v2"), ("answer",),
+               _export_qa))
+
+
+def _run_dir_params(checkpoint: str) -> Optional[str]:
+  """params.yaml of the run a checkpoint belongs to (its dir or the parent,
+  for best_ckpt/), if there is one."""
+  path = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(
+      checkpoint)
+  for d in (path, os.path.dirname(path.rstrip("/"))):
+    yaml = os.path.join(d, "params.yaml")
+    if d and os.path.exists(yaml):
+      return yaml
+  return None
+
+
+def export(params, experiment: str, options: ExportOptions
+           ) -> Dict[str, str]:
+  """Exports with the entry of params.task's class.
+
+  Raises:
+    ValueError: no entry, or (one line) the checkpoint is of another
+      experiment's model than `experiment`'s, naming both.
+  """
+  entry = entry_for(params)
+  try:
+    return entry.export(params, options)
+  except checkpoints.CheckpointMismatchError as e:
+    yaml = _run_dir_params(e.path)
+    found = yaml and run_experiment(yaml)
+    if found and entry_for(export_lib.load_params(found)) is not entry:
+      raise ValueError(
+          f"checkpoint {e.path} is from a {found} run ({yaml}), not the "
+          f"{experiment} model the export was asked for; pass "
+          f"--experiment={found}, or --model_dir of the run without "
+          "--experiment") from None
+    raise
+

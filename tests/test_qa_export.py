@@ -1,0 +1,188 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The export registry and the `answer` SavedModel's behaviour (unit tier).
+
+A 1-layer, hidden-32 span labeler with random weights, the committed vocab
+excerpt, an exported sequence length of 32: what is checked here is the
+graph (windows, offsets, input checks, threads, TF Serving protos), not the
+answers' quality; tests/test_qa_serving.py compares answers with the
+offline evaluation on real data.
+"""
+
+import concurrent.futures
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.core import train_utils
+from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import registry
+import serving_client
+
+SMALL = {"task": {"model": {"encoder": {"bert_v2": {
+    "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
+    "num_attention_heads": 2}}}}}
+CONTEXT = ("It is a truth universally acknowledged, that a single man in "
+           "possession of a good fortune, must be in want of a wife. However "
+           "little known the feelings or views of such a man may be on his "
+           "first entering a neighbourhood, this truth is so well fixed in "
+           "the minds of the surrounding families, that he is considered as "
+           "the rightful property of some one or other of their daughters.")
+
+
+def _qa_params(vocab, experiment="spanbert/squad_v2"):
+  params = exp_factory.get_exp_config(experiment)
+  params.override(SMALL, is_strict=True)
+  for data in (params.task.train_data, params.task.validation_data):
+    data.vocab_file, data.seq_length = vocab, 32
+    data.doc_stride, data.query_length = 8, 8
+  return params
+
+
+def _run_dir(path, params):
+  """A model dir as the trainer leaves it: params.yaml and a checkpoint."""
+  os.makedirs(path, exist_ok=True)
+  train_utils.serialize_config(params, str(path))
+  model = task_factory.get_task(
+      params.task.replace(validation_data=None)).build_model()
+  tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
+      os.path.join(str(path), "ckpt"))
+  return model
+
+
+@pytest.fixture(scope="module")
+def qa_export(tmp_path_factory, small_vocab):
+  d = tmp_path_factory.mktemp("qa_export")
+  params = _qa_params(small_vocab)
+  _run_dir(d / "run", params)
+  loaded_params, experiment = registry.load_run(str(d / "run"))
+  paths = registry.export(loaded_params, experiment, registry.ExportOptions(
+      export_base=str(d / "export"), model_dir=str(d / "run")))
+  loaded = tf.saved_model.load(paths["model"])
+  return {"dir": d, "model": paths["model"], "experiment": experiment,
+          "loaded": loaded, "answer": loaded.signatures["answer"]}
+
+
+def test_registry_serves_every_fine_tuning_experiment():
+  served = {e for entry in registry.entries() for e in entry.experiments}
+  assert {"spanbert/pretraining", "spanbert/coref", "spanbert/squad_v1",
+          "spanbert/squad_v2"} <= served
+  for name in served:
+    entry = registry.entry_for(exp_factory.get_exp_config(name))
+    assert name in entry.experiments
+
+
+def test_run_dir_names_its_experiment_and_exports_answer(qa_export):
+  assert qa_export["experiment"].startswith("spanbert/squad_v")
+  signatures = qa_export["loaded"].signatures
+  assert {"answer", "serving_default"} <= set(signatures)
+  out = qa_export["answer"](question=tf.constant(["Who is single?"]),
+                            context=tf.constant([CONTEXT]))
+  assert set(out) == {"answer_text", "answer_start", "answer_end", "score",
+                      "has_answer"}
+  start, end = int(out["answer_start"][0]), int(out["answer_end"][0])
+  text = out["answer_text"][0].numpy().decode()
+  assert (start, end, text) == (-1, -1, "") or CONTEXT[start:end] == text
+
+
+def test_pretraining_export_of_a_squad_run_is_one_line(qa_export):
+  run = str(qa_export["dir"] / "run")
+  params = export_lib.load_params("spanbert/pretraining", run)
+  with pytest.raises(ValueError) as e:
+    registry.export(params, "spanbert/pretraining", registry.ExportOptions(
+        export_base=str(qa_export["dir"] / "wrong"), model_dir=run))
+  message = str(e.value)
+  assert "\n" not in message and len(message) < 400, message
+  assert "spanbert/squad_v" in message and "spanbert/pretraining" in message
+
+
+@pytest.mark.parametrize("question, context", [
+    ("", CONTEXT),
+    ("Who?", ""),
+    ("   ", " \t\n "),
+    (b"bad \xff\xfe bytes?", b"caf\xc3\xa9 \xff and more words here"),
+    ("why " * 200, CONTEXT),                   # over query_length
+    ("Who?", "\u00a0".join(["word"] * 300)),   # many windows, NBSP words
+])
+def test_odd_inputs_get_a_defined_answer(qa_export, question, context):
+  out = qa_export["answer"](question=tf.constant([question, "Who?"]),
+                            context=tf.constant([context, CONTEXT]))
+  raw = context if isinstance(context, bytes) else context.encode()
+  text = raw.decode("utf-8", errors="replace")
+  for i, ctx in enumerate((text, CONTEXT)):
+    start, end = int(out["answer_start"][i]), int(out["answer_end"][i])
+    answer = out["answer_text"][i].numpy().decode("utf-8")
+    if start < 0:
+      assert (end, answer) == (-1, "")
+    else:
+      assert ctx[start:end] == answer and answer.strip() == answer
+
+
+def test_batches_of_different_sizes_are_invalid_argument(qa_export):
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="question and context"):
+    qa_export["answer"](question=tf.constant(["a", "b"]),
+                        context=tf.constant([CONTEXT]))
+  out = qa_export["answer"](question=tf.constant(["a"]),
+                            context=tf.constant([CONTEXT]))
+  assert out["answer_text"].shape == [1]
+
+
+def test_eight_threads_get_the_single_thread_answers(qa_export):
+  questions = [f"Question {i} about the man?" for i in range(16)]
+  contexts = [CONTEXT[i * 7:] for i in range(16)]
+  answer = qa_export["answer"]
+  def one(i):
+    out = answer(question=tf.constant([questions[i]]),
+                 context=tf.constant([contexts[i]]))
+    return {k: v.numpy()[0] for k, v in out.items()}
+  alone = [one(i) for i in range(16)]
+  with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    together = list(pool.map(one, list(range(16)) * 2))
+  for i, out in enumerate(together):
+    for key, value in alone[i % 16].items():
+      if key == "score":
+        assert out[key] == pytest.approx(value, abs=1e-5)
+      else:
+        assert out[key] == value, key
+
+
+def test_predict_request_round_trip_and_warmup_requests(qa_export):
+  """What tensorflow_model_server does with a PredictRequest (and with the
+  warmup records at load), done here with the tensorflow-serving-api
+  protos: the server binary is not installed here."""
+  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
+  request = predict_pb2.PredictRequest()
+  request.model_spec.name = "squad"
+  request.model_spec.signature_name = "answer"
+  request.inputs["question"].CopyFrom(tf.make_tensor_proto(["Who is single?"]))
+  request.inputs["context"].CopyFrom(tf.make_tensor_proto([CONTEXT]))
+  loaded = qa_export["loaded"]
+  back = predict_pb2.PredictResponse.FromString(
+      serving_client.predict(loaded, request.SerializeToString()))
+  out = qa_export["answer"](question=tf.constant(["Who is single?"]),
+                            context=tf.constant([CONTEXT]))
+  assert set(back.outputs) == set(out)
+  for key, value in out.items():
+    np.testing.assert_array_equal(tf.make_ndarray(back.outputs[key]),
+                                  value.numpy())
+  # Every signature has a warmup record that runs.
+  assert serving_client.replay_warmup(loaded, qa_export["model"]) == set(
+      loaded.signatures)

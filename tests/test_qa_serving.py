@@ -1,0 +1,156 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""The served `answer` is the offline evaluation's answer (issue 33).
+
+One tiny SQuAD model is fine-tuned a few steps on SQuADShifts training data
+(new_wiki); `--mode=eval` writes predictions.json for 500 real dev questions
+of v1.1 and of v2.0; the run is exported with the registry and the
+SavedModel answers the same questions from raw text. A short exported
+sequence length (64, stride 32) makes most contexts need several windows.
+"""
+
+import collections
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official_spanbert.serving import qa_export
+from official_spanbert.serving import registry
+from official_spanbert.training import train_lib as train
+from conftest import data_path
+import test_squad as squad_tests
+
+SEQ, STRIDE, QUERY = 64, 32, 24
+DEV_QUESTIONS = 500
+
+
+def _params(tmp_path, experiment, train_json, eval_json):
+  params = squad_tests._tiny_params(tmp_path, experiment, train_json,  # pylint: disable=protected-access
+                                    eval_json, steps=40)
+  for data in (params.task.train_data, params.task.validation_data):
+    data.seq_length, data.doc_stride, data.query_length = SEQ, STRIDE, QUERY
+  params.trainer.best_checkpoint_export_subdir = ""
+  return params
+
+
+@pytest.fixture(scope="module")
+def squad_run(tmp_path_factory):
+  """A model dir fine-tuned 40 steps (seq 64) on 400 new_wiki questions."""
+  d = tmp_path_factory.mktemp("qa_run")
+  train_json = squad_tests._slice_json(  # pylint: disable=protected-access
+      data_path("squad", "new_wiki_v1.0.json"), str(d / "train.json"), 400)
+  params = _params(d, "spanbert/squad_v1", train_json, train_json)
+  model_dir = str(d / "model")
+  train.run(params, model_dir, mode="train")
+  return {"dir": d, "model_dir": model_dir, "train_json": train_json}
+
+
+def _offline_and_served(squad_run, experiment, dev):
+  d = squad_run["dir"]
+  eval_json = squad_tests._slice_json(  # pylint: disable=protected-access
+      data_path("squad", dev), str(d / dev), DEV_QUESTIONS)
+  params = _params(d, experiment, squad_run["train_json"], eval_json)
+  params.task.predictions_dir = str(d / f"predictions-{experiment[-2:]}")
+  train.run(params, squad_run["model_dir"], mode="eval")
+  threshold = None
+  if params.task.validation_data.version_2_with_negative:
+    # The barely trained model prefers no answer at the evaluation's
+    # thresholds; the median null odds answers half the questions.
+    threshold = float(np.median(list(_read(params, "null_odds.json").values())))
+  export = registry.export(params, experiment, registry.ExportOptions(
+      export_base=str(d / f"export-{experiment[-2:]}"),
+      model_dir=squad_run["model_dir"], null_score_diff_threshold=threshold))
+  with open(eval_json, encoding="utf-8") as f:
+    qas = [(qa["id"], qa["question"], p["context"])
+           for a in json.load(f)["data"] for p in a["paragraphs"]
+           for qa in p["qas"]]
+  answer = tf.saved_model.load(export["model"]).signatures["answer"]
+  served = {}
+  for i in range(0, len(qas), 64):
+    chunk = qas[i:i + 64]
+    out = answer(question=tf.constant([q for _, q, _ in chunk]),
+                 context=tf.constant([c for _, _, c in chunk]))
+    for j, (qid, _, context) in enumerate(chunk):
+      served[qid] = {k: v[j].numpy() for k, v in out.items()}
+      served[qid]["context"] = context
+  return params, served, threshold
+
+
+def _read(params, name):
+  with open(os.path.join(params.task.predictions_dir, name),
+            encoding="utf-8") as f:
+    return json.load(f)
+
+
+def _check_spans(served, offline):
+  for qid, s in served.items():
+    text = s["answer_text"].decode("utf-8")
+    assert text == offline[qid], (qid, text, offline[qid])
+    if text:
+      # Character offsets into the context, end exclusive.
+      assert s["context"][s["answer_start"]:s["answer_end"]] == text
+    else:
+      assert s["answer_start"] == s["answer_end"] == -1
+
+
+@pytest.mark.parametrize("experiment, dev", [
+    ("spanbert/squad_v1", "dev-v1.1.json"),
+    ("spanbert/squad_v2", "dev-v2.0.json"),
+])
+def test_served_answers_are_the_offline_evaluations(squad_run, experiment,
+                                                    dev):
+  params, served, threshold = _offline_and_served(squad_run, experiment, dev)
+  assert len(served) >= DEV_QUESTIONS
+  nbest = _read(params, "nbest_predictions.json")
+  offline = _read(params, "predictions.json")
+  if experiment.endswith("v2"):
+    # The offline answers at that threshold (squad_predictions.apply_threshold).
+    odds = _read(params, "null_odds.json")
+    offline = {q: "" if odds[q] > threshold else next(
+        (x["text"] for x in nbest[q] if x["text"]), "") for q in nbest}
+    # Without --null_score_diff_threshold the export takes the evaluation's.
+    assert qa_export.null_threshold(params, None) == pytest.approx(
+        _read(params, "null_threshold.json")["best_f1_thresh"])
+    has = {q: bool(s["has_answer"]) for q, s in served.items()}
+    assert has == {q: bool(offline[q]) for q in served}
+    assert 0 < sum(has.values()) < len(has)
+  _check_spans(served, offline)
+  for qid, s in served.items():
+    if offline[qid]:
+      best = next(x for x in nbest[qid] if x["text"])
+      assert s["score"] == pytest.approx(
+          best["start_logit"] + best["end_logit"], abs=1e-4)
+  # Contexts that need 3 windows or more at the exported length.
+  windows = _window_counts(params)
+  assert max(windows) >= 3
+  print(f"{experiment}: {len(served)} questions equal; contexts by windows "
+        f"{sorted(collections.Counter(windows).items())}")
+
+
+def _window_counts(params):
+  """Windows of each question, as the offline features cut them."""
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.finetuning import squad  # pylint: disable=g-import-not-at-top
+  data = params.task.validation_data
+  examples = squad.read_examples(data.input_path, False,
+                                 data.version_2_with_negative)
+  features = squad.convert_examples(
+      examples, tokenization.WordpieceTokenizer(data.vocab_file),
+      max_seq_length=SEQ, doc_stride=STRIDE, max_query_length=QUERY)
+  return np.bincount([f.example_index for f in features]).tolist()
