@@ -27,8 +27,9 @@ import pytest
 from official_spanbert.data.pretraining import corpus as corpus_lib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The console scripts' modules (tests run them by path or with -m).
-TOOLS = os.path.join(REPO, "official_spanbert", "tools")
+# The binaries (tools/, installed as official_spanbert.tools): tests run them
+# by path.
+TOOLS = os.path.join(REPO, "tools")
 # On Ampere/Hopper GPUs TF runs float32 matmuls and convolutions in TF32 (a
 # 10-bit mantissa, ~1e-3 relative error) unless told not to; the float32
 # tolerances of these tests (1e-5) assume IEEE float32, so TF32 is off for
