@@ -36,9 +36,9 @@ def block_documents(corpus: str, vocab_file: str, max_tokens: int):
   """{block ids as a tuple: document index}, packed as the tool packs."""
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import corpus as corpus_lib  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_blocks  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_blocks  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_format  # pylint: disable=g-import-not-at-top
   tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case=False)
   owner = {}
   docs = record_blocks.tokenize_documents(corpus_lib.read_documents([corpus]), tokenizer)
@@ -63,9 +63,9 @@ def main():
   args = ap.parse_args()
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import pretraining_records as pr  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_blocks  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import pretraining_records as pr  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_blocks  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_format  # pylint: disable=g-import-not-at-top
 
   prefix = os.path.join(args.work_dir, "records", "train")
   stats = pr.create_pretraining_records(

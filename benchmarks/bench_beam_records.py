@@ -43,7 +43,7 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 
 from benchmarks.bench_pretraining_data import add_run_args
 from benchmarks.common import machine
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import record_format
 
 TOOL = "official_spanbert.tools.create_pretraining_data"
 

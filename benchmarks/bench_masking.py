@@ -64,8 +64,8 @@ from official_spanbert.data.pretraining import masking
 from official_spanbert.data.pretraining import masking_config
 from official_spanbert.data.pretraining import span_sampler
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.testing import span_masking_oracle as oracle
 from benchmarks.common import DATA, first_bytes, load_avg, machine
 

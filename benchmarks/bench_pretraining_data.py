@@ -38,7 +38,7 @@ import time
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 from benchmarks.common import DATA, machine
 
 

@@ -88,7 +88,7 @@ from official.nlp.configs import pretraining_experiments  # noqa: F401
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretrain_dataloader
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 
 from benchmarks.common import DATA, first_bytes, load_avg, machine
 

@@ -123,7 +123,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.data.finetuning import squad

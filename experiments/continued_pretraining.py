@@ -46,7 +46,7 @@ from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert import interop as hc
 
 from benchmarks.common import first_bytes

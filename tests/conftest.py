@@ -86,7 +86,7 @@ TINY_SEQ, TINY_PRED = 64, 10
 @pytest.fixture(scope="session")
 def pretraining_records(tmp_path_factory, cased_vocab) -> str:
   """Glob of tiny pretraining records (seq length 64) from two real corpora."""
-  from official_spanbert.data.pretraining import pretraining_records as pr
+  from official_spanbert.data.pretraining.records import pretraining_records as pr
   d = tmp_path_factory.mktemp("rec")
   files = [first_lines(data_path("corpus", n), 120_000, str(d / n))
            for n in ("austen.txt", "linux-doc.txt")]

@@ -29,11 +29,11 @@ import pytest
 import tensorflow as tf
 
 from official.nlp.data import data_loader_factory
-from official_spanbert.data.pretraining import beam_records
+from official_spanbert.data.pretraining.records import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretrain_dataloader
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from conftest import TOOLS, data_path, first_lines
 
 pytest.importorskip("apache_beam")

@@ -45,7 +45,7 @@ from official.core import train_utils  # noqa: E402
 from official.modeling.hyperparams import params_dict  # noqa: E402
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs  # noqa: E402
-from official_spanbert.data.pretraining import pretraining_records as pr  # noqa: E402
+from official_spanbert.data.pretraining.records import pretraining_records as pr  # noqa: E402
 from official_spanbert.data import tokenization  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert import interop as hc  # noqa: E402

@@ -160,8 +160,8 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
                                              tmp_path):
   """With SpanBERT's own vocab (skipped when the shared data is absent)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_format  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus
   prefix = str(tmp_path / "rec" / "train")
   stats = pretraining_records.create_pretraining_records(
@@ -186,8 +186,8 @@ def test_pretraining_records_from_demo_corpus(small_corpus, cased_vocab,
 def test_demo_pipeline_without_shared_data(small_corpus, tmp_path):
   """demo corpus -> its own vocab -> pretraining records, nothing external."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import pretraining_records  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining import record_format  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import pretraining_records  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining.records import record_format  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import vocab_builder  # pylint: disable=g-import-not-at-top
   path, corpus_stats = small_corpus

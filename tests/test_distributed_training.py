@@ -58,7 +58,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.data import data_loader_factory
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 from conftest import data_path, first_lines
 import multiworker_worker as mw
 

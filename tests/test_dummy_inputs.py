@@ -27,7 +27,7 @@ from official.core import train_utils
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.tasks import pretraining
 from conftest import TINY_SEQ, tiny_params
 

@@ -38,8 +38,8 @@ from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from conftest import REPO, data_path, first_lines
 from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
 from test_pretraining_records import _errors, _tool_args

@@ -31,7 +31,7 @@ import tensorflow as tf
 
 from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
+from official_spanbert.data.pretraining.records import pretraining_records as pr
 
 WORDS = ("the of and to a in was her it that is not be he as had for with "
          "his she you").split()

@@ -33,8 +33,8 @@ from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining import masking
 from official_spanbert.data.pretraining import masking_config
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data import tokenization
 from conftest import data_path, first_lines
 from official_spanbert.testing import span_masking_oracle as oracle

@@ -35,7 +35,7 @@ STEPS = 5
 
 @pytest.fixture(scope="module")
 def tiny_records(tmp_path_factory, prose_slice, small_vocab):
-  from official_spanbert.data.pretraining import pretraining_records as pr
+  from official_spanbert.data.pretraining.records import pretraining_records as pr
   prefix = str(tmp_path_factory.mktemp("parity") / "r")
   pr.create_pretraining_records([prose_slice], small_vocab, prefix,
                                 max_seq_length=conftest.TINY_SEQ,

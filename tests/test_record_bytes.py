@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_spanbert.data import tfrecord_writer
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import record_format
 
 
 def _varint(n: int) -> bytes:

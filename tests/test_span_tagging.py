@@ -30,8 +30,8 @@ import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
-from official_spanbert.data.pretraining import pretraining_records as pr
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records as pr
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 from conftest import TOOLS, data_path, first_lines

@@ -33,7 +33,7 @@ are in place; a failed or terminated (SIGTERM) run leaves no shard behind.
 
 With --runner (e.g. --runner=DirectRunner --direct_num_workers=2) the
 single-segment records are written by an Apache Beam pipeline instead
-(official_spanbert/data/pretraining/beam_records.py; pip install
+(official_spanbert/data/pretraining/records/beam_records.py; pip install
 'official-spanbert[beam]'); any other Beam pipeline option (--project,
 --region, --temp_location, --flink_master, ...) is passed through, so
 --runner=DataflowRunner, FlinkRunner or SparkRunner work as usual, given
@@ -49,10 +49,10 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert.data.pretraining import beam_records
+from official_spanbert.data.pretraining.records import beam_records
 from official_spanbert.data.pretraining import corpus
-from official_spanbert.data.pretraining import pretraining_records
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import pretraining_records
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data import tokenization
 
 FLAGS = flags.FLAGS

@@ -66,7 +66,7 @@ from official_spanbert.utils import console
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
-from official_spanbert.data.pretraining import pretraining_records
+from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.demo import budget

@@ -27,7 +27,7 @@ from official.core import task_factory
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 

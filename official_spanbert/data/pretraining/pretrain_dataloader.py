@@ -28,8 +28,8 @@ from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining import masking
 from official_spanbert.data.pretraining import masking_config
-from official_spanbert.data.pretraining import record_format
-from official_spanbert.data.pretraining import records_check
+from official_spanbert.data.pretraining.records import record_format
+from official_spanbert.data.pretraining.records import records_check
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 

@@ -52,9 +52,9 @@ import numpy as np
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
-from official_spanbert.data.pretraining import record_blocks
-from official_spanbert.data.pretraining import record_format
-from official_spanbert.data.pretraining import records_output
+from official_spanbert.data.pretraining.records import record_blocks
+from official_spanbert.data.pretraining.records import record_format
+from official_spanbert.data.pretraining.records import records_output
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 

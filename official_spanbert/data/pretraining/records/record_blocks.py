@@ -35,8 +35,8 @@ import tensorflow as tf
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data.pretraining import packing
 from official_spanbert.data.pretraining import span_tagging
-from official_spanbert.data.pretraining.record_format import serialize_block
-from official_spanbert.data.pretraining.record_format import Stats
+from official_spanbert.data.pretraining.records.record_format import serialize_block
+from official_spanbert.data.pretraining.records.record_format import Stats
 from official_spanbert.data import tokenization
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data.pretraining import record_format
+from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tokenization
 

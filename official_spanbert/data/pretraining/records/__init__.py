@@ -1,0 +1,23 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Pretraining records: the format, writing them and checking them.
+
+record_format.py (what a record holds), record_blocks.py (tokenized blocks),
+pretraining_records.py (the one-process writer), beam_records.py (the same
+on Apache Beam), records_output.py (prefix lock, shards), records_check.py
+(what the loader checks before reading).
+
+  from official_spanbert.data.pretraining.records import pretraining_records
+"""
