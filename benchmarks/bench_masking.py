@@ -60,9 +60,9 @@ import numpy as np
 import official_spanbert  # noqa: F401  (before tensorflow)
 import tensorflow as tf
 
-from official_spanbert.data.pretraining import masking
-from official_spanbert.data.pretraining import masking_config
-from official_spanbert.data.pretraining import span_sampler
+from official_spanbert.data.pretraining.masking import masking
+from official_spanbert.data.pretraining.masking import masking_config
+from official_spanbert.data.pretraining.masking import span_sampler
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format

@@ -91,7 +91,7 @@ def test_every_file_the_page_lists_exists():
   assert list(SECTIONS) == headings
   paths = cited_paths(text, set(os.listdir(root)))
   # The files each extension cannot do without are among those checked.
-  for needed in ("official_spanbert/data/pretraining/masking_config.py",
+  for needed in ("official_spanbert/data/pretraining/masking/masking_config.py",
                  "official_spanbert/registry_imports.py",
                  "tools/export_savedmodel.py", "setup.py"):
     assert needed in paths, f"{PAGE} no longer lists {needed}"

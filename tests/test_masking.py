@@ -30,8 +30,8 @@ import pytest
 import tensorflow as tf
 
 from official.nlp.data import data_loader_factory
-from official_spanbert.data.pretraining import masking
-from official_spanbert.data.pretraining import masking_config
+from official_spanbert.data.pretraining.masking import masking
+from official_spanbert.data.pretraining.masking import masking_config
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format

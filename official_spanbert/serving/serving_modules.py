@@ -24,7 +24,7 @@ from typing import Dict
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data.pretraining import masking
+from official_spanbert.data.pretraining.masking import masking
 from official_spanbert.serving import text_preprocessor as tp
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")

@@ -27,9 +27,10 @@
     beam_records.py         the same records on Apache Beam.
     records_check.py        records against the data config (vocab, layout,
                             length, unigram counts, shard count).
-  masking_config.py       the masking settings and their validation.
-  span_sampler.py         which tokens to mask (the span sampling loop).
-  masking.py              span masking (geometric / word / entity / phrase).
+  masking/                masking the records on the fly:
+    masking_config.py       the masking settings and their validation.
+    span_sampler.py         which tokens to mask (the span sampling loop).
+    masking.py              span masking (geometric / word / entity / phrase).
   pretrain_dataloader.py  the data config and the Model Garden data loader
                           that masks records on the fly.
   dummy_inputs.py         synthetic masked batches for `input_path: dummy`.

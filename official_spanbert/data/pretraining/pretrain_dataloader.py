@@ -26,8 +26,8 @@ from official.core import config_definitions as cfg
 from official.core import input_reader
 from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
-from official_spanbert.data.pretraining import masking
-from official_spanbert.data.pretraining import masking_config
+from official_spanbert.data.pretraining.masking import masking
+from official_spanbert.data.pretraining.masking import masking_config
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data.pretraining.records import records_check
 from official_spanbert.data.pretraining import span_tagging

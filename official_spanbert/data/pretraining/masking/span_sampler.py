@@ -27,7 +27,7 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data.pretraining.masking_config import MaskingParams
+from official_spanbert.data.pretraining.masking.masking_config import MaskingParams
 
 
 def fold(seed: tf.Tensor, salt: int) -> tf.Tensor:

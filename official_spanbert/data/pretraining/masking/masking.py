@@ -57,10 +57,10 @@ import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official_spanbert.data.pretraining import span_sampler
-from official_spanbert.data.pretraining.masking_config import MaskingConfigError
-from official_spanbert.data.pretraining.masking_config import MaskingParams
-from official_spanbert.data.pretraining.masking_config import TAGGED_SCHEMES
+from official_spanbert.data.pretraining.masking import span_sampler
+from official_spanbert.data.pretraining.masking.masking_config import MaskingConfigError
+from official_spanbert.data.pretraining.masking.masking_config import MaskingParams
+from official_spanbert.data.pretraining.masking.masking_config import TAGGED_SCHEMES
 
 # Replacement decisions.
 MASK, RANDOM, KEEP = 0, 1, 2

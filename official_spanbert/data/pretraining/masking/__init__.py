@@ -1,0 +1,22 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Masking pretraining records on the fly, inside tf.data.
+
+masking_config.py (the settings and their validation), span_sampler.py
+(which tokens: the span sampling loop), masking.py (mask_batch: the schemes,
+80/10/10, MLM and SBO targets).
+
+  from official_spanbert.data.pretraining.masking import masking
+"""
