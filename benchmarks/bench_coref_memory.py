@@ -22,7 +22,8 @@ on the values; the number of spans kept is fixed by top_span_ratio), exports
 it with serving/coref_export.export (segments of 384, no length limit) and
 then, for each --wordpieces length, starts a FRESH process that loads the
 SavedModel, makes one warm-up call on a short text, resets the peak RSS
-(/proc/self/clear_refs) and times one `resolve` on English prose (whole
+(/proc/self/clear_refs) and times one `resolve` (wall and process CPU) on
+English prose (whole
 paragraphs of Austen from the shared corpus, up to the length). It prints
 one markdown row per run: peak RSS above the loaded, warmed-up model, and
 seconds. A run over --max_seconds is stopped and reported as such;
@@ -63,12 +64,13 @@ def worker(model_dir: str, text_file: str) -> None:
   loaded = _rss_kb("VmRSS")
   with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
     f.write("5")  # the peak (VmHWM) restarts from the current RSS
-  start = time.perf_counter()
+  start, cpu = time.perf_counter(), time.process_time()
   out = resolve(text=tf.constant(text))
   seconds = time.perf_counter() - start
+  cpu = time.process_time() - cpu
   print(json.dumps({"loaded_mb": loaded / 1024,
                     "peak_above_mb": (_rss_kb("VmHWM") - loaded) / 1024,
-                    "seconds": seconds,
+                    "seconds": seconds, "cpu_seconds": cpu,
                     "mentions": int(out["mention_starts"].shape[0])}))
 
 
@@ -132,8 +134,8 @@ def main():
   work = tempfile.mkdtemp(prefix="coref_memory_")
   texts = _texts(args.wordpieces, vocab)
   print("| size | chunk_size | wordpieces | words | peak RSS above loaded "
-        "| seconds | loaded RSS | mentions |")
-  print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        "| seconds | CPU seconds | loaded RSS | mentions |")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
   for size in args.sizes:
     for chunk in args.chunk_sizes:
       export_dir = coref_export.export(
@@ -142,7 +144,7 @@ def main():
       for text, pieces, words in texts:
         if not chunk and pieces > args.whole_max_wordpieces:
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | not run "
-                f"(--whole_max_wordpieces) | | | |", flush=True)
+                f"(--whole_max_wordpieces) | | | | |", flush=True)
           continue
         text_file = os.path.join(work, f"text_{pieces}.txt")
         with open(text_file, "w", encoding="utf-8") as f:
@@ -155,18 +157,19 @@ def main():
               cwd=common.REPO)
         except subprocess.TimeoutExpired:
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | stopped "
-                f"after {args.max_seconds:.0f} s | | | |", flush=True)
+                f"after {args.max_seconds:.0f} s | | | | |", flush=True)
           continue
         lines = run.stdout.strip().splitlines()
         if run.returncode or not lines:
           tail = run.stderr.strip().splitlines()[-1:] or ["?"]
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | failed "
-                f"(exit {run.returncode}: {tail[0][:80]}) | | | |",
+                f"(exit {run.returncode}: {tail[0][:80]}) | | | | |",
                 flush=True)
           continue
         r = json.loads(lines[-1])
         print(f"| {size} | {chunk} | {pieces:,} | {words:,} | "
               f"{r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
+              f"{r['cpu_seconds']:.1f} | "
               f"{r['loaded_mb']:,.0f} MB | {r['mentions']:,} |", flush=True)
   print(f"load avg at end {common.load_avg()}")
 
