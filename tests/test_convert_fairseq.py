@@ -517,3 +517,25 @@ def test_clamp_attention_option_reaches_every_layer(converted):
   assert len(layers) == 2 and all(
       type(l._attention_layer) is attention_clamp.ClampedMultiHeadAttention  # pylint: disable=protected-access
       for l in layers)
+
+
+def test_init_checkpoint_starts_both_heads_trained(converted):
+  """task.init_checkpoint=DIR with DIR/params.yaml: MLM and SBO restored."""
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  out, result = converted
+  params = params_dict.override_params_dict(
+      exp_factory.get_exp_config("spanbert/pretraining"),
+      os.path.join(out, hc.PARAMS_FILE), is_strict=True)
+  params.task.init_checkpoint = out
+  task = task_factory.get_task(params.task)
+  model = task.build_model()
+  task.initialize(model)
+  converted_model, _ = _load(out)
+  for item in ("encoder", "masked_lm", "span_boundary"):
+    want = hc.item_variables(converted_model, item)
+    got = hc.item_variables(model, item)
+    assert sorted(got) == sorted(want)
+    for name in want:
+      assert np.array_equal(got[name].numpy(), want[name].numpy()), name
