@@ -82,7 +82,6 @@ import tf_keras
 import yaml
 
 from official_spanbert.configs import yaml_files
-from official_spanbert.data.pretraining import span_tagging  # noqa: F401
 from official_spanbert.training import train_lib
 
 from experiments import ablation_report
@@ -331,13 +330,16 @@ def main(argv=None):
                     RESULTS, args.preset),
                 command=shlex.join(["python", "-m", "experiments.ablation"] + (
                     argv if argv is not None else sys.argv[1:])))
-  if args.pilot:
-    run_study(study, ["span_sbo"], [], ["records"])
-    pilot(study, args.pilot.split(","), args.pilot_cpu_s,
-          args.pilot_segment_steps, args.pilot_heldout_batches)
-    return
-  run_study(study, arms, args.seeds or list(preset.seeds),
-            args.stages.split(",") if args.stages else None)
+  try:
+    if args.pilot:
+      run_study(study, ["span_sbo"], [], ["records"])
+      pilot(study, args.pilot.split(","), args.pilot_cpu_s,
+            args.pilot_segment_steps, args.pilot_heldout_batches)
+      return
+    run_study(study, arms, args.seeds or list(preset.seeds),
+              args.stages.split(",") if args.stages else None)
+  except study_lib.StudyError as e:
+    ap.exit(1, f"{ap.prog}: error: {e}\n")
 
 
 if __name__ == "__main__":

@@ -274,8 +274,8 @@ def plan(study: Study, arms: List[str], seeds: List[int]) -> List[str]:
 
 
 def needs(study: Study, stage: str) -> List[str]:
-  kind, _, rest = stage.partition(":")
-  arm = arm_of(stage)
+  """The stages `stage` reads the output of."""
+  kind, arm = stage.partition(":")[0], arm_of(stage)
   pretrain = [f"pretrain:{arm}"] if arm and study.arm(arm).experiment else []
   return {"records": ["base"], "finetune_records": ["base"],
           "pretrain": ["records:single"],
@@ -344,12 +344,15 @@ def main(argv=None):
   arms = args.arms.split(",") if args.arms else list(study.preset.arms)
   if [a for a in arms if a not in ARM_NAMES]:
     ap.error(f"unknown arms in {arms}; choose from {list(ARM_NAMES)}")
-  if args.pilot_steps:
-    run_study(study, ["span_sbo"], [], ["base", "records:single"])
-    pilot(study, args.pilot_steps)
-    return
-  run_study(study, arms, args.seeds or list(study.preset.seeds),
-            args.stages.split(",") if args.stages else None)
+  try:
+    if args.pilot_steps:
+      run_study(study, ["span_sbo"], [], ["base", "records:single"])
+      pilot(study, args.pilot_steps)
+      return
+    run_study(study, arms, args.seeds or list(study.preset.seeds),
+              args.stages.split(",") if args.stages else None)
+  except study_lib.StudyError as e:
+    ap.exit(1, f"{ap.prog}: error: {e}\n")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,11 @@ import tf_keras
 from official_spanbert.utils import atomic_io
 
 MANIFEST = "manifest.json"
+
+
+class StudyError(ValueError):
+  """A study that cannot run as asked (the binaries print it as one line)."""
+
 # Stage kinds whose results are one row a seed, and the result file's list.
 SEED_ROWS = {"finetune": "squad", "coref": "coref"}
 
@@ -93,14 +98,14 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
   manifest = read_manifest(study.work_dir)
   config = preset_config(study.preset)
   if manifest.get("preset", config) != config:
-    raise ValueError(f"{study.work_dir} holds a study with another preset "
+    raise StudyError(f"{study.work_dir} holds a study with another preset "
                      f"({manifest['preset']}); use a new --work_dir")
   manifest["preset"] = config
   path = os.path.join(study.work_dir, MANIFEST)
   for arm in sorted({arm_of(s) for s in stages if arm_of(s)}):
     budget = (read_json(study.result_file(arm)) or {}).get("budget", config)
     if budget != config:
-      raise ValueError(f"{study.result_file(arm)} holds a result with "
+      raise StudyError(f"{study.result_file(arm)} holds a result with "
                        f"another preset ({budget}); use another --results_dir")
   for stage in stages:
     if not selected(stage, tokens):
@@ -121,7 +126,7 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
       print(f"{stage}: skipped, {pending[0]} is pending")
       continue
     if missing:
-      raise ValueError(f"stage {stage} needs {', '.join(missing)} first")
+      raise StudyError(f"stage {stage} needs {', '.join(missing)} first")
     print(f"{time.strftime('%H:%M:%S')} {stage}: running", flush=True)
     t0, c0 = time.time(), time.process_time()
     result = run(stage, manifest)

@@ -134,8 +134,8 @@ def split_corpus(study: Study) -> Dict[str, int]:
   paths = sorted(p for pattern in study.corpus.split(",")
                  for p in glob.glob(pattern))
   if not paths:
-    raise FileNotFoundError(f"corpus {study.corpus} matches no file; set "
-                            "SPANBERT_DATA_DIR to the data folder")
+    raise study_lib.StudyError(f"corpus {study.corpus} matches no file; set "
+                               "SPANBERT_DATA_DIR to the data folder")
   for path in paths:
     name = os.path.basename(path)
     outs = {k: open(study.path("corpus", k, name), "w", encoding="utf-8")

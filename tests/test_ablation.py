@@ -25,6 +25,7 @@ import pytest
 import tf_keras
 
 from experiments import ablation
+from experiments import study_stages
 
 
 def _study(work_dir, preset=ablation.PRESETS["micro"], results_dir=None):
@@ -47,7 +48,7 @@ def test_micro_study_resumes_and_reports(tmp_path):
   ablation.run_study(study, arms, seeds, ["records", "finetune_records"])
 
   # A pretraining stage stopped at step 2: a checkpoint, no manifest entry.
-  params = ablation.pretrain_params(study, "span_sbo")
+  params = study_stages.pretrain_params(study, "span_sbo")
   params.trainer.train_steps = 2
   ablation.train_lib.run(params, study.pretrain_dir("span_sbo"), mode="train")
   assert _checkpoints(study.pretrain_dir("span_sbo")) == ["ckpt-2.index"]
@@ -68,7 +69,7 @@ def test_micro_study_resumes_and_reports(tmp_path):
   # The vocab was learned on the training split and every arm uses it.
   vocab = manifest["stages"]["records:vocab"]["result"]
   assert 0 < vocab["vocab_size"] <= study.preset.vocab_size
-  assert ablation.pretrain_params(
+  assert study_stages.pretrain_params(
       study, "span_sbo").task.model.encoder.bert_v2.vocab_size == vocab[
           "vocab_size"]
   for scheme in ("span", "token"):
@@ -138,8 +139,8 @@ def test_stage_needs_its_inputs(tmp_path):
 
 def test_tagged_arms_pending_without_spacy(tmp_path, monkeypatch):
   def unavailable(*args, **kwargs):
-    raise ablation.span_tagging.TaggingUnavailableError("no spaCy here")
-  monkeypatch.setattr(ablation.span_tagging, "SpanTagger", unavailable)
+    raise study_stages.span_tagging.TaggingUnavailableError("no spaCy here")
+  monkeypatch.setattr(study_stages.span_tagging, "SpanTagger", unavailable)
   study = _study(tmp_path, dataclasses.replace(ablation.PRESETS["micro"],
                                                vocab_size=0))
   manifest = ablation.run_study(study, ["noun_phrase"], [1],
@@ -165,25 +166,25 @@ def test_gpu_preset_configs_dry_run(tmp_path):
       heldout_every=5, num_shards=1, shuffle_buffer=10)
   assert preset.mixed_precision == "bfloat16"
   study = _study(tmp_path, preset)
-  kinds = {k: ablation.stage_records(study, k)
+  kinds = {k: study_stages.stage_records(study, k)
            for k in ("single", "nsp", "tagged", "heldout")}
   for arm, spec in ablation.ARMS.items():
     if spec.experiment and "pending" not in kinds[spec.records]:
-      params = ablation.pretrain_params(study, arm)
+      params = study_stages.pretrain_params(study, arm)
       assert params.runtime.mixed_precision_dtype == "bfloat16"
       assert params.task.model.encoder.bert_v2.num_layers == 1
       task_factory.get_task(params.task)
       pretrain_dataloader.SpanBertPretrainDataLoader(params.task.train_data)
-    ablation.heldout_params(study, arm).validate()
-    ablation.finetune_params(study, arm, 1, "dev.json")
+    study_stages.heldout_params(study, arm).validate()
+    study_stages.finetune_params(study, arm, 1, "dev.json")
   try:
-    result = ablation.stage_pretrain(study, "token_nsp")
+    result = study_stages.stage_pretrain(study, "token_nsp")
     assert tf_keras.mixed_precision.global_policy().name == "mixed_bfloat16"
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
   assert result["steps"] == 2 and result["final"]["next_sentence_loss"] > 0
   # Held-out MLM restores the NSP arm's encoder and MLM head without NSP.
-  heldout = ablation.stage_heldout_mlm(study, "token_nsp")
+  heldout = study_stages.stage_heldout_mlm(study, "token_nsp")
   for scheme in ("span", "token"):
     assert heldout[scheme]["blocks"] > 0
     assert "next_sentence_accuracy" not in heldout[scheme]

@@ -21,6 +21,7 @@ import conftest
 import pytest
 
 from experiments import continued
+from experiments import study_stages
 
 
 def _study(work_dir, results_dir):
@@ -45,17 +46,22 @@ def test_arms_and_presets_are_yaml():
 
 
 def test_micro_study_resumes_and_reports(tmp_path):
+  """Every stage kind once (LitBank for span_sbo only: it is the costly one),
+  a stopped pretraining resumed, then a new session that reruns nothing."""
   study = _study(tmp_path / "work", tmp_path / "results")
-  arms, seeds = ["none", "span_sbo"], [1, 2]
+  arms, seeds = ["none", "span_sbo"], [1]
+  stages = ["base", "records", "pretrain", "heldout_mlm", "coref:span_sbo",
+            "finetune_records", "finetune", "report"]
   continued.run_study(study, arms, seeds, ["base", "records"])
   # A pretraining stage stopped at step 2: it resumes from ckpt-2.
-  params = continued.ablation.pretrain_params(study, "span_sbo")
+  params = study_stages.pretrain_params(study, "span_sbo")
   assert params.task.init_checkpoint == study.base_dir()
   params.trainer.train_steps = 2
-  continued.ablation.train_lib.run(params, study.pretrain_dir("span_sbo"),
-                                   mode="train")
-  manifest = continued.run_study(study, arms, seeds)
-  assert list(manifest["stages"]) == continued.plan(study, arms, seeds)
+  study_stages.train_lib.run(params, study.pretrain_dir("span_sbo"),
+                             mode="train")
+  manifest = continued.run_study(study, arms, seeds, stages)
+  assert list(manifest["stages"]) == [
+      s for s in continued.plan(study, arms, seeds) if s != "coref:none:1"]
   assert manifest["stages"]["pretrain:span_sbo"]["result"]["start_step"] == 2
   for arm in arms:
     with open(study.result_file(arm), encoding="utf-8") as f:
@@ -63,10 +69,11 @@ def test_micro_study_resumes_and_reports(tmp_path):
     assert result["arm"] == arm and result["command"] == "test"
     assert set(result["heldout_mlm_accuracy"]) == {"span", "token"}
     assert [r["seed"] for r in result["squad"]] == seeds
-    assert [r["seed"] for r in result["coref"]] == seeds
-    for row in result["coref"]:
-      assert {"muc", "b_cubed", "ceafe"} <= set(row["test"])
-      assert 0 <= row["test"]["conll_f1"] <= 100
+    assert all({"exact_match", "f1"} <= set(r) for r in result["squad"])
+  coref = json.load(open(study.result_file("span_sbo")))["coref"]
+  assert [r["seed"] for r in coref] == seeds
+  assert {"muc", "b_cubed", "ceafe"} <= set(coref[0]["test"])
+  assert 0 <= coref[0]["test"]["conll_f1"] <= 100
   restored = manifest["stages"]["heldout_mlm:none"]["result"]["span"]
   assert restored["restored_from"] == study.base_dir()
   pretraining = json.load(open(study.result_file("span_sbo")))["pretraining"]
@@ -75,21 +82,18 @@ def test_micro_study_resumes_and_reports(tmp_path):
 
   report = os.path.join(study.results_dir, "report.md")
   with open(report, encoding="utf-8") as f:
-    text = f.read()
-  for arm in arms:
-    row = next(line for line in text.splitlines()
-               if line.startswith(f"| {arm} |"))
-    assert row.count(" ± ") == 7 and row.endswith("| 2 |"), row
-  assert "- LitBank CoNLL F1, span_sbo vs none:" in text
+    rows = {line.split(" | ")[0][2:]: line for line in f.read().splitlines()
+            if line.startswith("| none |") or line.startswith("| span_sbo |")}
+  assert rows["span_sbo"].count(" ± ") == 6, rows  # 4 LitBank, EM, F1
+  assert rows["none"].count(" ± ") == 2 and rows["none"].endswith("| 1 |")
   with open(os.path.join(study.results_dir, "continued.png"), "rb") as f:
     assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
   # A new session (no work dir): nothing reruns, the report is rebuilt.
   os.remove(report)
   fresh = _study(tmp_path / "fresh", study.results_dir)
-  manifest = continued.run_study(fresh, arms, seeds,
-                                 ["pretrain", "heldout_mlm", "coref",
-                                  "finetune", "report"])
+  manifest = continued.run_study(fresh, arms, seeds, [
+      "pretrain", "heldout_mlm", "coref:span_sbo", "finetune", "report"])
   assert list(manifest["stages"]) == ["report"]
   assert os.path.exists(report)
 
@@ -108,3 +112,28 @@ def test_verdict_compares_against_the_seed_spread():
   assert any(line.startswith("- SQuAD F1, paper's order span_sbo >= token: "
                              "does not hold (9.50, 10.50; steps -1.00")
              for line in lines)
+
+
+def test_another_preset_is_one_error_line(tmp_path, capsys):
+  (tmp_path / "manifest.json").write_text(
+      json.dumps({"preset": {"pretrain_steps": 1}, "stages": {}}))
+  with pytest.raises(SystemExit) as stop:
+    continued.main(["--preset=micro", f"--work_dir={tmp_path}",
+                    "--stages=report"])
+  assert stop.value.code == 1
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and "holds a study with another preset" in err[0]
+
+
+def test_missing_corpus_is_one_error_line(tmp_path, monkeypatch, capsys):
+  make_study = continued.make_study
+  monkeypatch.setattr(continued, "make_study", lambda name, work_dir, **kw:
+                      make_study(name, work_dir, data=str(tmp_path / "no"),
+                                 **kw))
+  with pytest.raises(SystemExit) as stop:
+    continued.main(["--preset=micro", f"--work_dir={tmp_path / 'work'}",
+                    "--stages=base,records"])
+  assert stop.value.code == 1
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and "matches no file; set SPANBERT_DATA_DIR" in err[0]
+  assert not (tmp_path / "work" / "corpus" / "split.json").exists()
