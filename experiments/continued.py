@@ -262,15 +262,20 @@ def pilot(study: Study, steps: int) -> dict:
 
 
 def plan(study: Study, arms: List[str], seeds: List[int]) -> List[str]:
-  """Every stage, in the queue's order: pretraining, held-out MLM, then
-  the downstream seeds (coreference first), seed by seed."""
-  pretrained = [a for a in arms if study.arm(a).experiment]
-  return (["base", "records:single", "records:heldout"]
-          + [f"pretrain:{a}" for a in pretrained]
-          + [f"heldout_mlm:{a}" for a in arms]
-          + [f"coref:{a}:{s}" for s in seeds for a in arms]
-          + ["finetune_records"]
-          + [f"finetune:{a}:{s}" for s in seeds for a in arms] + ["report"])
+  """Every stage, in the queue's order: arm by arm, its pretraining, held-out
+  MLM, then its downstream seeds (coreference first).
+
+  Arm by arm because a pretrained checkpoint lives in the work dir, which a
+  new session does not have: an arm whose downstream stages all land in one
+  session is never pretrained again (`committed`).
+  """
+  out = ["base", "records:single", "records:heldout", "finetune_records"]
+  for a in arms:
+    if study.arm(a).experiment:
+      out.append(f"pretrain:{a}")
+    out += ([f"heldout_mlm:{a}"] + [f"coref:{a}:{s}" for s in seeds]
+            + [f"finetune:{a}:{s}" for s in seeds])
+  return out + ["report"]
 
 
 def needs(study: Study, stage: str) -> List[str]:

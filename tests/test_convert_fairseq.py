@@ -539,3 +539,14 @@ def test_init_checkpoint_starts_both_heads_trained(converted):
     assert sorted(got) == sorted(want)
     for name in want:
       assert np.array_equal(got[name].numpy(), want[name].numpy()), name
+
+
+def test_the_export_finds_the_vocab_beside_a_converted_checkpoint(converted):
+  """spanbert-export-savedmodel --model_dir=DIR needs no --vocab_file: the
+  import writes vocab.txt beside the checkpoint, and params.yaml names none."""
+  out, _ = converted
+  params = export.load_params("spanbert/pretraining", model_dir=out)
+  assert not params.task.train_data.vocab_file
+  _, vocab = export.load_for_export(params, model_dir=out)
+  assert vocab == os.path.join(out, "vocab.txt")
+  assert os.path.exists(vocab)

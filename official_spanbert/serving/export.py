@@ -93,6 +93,9 @@ def load_for_export(params, model_dir: Optional[str] = None,
   if not checkpoint:
     raise ValueError("give --model_dir or --checkpoint_path")
   vocab = vocab_file or params.task.train_data.vocab_file
+  beside = os.path.join(model_dir or "", "vocab.txt")
+  if not vocab and model_dir and tf.io.gfile.exists(beside):
+    vocab = beside  # a converted checkpoint's dir (spanbert-convert-checkpoint)
   if not vocab:
     raise ValueError("give --vocab_file (params have no vocab_file)")
   return build_model(params, checkpoint), vocab
