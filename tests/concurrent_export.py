@@ -27,12 +27,12 @@ import types
 
 from absl import app
 
+from official_spanbert.serving import export as export_lib
 from official_spanbert.tools import export_savedmodel
 
 
 def main():
   go, now = sys.argv.pop(1), float(sys.argv.pop(1))
-  export_lib = export_savedmodel.export_lib
   export = export_lib.export
   export_lib.time = types.SimpleNamespace(time=lambda: now)
 

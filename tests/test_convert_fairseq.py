@@ -419,8 +419,11 @@ def test_tf_to_hf_from_a_truncated_checkpoint_is_one_line(converted, tmp_path,
   assert rc == 1 and "Traceback" not in out.err
   errors = [l for l in out.err.splitlines() if "error" in l]  # not progress
   assert len(errors) == 1 and errors == out.err.splitlines()[-1:], out.err
+  # The one line of modeling/checkpoints.resolve (issue 39 item 2), naming
+  # the checkpoint and its data file.
   assert errors[0].startswith(f"convert_checkpoint: error: cannot read "
-                              f"{data_file} ("), out.err
+                              f"checkpoint {src / 'bert_model.ckpt'}: "
+                              f"{os.path.basename(data_file)} "), out.err
   assert "truncated or corrupt" in out.err
   assert not (tmp_path / "hf" / "model.safetensors").exists()
 
