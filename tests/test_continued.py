@@ -21,6 +21,7 @@ import conftest
 import pytest
 
 from experiments import continued
+from experiments import continued_report
 from experiments import study_stages
 
 
@@ -102,7 +103,7 @@ def test_verdict_compares_against_the_seed_spread():
   def row(arm, coref, squad):
     return {"arm": arm, "coref": [{"test": {"conll_f1": v}} for v in coref],
             "squad": [{"f1": v} for v in squad]}
-  lines = continued.verdict([row("none", [40, 41, 42], [10, 10.5, 11]),
+  lines = continued_report.verdict([row("none", [40, 41, 42], [10, 10.5, 11]),
                              row("token", [44, 45, 46], [10, 11, 10.5]),
                              row("span_sbo", [41, 42, 43], [9, 9.5, 10])])
   assert "- LitBank CoNLL F1, token vs none: +4.00 (largest seed sd 1.00): " \

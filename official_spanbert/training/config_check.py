@@ -33,6 +33,7 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
+from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
@@ -109,6 +110,8 @@ def check_values(params, mode: str) -> None:
       if value is not None and not isinstance(value, bool) and value < 1:
         raise ConfigValueError(
             f"{name}.{field} must be a positive integer, got {value}")
+    if dummy_inputs.is_dummy(data):
+      continue  # input_path: dummy, generated blocks (no files to check)
     _check_input_path(name, getattr(data, "input_path", None))
     if isinstance(data, pretrain_dataloader.SpanBertPretrainDataConfig):
       # Masking values, the vocab and the records against their stats: what
