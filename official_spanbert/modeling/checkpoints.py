@@ -136,15 +136,19 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
   """
   path = resolve(path)
   names = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(path)}
+  # Checkpoint keys escape "." and "/" in item names (BertClassifier's
+  # `sentence_prediction.pooler_dense` is stored as
+  # `sentence_prediction..pooler_dense`).
+  stored = lambda k: k.replace(".", "..").replace("/", ".S")  # pylint: disable=unnecessary-lambda-assignment
   if "model" in names:
     # The trainer also saves model.checkpoint_items (e.g. `encoder`): their
     # weights are stored under those names, not again under model/.
     items = {"model": model}
     items.update({k: v for k, v in getattr(model, "checkpoint_items",
-                                           {}).items() if k in names})
+                                           {}).items() if stored(k) in names})
   else:
     items = {k: v for k, v in getattr(model, "checkpoint_items", {}).items()
-             if k in names}
+             if stored(k) in names}
   if not items:
     raise ValueError(
         f"checkpoint {path} holds none of "
@@ -162,7 +166,7 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
         path) from None
   if "model" in items:
     saved = [name for name, _ in tf.train.list_variables(path)
-             if name.split("/", 1)[0] in items and
+             if name.split("/", 1)[0] in {stored(k) for k in items} and
              "OPTIMIZER_SLOT" not in name]
     weights = {id(v) for v in model.weights}
     if len(saved) < len(weights):

@@ -37,6 +37,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export as export_lib
+from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import question_answering
 
@@ -165,6 +166,13 @@ def _export_qa(params, options: ExportOptions) -> Dict[str, str]:
       version=options.version)
 
 
+def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
+  from official_spanbert.serving import classify_export  # pylint: disable=g-import-not-at-top
+  return classify_export.export_from_params(
+      params, options.checkpoint, options.export_base,
+      vocab_file=options.vocab_file, version=options.version)
+
+
 register(Entry(spanbert_configs.SpanBertPretrainTaskConfig,
                ("spanbert/pretraining", "spanbert/no_sbo", "bert/token_nsp",
                 "bert/token_single"),
@@ -175,6 +183,9 @@ register(Entry(coreference.CorefTaskConfig, ("spanbert/coref",),
 register(Entry(question_answering.SpanBertQAConfig,
                ("spanbert/squad_v1", "spanbert/squad_v2"), ("answer",),
                _export_qa))
+register(Entry(classification.SpanBertClassificationConfig,
+               ("spanbert/classification", "spanbert/tacred"),
+               ("classify", "classify_relation"), _export_classifier))
 
 
 def _run_dir_params(checkpoint: str) -> Optional[str]:

@@ -1,0 +1,280 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The `classify` and `classify_relation` signatures: raw text in, labels out.
+
+The encoding of the fine-tuning records (data/finetuning/classification.py,
+tacred.py) runs inside the graph with tf.text and core ops:
+
+  * `classify(text[, text_pair])`: `[CLS] a [SEP] (b [SEP])` wordpieces, the
+    longer segment cut first (BERT's rule, in closed form), one segment
+    cut to seq_length - 2;
+  * `classify_relation(text, subject_start, subject_end, object_start,
+    object_end, subject_type, object_type)`: the text is split on
+    whitespace into words (TACRED's tokens, joined by spaces), PTB brackets
+    such as -LRB- mapped back, every word that overlaps an entity's
+    character span [start, end) is dropped and the entity's marker
+    ([SUBJ-PERSON], [OBJ-CITY], the run's [unusedN] ids) put where it
+    starts, as spanbert-create-finetuning-data --task=tacred does.
+
+Outputs: `probabilities` [batch, classes], `label_id` and `label` (the names
+in the records' meta_data.json, e.g. `entailment`); a regression model
+(num_classes 1) returns `score`.
+
+Example:
+  module = ClassifyModule(classifier, "vocab.txt", seq_length=128,
+                          label_names=("entailment", "not_entailment"),
+                          pair=True)
+  module.classify(tf.constant(["A man sleeps."]), tf.constant(["He rests."]))
+"""
+
+from typing import Dict, Mapping, Optional, Sequence
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from official_spanbert.data import tokenization
+from official_spanbert.data.finetuning import tacred
+from official_spanbert.serving import qa_module
+
+_STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
+_INT = lambda name: tf.TensorSpec([None], tf.int32, name=name)  # pylint: disable=unnecessary-lambda-assignment
+
+
+def pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, max_length: int):
+  """Lengths after BERT's pair truncation (pop from the longer, b on ties)
+  until len_a + len_b <= max_length; data/finetuning/classification's
+  _truncate_pair in closed form."""
+  over = len_a + len_b - max_length
+  fits = over <= 0
+  cut_a = (len_a > len_b) & (len_a - len_b >= over)
+  cut_b = (len_b > len_a) & (len_b - len_a >= over)
+  half_a = tf.cast((max_length + 1) // 2, len_a.dtype)
+  half_b = tf.cast(max_length // 2, len_a.dtype)
+  new_a = tf.where(fits | cut_b, len_a, tf.where(cut_a, len_a - over, half_a))
+  new_b = tf.where(fits | cut_a, len_b, tf.where(cut_b, len_b - over, half_b))
+  return new_a, new_b
+
+
+def _head(ids: tf.RaggedTensor, lengths: tf.Tensor) -> tf.RaggedTensor:
+  """ids[i][:lengths[i]] for each row."""
+  rows = tf.range(ids.nrows())
+  return qa_module._ragged_take(ids, rows, tf.zeros_like(lengths), lengths)  # pylint: disable=protected-access
+
+
+class ClassifyModule(tf.Module):
+  """SavedModel signatures of a fine-tuned sentence(-pair) classifier.
+
+  Args:
+    model: the task's classifier (inputs dict -> logits [batch, classes]).
+    vocab_file, lower_case: the records' tokenizer.
+    seq_length: the records' max_seq_length.
+    label_names: one name per class id (the records' meta_data.json).
+    pair: the task classifies sentence pairs (classify takes text_pair).
+    entity_markers: for relation extraction (TACRED), marker -> token of
+      the vocab ({"[SUBJ-PERSON]": "[unused1]", ...}); adds
+      classify_relation and drops classify.
+  """
+
+  def __init__(self, model, vocab_file: str, lower_case: bool = False,
+               seq_length: int = 128, label_names: Sequence[str] = ("0", "1"),
+               pair: bool = False,
+               entity_markers: Optional[Mapping[str, str]] = None):
+    super().__init__(name="spanbert_classifier")
+    if seq_length < (4 if pair else 3):
+      raise ValueError(f"seq_length {seq_length} is too small")
+    self.model = model
+    self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+    self.vocab = self.tokenizer.vocab
+    self.seq_length = seq_length
+    self.label_names = tuple(label_names)
+    self.pair = pair
+    self.regression = len(self.label_names) == 1
+    self.relation = entity_markers is not None
+    if self.relation:
+      ids = {t: i for i, t in enumerate(self.vocab.tokens)}
+      unknown = sorted(set(entity_markers.values()) - set(ids))
+      if unknown:
+        raise ValueError(f"the vocab {vocab_file} has no {unknown[0]} (an "
+                         "entity marker of the records)")
+      self.marker_names = tuple(sorted(entity_markers))
+      self._markers = tf.lookup.StaticHashTable(
+          tf.lookup.KeyValueTensorInitializer(
+              tf.constant(self.marker_names),
+              tf.constant([ids[entity_markers[m]] for m in self.marker_names],
+                          tf.int64)), default_value=-1)
+      brackets = sorted(tacred._PTB_BRACKETS.items())  # pylint: disable=protected-access
+      self._brackets = tf.lookup.StaticHashTable(
+          tf.lookup.KeyValueTensorInitializer(
+              tf.constant([k for k, _ in brackets]),
+              tf.constant([v for _, v in brackets])), default_value="")
+    # Only the task's signature is a tf.function (the export traces all).
+    if self.relation:
+      self.classify_relation = tf.function(
+          self._classify_relation, input_signature=[
+              _STRING("text"), _INT("subject_start"), _INT("subject_end"),
+              _INT("object_start"), _INT("object_end"),
+              _STRING("subject_type"), _STRING("object_type")])
+    elif pair:
+      self.classify = tf.function(
+          self._classify_pair,
+          input_signature=[_STRING("text"), _STRING("text_pair")])
+    else:
+      self.classify = tf.function(self._classify_single,
+                                  input_signature=[_STRING("text")])
+
+  def _outputs(self, ids: tf.RaggedTensor, types: tf.RaggedTensor
+               ) -> Dict[str, tf.Tensor]:
+    inputs = {
+        "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id), tf.int32),
+        "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32),
+        "input_type_ids": tf.cast(types.to_tensor(0), tf.int32)}
+    logits = self.model(inputs, training=False)
+    if isinstance(logits, dict):
+      logits = logits["logits"]
+    logits = tf.cast(logits, tf.float32)
+    if self.regression:
+      return {"score": logits[:, 0]}
+    label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_id": label_id,
+            "label": tf.gather(tf.constant(self.label_names), label_id)}
+
+  def _column(self, n, value):
+    return tf.fill([n, 1], tf.constant(value, tf.int64))
+
+  def _encode_single(self, text):
+    a = self.tokenizer.tokenize(qa_module.valid_utf8(text))[0]
+    a = _head(a, tf.minimum(a.row_lengths(), self.seq_length - 2))
+    n = tf.shape(text)[0]
+    ids = tf.concat([self._column(n, self.vocab.cls_id), a,
+                     self._column(n, self.vocab.sep_id)], axis=1)
+    return ids, tf.zeros_like(ids)
+
+  def _classify_single(self, text):
+    return self._outputs(*self._encode_single(text))
+
+  def _classify_pair(self, text, text_pair):
+    check = tf.debugging.assert_equal(
+        tf.shape(text), tf.shape(text_pair),
+        message="text and text_pair must have the same batch size")
+    with tf.control_dependencies([check]):
+      text = qa_module.valid_utf8(text)
+      text_pair = qa_module.valid_utf8(text_pair)
+    a = self.tokenizer.tokenize(text)[0]
+    b = self.tokenizer.tokenize(text_pair)[0]
+    len_a, len_b = pair_lengths(a.row_lengths(), b.row_lengths(),
+                                self.seq_length - 3)
+    a, b = _head(a, len_a), _head(b, len_b)
+    n = tf.shape(text)[0]
+    cls = self._column(n, self.vocab.cls_id)
+    sep = self._column(n, self.vocab.sep_id)
+    ids = tf.concat([cls, a, sep, b, sep], axis=1)
+    types = tf.concat([tf.zeros_like(cls), tf.zeros_like(a),
+                       tf.zeros_like(sep), tf.ones_like(b),
+                       tf.ones_like(sep)], axis=1)
+    return self._outputs(ids, types)
+
+  def _marker(self, prefix: str, types: tf.Tensor, name: str) -> tf.Tensor:
+    ids = self._markers.lookup(tf.strings.join([f"[{prefix}-", types, "]"]))
+    known = ", ".join(m[len(prefix) + 2:-1] for m in self.marker_names
+                      if m.startswith(f"[{prefix}-"))
+    check = tf.debugging.assert_non_negative(
+        ids, message=f"{name} is not an entity type the model was trained "
+        f"with ({known})")
+    with tf.control_dependencies([check]):
+      return tf.identity(ids)
+
+  def _classify_relation(self, text, subject_start, subject_end, object_start,
+                        object_end, subject_type, object_type):
+    n = tf.shape(text)[0]
+    checks = [tf.debugging.assert_equal(
+        tf.shape(x), [n], message=f"{name} must have text's batch size")
+              for name, x in (("subject_start", subject_start),
+                              ("subject_end", subject_end),
+                              ("object_start", object_start),
+                              ("object_end", object_end),
+                              ("subject_type", subject_type),
+                              ("object_type", object_type))]
+    with tf.control_dependencies(checks):
+      text = qa_module.valid_utf8(text)
+    # Character offsets -> byte offsets of the text.
+    chars = tf.strings.unicode_decode_with_offsets(text, "UTF-8")[1]
+    num_chars = tf.cast(chars.row_lengths(), tf.int32)
+    byte_at = tf.concat([chars, tf.expand_dims(
+        tf.cast(tf.strings.length(text), tf.int64), 1)], axis=1)
+    spans = []
+    for name, start, end in (("subject", subject_start, subject_end),
+                             ("object", object_start, object_end)):
+      ok = tf.debugging.assert_equal(
+          (start >= 0) & (start < end) & (end <= num_chars),
+          tf.ones_like(start, tf.bool),
+          message=f"{name}_start/{name}_end must be a non-empty character "
+          "span [start, end) of text")
+      with tf.control_dependencies([ok]):
+        index = tf.stack([tf.range(n), start], 1), tf.stack([tf.range(n), end],
+                                                            1)
+        spans.append(tuple(tf.gather_nd(byte_at.to_tensor(), i)
+                           for i in index))
+    subj_id = self._marker("SUBJ", subject_type, "subject_type")
+    obj_id = self._marker("OBJ", object_type, "object_type")
+    words, begin, end = tf_text.regex_split_with_offsets(
+        text, qa_module.WHITESPACE_PATTERN)
+    row = words.value_rowids()
+    begin, end = begin.flat_values, end.flat_values
+
+    def inside(span):
+      s, e = (tf.gather(x, row) for x in span)
+      flags = (begin < e) & (end > s)
+      first = flags & ~tf.concat([[False], flags[:-1]], 0)
+      # A word that starts its row starts the entity even if the previous
+      # row's last word was in an entity.
+      first |= flags & tf.equal(tf.range(tf.size(row, tf.int64)),
+                                tf.gather(words.row_starts(), row))
+      return flags, first
+
+    in_subj, subj_first = inside(spans[0])
+    in_obj, obj_first = inside(spans[1])
+    for name, flags in (("subject", in_subj), ("object", in_obj)):
+      covered = tf.math.unsorted_segment_max(tf.cast(flags, tf.int32), row, n)
+      tf.debugging.assert_equal(
+          covered, tf.ones_like(covered),
+          message=f"the {name} span covers no word of text")
+    lowered = tf.strings.lower(words.flat_values)
+    mapped = self._brackets.lookup(lowered)
+    flat_words = tf.where(tf.equal(mapped, ""), words.flat_values, mapped)
+    pieces = self.tokenizer.tokenize(flat_words)[0]  # [words, (pieces)]
+    keep = ~(in_subj | in_obj)
+    pieces = tf.ragged.boolean_mask(pieces, pieces.with_flat_values(
+        tf.repeat(keep, pieces.row_lengths())))
+
+    def marker_column(first, ids):
+      values = tf.boolean_mask(tf.gather(ids, row), first)
+      return tf.RaggedTensor.from_row_lengths(values,
+                                              tf.cast(first, tf.int64))
+
+    per_word = tf.concat([marker_column(subj_first, subj_id),
+                          marker_column(obj_first, obj_id), pieces], axis=1)
+    body = tf.RaggedTensor.from_row_lengths(
+        per_word, words.row_lengths()).merge_dims(1, 2)
+    body = _head(body, tf.minimum(body.row_lengths(), self.seq_length - 2))
+    ids = tf.concat([self._column(n, self.vocab.cls_id), body,
+                     self._column(n, self.vocab.sep_id)], axis=1)
+    return self._outputs(ids, tf.zeros_like(ids))
+
+  def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
+    name = "classify_relation" if self.relation else "classify"
+    fn = getattr(self, name).get_concrete_function()
+    return {name: fn, "serving_default": fn}
