@@ -82,9 +82,12 @@ def test_micro_study_resumes_and_reports(tmp_path):
   assert "sbo_loss" in pretraining["curves"]
 
   report = os.path.join(study.results_dir, "report.md")
+  rows = {}
   with open(report, encoding="utf-8") as f:
-    rows = {line.split(" | ")[0][2:]: line for line in f.read().splitlines()
-            if line.startswith("| none |") or line.startswith("| span_sbo |")}
+    # The results table comes first; the stage-timing table repeats the arms.
+    for line in f.read().splitlines():
+      if line.startswith("| none |") or line.startswith("| span_sbo |"):
+        rows.setdefault(line.split(" | ")[0][2:], line)
   assert rows["span_sbo"].count(" ± ") == 6, rows  # 4 LitBank, EM, F1
   assert rows["none"].count(" ± ") == 2 and rows["none"].endswith("| 1 |")
   with open(os.path.join(study.results_dir, "continued.png"), "rb") as f:
