@@ -20,7 +20,10 @@ doc_key) are transcribed below in plain Python from the reference, not from
 the package, and run on whole LitBank documents whose column 10 is rewritten
 to 23 speakers (more than the reference's cap of 20 ids) and whose names are
 OntoNotes-like or not. The records, and the tokens the `reference` variant
-builds from them, must equal the transcription.
+builds from them, must equal the transcription. The exported
+reference-variant model's resolve_with_speakers must change its scores with
+the speakers and the genre, score as the in-process model fed the same
+features, and refuse an unknown genre or a wrong number of speakers.
 """
 
 import logging
@@ -267,3 +270,99 @@ def test_speaker_ids_in_python_and_graph_follow_the_reference():
     assert all((a == 0) == n for a, n in zip(default, none))
   assert ontonotes.normalize_word("/.") == "." and (
       ontonotes.normalize_word("/?") == "?")
+
+
+# Serving ----------------------------------------------------------------
+
+SEG = 64
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, litbank):
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  doc, = conll2012.parse_lines(litbank[0])
+  lines = [" ".join(s) for s in doc.sentences[:14]]
+  tf.random.set_seed(4)
+  model = _model(initializer_range=0.2)
+  vocab = data_path("vocab", "bert-base-cased-vocab.txt")
+  tokenizer = tokenization.WordpieceTokenizer(vocab)
+  example = coref_data.encode_document(doc, tokenizer, SEG)
+  model(_inputs(example, SEG)[0], training=False)  # builds the variables
+  base = tmp_path_factory.mktemp("coref_speakers")
+  out = coref_export.export(model, vocab, str(base), max_segment_len=SEG,
+                            max_num_speakers=MAX_NUM_SPEAKERS, version=1)
+  return {"model": model, "loaded": tf.saved_model.load(out["model"]),
+          "dir": out["model"], "lines": lines, "tokenizer": tokenizer}
+
+
+def _scores(exported, genre, speakers):
+  text = "\n".join(exported["lines"])
+  out = exported["loaded"].resolve_scores(
+      tf.constant(text), tf.constant(genre), tf.constant(speakers, tf.string))
+  return {k: v.numpy() for k, v in out.items()}
+
+
+def _in_process(exported, scores):
+  features = {k: scores[k] for k in ("input_word_ids", "input_mask",
+                                     "sentence_map", "speaker_ids",
+                                     "word_start", "word_end", "genre")}
+  out = exported["model"](features, training=False)
+  return {k: v.numpy() for k, v in out.items()}
+
+
+def test_speakers_and_genre_change_the_served_scores(exported):
+  lines = exported["lines"]
+  same = _scores(exported, "", ["A"] * len(lines))
+  turns = [f"spk{i % 3}" if i % 4 else "-" for i in range(len(lines))]
+  other = _scores(exported, "", turns)
+  news = _scores(exported, "nw", turns)
+  # Speakers per wordpiece: the line's, as ids of the reference's dict.
+  per_line = exported["tokenizer"].tokenize(
+      tf.constant(lines))[0].row_lengths().numpy()
+  spoken = [turns[i] for i, n in enumerate(per_line) for _ in range(n)]
+  assert other["speaker_ids"][0].tolist() == _speaker_ids(spoken)
+  assert len(set(same["speaker_ids"][0].tolist())) == 1
+  assert (same["genre"], other["genre"], news["genre"]) == ([0], [0], [3])
+  # Mention scores and pruning do not read speakers or genre; pair scores do.
+  for key in ("top_span_starts", "top_span_ends", "top_antecedents"):
+    np.testing.assert_array_equal(same[key], other[key])
+    np.testing.assert_array_equal(other[key], news[key])
+  valid = same["top_antecedents_mask"]
+  ante = lambda o: o["antecedent_scores"][:, 1:][valid]  # noqa: E731
+  assert np.abs(ante(same) - ante(other)).max() > 1e-3
+  assert np.abs(ante(other) - ante(news)).max() > 1e-3
+  assert len(same["input_word_ids"][0]) >= 3  # several segments
+  # The served scores are the in-process model's on the same features.
+  for served in (same, other, news):
+    ours = _in_process(exported, served)
+    for key in ("top_span_starts", "top_antecedents"):
+      np.testing.assert_array_equal(ours[key], served[key])
+    np.testing.assert_allclose(ours["antecedent_scores"],
+                               served["antecedent_scores"], atol=1e-5)
+
+
+def test_resolve_with_speakers_defaults_and_refusals(exported):
+  loaded = exported["loaded"]
+  text = tf.constant("\n".join(exported["lines"]))
+  plain = loaded.signatures["resolve"](text=text)
+  for genre in ("", "bc"):
+    none = loaded.signatures["resolve_with_speakers"](
+        text=text, genre=tf.constant(genre),
+        line_speakers=tf.constant([], tf.string))
+    for key in plain:
+      np.testing.assert_array_equal(none[key], plain[key], err_msg=key)
+  refusals = (
+      ("news", [], r"\[genre news is not one of bc, bn, mz, nw, pt, tc, wb: "
+       r"pass one of them, or an empty genre for bc \(the reference "
+       r"default\)\]"),
+      ("", ["A", "B"], r"\[line_speakers has 2 strings but the text has 14 "
+       r"lines: give one speaker per line \(the text split at line "
+       r"breaks\), or none\]"))
+  for genre, speakers, message in refusals:
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+      loaded.signatures["resolve_with_speakers"](
+          text=text, genre=tf.constant(genre),
+          line_speakers=tf.constant(speakers, tf.string))
+  warmup = os.path.join(exported["dir"], "assets.extra",
+                        "tf_serving_warmup_requests")
+  assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 3
