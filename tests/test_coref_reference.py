@@ -205,24 +205,32 @@ def _opening(doc, words):
       clusters=[[m for m in c if m[1] < total] for c in doc.clusters])
 
 
-def _minimize_sentence_map(example):
+def get_sentence_map(segments, sentence_end):
   """minimize.py get_sentence_map: [CLS]/[SEP] counted."""
+  current = 0
+  sent_map = []
+  sent_end_idx = 0
+  assert len(sentence_end) == sum([len(s) - 2 for s in segments])
+  for segment in segments:
+    sent_map.append(current)
+    for _ in range(len(segment) - 2):
+      sent_map.append(current)
+      current += int(sentence_end[sent_end_idx])
+      sent_end_idx += 1
+    sent_map.append(current)
+  return sent_map
+
+
+def _minimize_sentence_map(example):
   sm = example.sentence_map
   ends = [i == len(sm) - 1 or sm[i + 1] != sm[i] for i in range(len(sm))]
-  out, current, idx = [], 0, 0
-  for seg in example.segments:
-    out.append(current)
-    for _ in range(len(seg) - 2):
-      out.append(current)
-      current += int(ends[idx])
-      idx += 1
-    out.append(current)
-  return out
+  return get_sentence_map(example.segments, ends)
 
 
-def _inputs(example):
+def _inputs(example, segment_len=SEG):
+  """(the model's features, the reference's speaker ids of every token)."""
   rows = len(example.segments)
-  ids = np.zeros([rows, SEG], np.int32)
+  ids = np.zeros([rows, segment_len], np.int32)
   mask = np.zeros_like(ids)
   speakers = np.zeros_like(ids)
   spk = iter(example.speaker_ids)
@@ -236,26 +244,31 @@ def _inputs(example):
   return ours, speakers
 
 
-def _model():
+def _model(**kwargs):
   encoder = encoders.build_encoder(spanbert_configs.bert_encoder(
       num_layers=1, hidden_size=H, num_attention_heads=2,
       intermediate_size=64, vocab_size=28996))
   return coref_reference.ReferenceCorefModel(
       encoder, max_span_width=W, feature_size=F, ffnn_size=FFNN,
-      max_top_antecedents=C, dropout_rate=0.0, chunk_size=16)
+      max_top_antecedents=C, dropout_rate=0.0, chunk_size=16, **kwargs)
+
+
+def litbank_train_files(count=2):
+  """The first `count` .conll files of LitBank's fold-0 training split."""
+  root = data_path("coref", "litbank")
+  with open(os.path.join(root, "splits", "0", "train.txt"),
+            encoding="utf-8") as f:
+    names = f.read().split()[:count]
+  return [os.path.join(root, "conll", f"{n}.conll") for n in names]
 
 
 @pytest.fixture(scope="module")
 def documents():
-  root = data_path("coref", "litbank")
-  with open(os.path.join(root, "splits", "0", "train.txt"),
-            encoding="utf-8") as f:
-    names = f.read().split()[:2]
   tokenizer = tokenization.WordpieceTokenizer(
       data_path("vocab", "bert-base-cased-vocab.txt"))
-  return [coref_data.encode_document(_opening(conll2012.read_file(
-      os.path.join(root, "conll", f"{n}.conll"))[0], WORDS), tokenizer, SEG)
-          for n in names]
+  return [coref_data.encode_document(_opening(conll2012.read_file(path)[0],
+                                              WORDS), tokenizer, SEG)
+          for path in litbank_train_files()]
 
 
 def test_converted_checkpoint_scores_as_the_tf1_reference(documents,

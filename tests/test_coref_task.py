@@ -217,7 +217,7 @@ def test_export_has_warmup_and_only_registered_tf_ops(exported):
   from test_export import _saved_ops  # pylint: disable=g-import-not-at-top
   warmup = os.path.join(exported["dir"], "assets.extra",
                         "tf_serving_warmup_requests")
-  assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 2
+  assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 3  # 3 signatures
   # This process loads only TF and tf.text ops: every op of the graph is
   # one of them (test_export's audit tells the two apart in a fresh process).
   ops = sorted(_saved_ops(exported["dir"]))

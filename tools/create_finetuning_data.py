@@ -73,6 +73,9 @@ flags.DEFINE_integer("max_query_length", 64,
 
 flags.DEFINE_integer("max_segment_len", 384,
                      "coref: wordpieces per segment incl. [CLS]/[SEP].")
+flags.DEFINE_integer("max_num_speakers", 0,
+                     "coref: 0: every speaker its own id; > 0: the "
+                     "reference's speaker ids capped at this many (20).")
 
 flags.mark_flags_as_required(["task", "vocab_file", "output_dir"])
 
@@ -125,7 +128,8 @@ def create_coref_data() -> str:
   meta = coref.create_finetuning_data(
       FLAGS.vocab_file, FLAGS.output_dir, train_file=FLAGS.train_file,
       eval_file=FLAGS.eval_file, lower_case=FLAGS.do_lower_case,
-      max_segment_len=FLAGS.max_segment_len)
+      max_segment_len=FLAGS.max_segment_len,
+      max_num_speakers=FLAGS.max_num_speakers)
   sizes = ", ".join(f"{meta[s]['documents']} {s} documents "
                     f"({meta[s]['segments']} segments, "
                     f"{meta[s]['mentions']} mentions)"

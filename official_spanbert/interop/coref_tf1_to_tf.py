@@ -155,6 +155,8 @@ def assign_checkpoint(model, checkpoint: str) -> List[str]:
   return read
 
 
+# experiments.conf `max_num_speakers` (the `best` block all models inherit).
+MAX_NUM_SPEAKERS = 20
 # experiments.conf settings of the released models that shape the weights
 # or the input (the rest are the `best` defaults, as CorefModelConfig's).
 EXPERIMENTS = {
@@ -198,6 +200,7 @@ def coref_params(bert_config: Dict, experiment: str, vocab_file: str):
   for data in (params.task.train_data, params.task.validation_data):
     data.vocab_file, data.do_lower_case = vocab_file, False
     data.max_segment_len = settings["max_segment_len"]
+    data.max_num_speakers = MAX_NUM_SPEAKERS
   params.task.mention_loss_weight = 0.0
   params.task.predict_singletons = False
   return params

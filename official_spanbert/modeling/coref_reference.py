@@ -35,7 +35,9 @@ Spans come out in two coordinates: `top_span_token_starts/ends` over the
 tokens (the reference's), and `top_span_starts/ends` over the content
 wordpieces the task and serving use, each token mapped as the reference's
 subtoken_map maps it ([CLS] to the wordpiece before it, [SEP] to the one
-before it). Speakers of [CLS]/[SEP] are one id of their own ('[SPL]').
+before it). Speakers of [CLS]/[SEP] are one id of their own ('[SPL]'); the
+genre (`inputs["genre"]`, 0 when absent) is the data's
+(data/finetuning/ontonotes.py: the document name's prefix).
 
 Example:
   model = ReferenceCorefModel(encoder, ffnn_size=3000)
@@ -48,9 +50,10 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 
+from official_spanbert.data.finetuning import ontonotes
 from official_spanbert.modeling import coref_model
 
-GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")
+GENRES = ontonotes.GENRES  # the data's genre ids index these
 SPEAKER_OF_MARKERS = -1  # [CLS]/[SEP] ('[SPL]' in the reference)
 
 

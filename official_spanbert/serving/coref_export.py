@@ -15,8 +15,9 @@
 """Exports a coreference model (spanbert/coref) for TF Serving.
 
 Writes <export_base>/<version>/ with the `resolve` signature (also
-`serving_default`) of serving/coref_module.py and warmup requests in
-assets.extra/, claiming the version atomically as serving/export.py does.
+`serving_default`) and `resolve_with_speakers` of serving/coref_module.py
+and warmup requests in assets.extra/, claiming the version atomically as
+serving/export.py does.
 """
 
 from typing import Dict, Optional
@@ -45,6 +46,7 @@ def export(model, vocab_file: str, export_base: str, *,
            lower_case: bool = False, max_segment_len: int = 384,
            predict_singletons: bool = False,
            max_wordpieces: int = coref_module.DEFAULT_MAX_WORDPIECES,
+           max_num_speakers: int = 0,
            version: Optional[int] = None) -> Dict[str, str]:
   """Writes the coreference SavedModel; returns {"model": its dir}.
 
@@ -54,9 +56,11 @@ def export(model, vocab_file: str, export_base: str, *,
   module = coref_module.CorefServingModule(
       model, vocab_file, lower_case=lower_case,
       max_segment_len=max_segment_len, predict_singletons=predict_singletons,
-      max_wordpieces=max_wordpieces)
+      max_wordpieces=max_wordpieces, max_num_speakers=max_num_speakers)
   return export_lib.export_module(module, export_base, {
       "resolve": {"text": WARMUP_TEXTS[0]},
+      "resolve_with_speakers": {"text": WARMUP_TEXTS[0], "genre": "bc",
+                                "line_speakers": ["Elizabeth"]},
       "serving_default": {"text": WARMUP_TEXTS[1]},
   }, version=version, what="coreference model")
 
@@ -66,11 +70,13 @@ def export_from_params(params, checkpoint: str, export_base: str,
                        version: Optional[int] = None,
                        max_wordpieces: int = coref_module.DEFAULT_MAX_WORDPIECES
                        ) -> Dict[str, str]:
-  """export() with the tokenizer and segment length of the task config."""
+  """export() with the tokenizer, segment length and speaker ids of the task
+  config."""
   data = params.task.validation_data
   vocab = export_lib.vocab_of(params, vocab_file)
   return export(load_model(params, checkpoint), vocab, export_base,
                 lower_case=data.do_lower_case,
                 max_segment_len=data.max_segment_len,
+                max_num_speakers=data.max_num_speakers,
                 predict_singletons=params.task.predict_singletons,
                 max_wordpieces=max_wordpieces, version=version)

@@ -29,28 +29,49 @@ training runs, inside the SavedModel:
   4. mentions as character offsets (Unicode code points, end exclusive) with
      a cluster id, sorted by position.
 
+`resolve_with_speakers(text, genre, line_speakers)` is the same with
+OntoNotes metadata (TF Serving signatures have no optional inputs, hence a
+second signature): `genre` is one of ontonotes.GENRES or '' (genre 0, `bc`,
+the reference's default), `line_speakers` one speaker string per line of
+the text (split at line breaks; a line break ends a sentence, so a speaker
+never changes inside one), or none. Speakers become ids per text as in
+training (data/finetuning/ontonotes.py, with the run's max_num_speakers);
+`resolve` gives every word one speaker and genre 0. `resolve_scores` (same
+inputs; a function of the SavedModel, not a signature) returns the features
+and the model's raw outputs, for checks from Python.
+
 Invalid UTF-8 becomes U+FFFD first; empty text gives no mentions. A batch
-of texts and a text of more than `max_wordpieces` wordpieces are refused with
+of texts, a text of more than `max_wordpieces` wordpieces, an unknown genre
+and a number of speakers other than the number of lines are refused with
 one-line InvalidArgument errors that say what to do. Only core TF and tf.text
 ops are used.
 
 Example:
   module = CorefServingModule(model, "vocab.txt", max_wordpieces=32768)
   module.resolve(tf.constant("Jane saw her sister. She waved."))
+  module.resolve_with_speakers(tf.constant("Where is she?\\nIn the garden."),
+                               tf.constant("tc"), tf.constant(["A", "B"]))
 """
 
-from typing import Dict
+from typing import Dict, Optional
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
+from official_spanbert.data.finetuning import ontonotes
 
 SENTENCE_END_WORDS = (".", "!", "?")
 DEFAULT_MAX_WORDPIECES = 32768
 OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
                "mention_texts", "num_clusters")
+# text, genre, line_speakers.
+_WITH_SPEAKERS = (tf.TensorSpec(None, tf.string), tf.TensorSpec([], tf.string),
+                  tf.TensorSpec([None], tf.string))
+# The model's outputs that resolve_scores returns beside the features.
+SCORE_KEYS = ("top_span_starts", "top_span_ends", "top_span_mention_scores",
+              "top_antecedents", "top_antecedents_mask", "antecedent_scores")
 
 
 def _last_flag(flags: tf.Tensor, start: tf.Tensor, limit: tf.Tensor):
@@ -138,16 +159,20 @@ class CorefServingModule(tf.Module):
     predict_singletons: output unlinked spans with mention score > 0.
     max_wordpieces: longer texts are refused (0: no limit); memory and time
       grow linearly with the length (the model scores in chunks).
+    max_num_speakers: speaker ids as the training data's
+      (ontonotes.speaker_ids).
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                max_segment_len: int = 384, predict_singletons: bool = False,
-               max_wordpieces: int = DEFAULT_MAX_WORDPIECES):
+               max_wordpieces: int = DEFAULT_MAX_WORDPIECES,
+               max_num_speakers: int = 0):
     super().__init__(name="coref_serving")
     self._model = _Untracked(model)
     self.vocab = tokenization.load_vocab(vocab_file)
     self.max_segment_len = max_segment_len
     self.max_wordpieces = max_wordpieces
+    self.max_num_speakers = max_num_speakers
     self.predict_singletons = predict_singletons
     table = tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -158,7 +183,22 @@ class CorefServingModule(tf.Module):
                                        token_out_type=tf.int64,
                                        unknown_token="[UNK]")
 
-  def _features(self, text: tf.Tensor):
+  def _speakers(self, text: tf.Tensor, word_bytes: tf.Tensor,
+                line_speakers: Optional[tf.Tensor]) -> tf.Tensor:
+    """Speaker id of each word: its line's speaker (all 0 without any)."""
+    if line_speakers is None:
+      return tf.zeros_like(word_bytes[:, 0], tf.int32)
+    newlines = tf.cast(tf.where(tf.equal(tf.strings.bytes_split(text),
+                                         "\n"))[:, 0], word_bytes.dtype)
+    line_of_word = tf.searchsorted(newlines, word_bytes[:, 0])
+    return tf.cond(
+        tf.size(line_speakers) > 0,
+        lambda: ontonotes.speaker_ids_graph(
+            tf.gather(line_speakers, line_of_word), self.max_num_speakers),
+        lambda: tf.zeros_like(line_of_word, tf.int32))
+
+  def _features(self, text: tf.Tensor, genre: tf.Tensor,
+                line_speakers: Optional[tf.Tensor]):
     """Model inputs of one text, plus each wordpiece's word byte span."""
     pieces, starts, ends = self._bert.tokenize_with_offsets(text[None])
     pieces, starts, ends = pieces[0], starts[0], ends[0]  # [words, (pieces)]
@@ -198,12 +238,16 @@ class CorefServingModule(tf.Module):
         "sentence_map": sentence_map[None],
         "word_start": tf.cast(word_start, tf.int32)[None],
         "word_end": tf.cast(word_end, tf.int32)[None],
-        "speaker_ids": tf.zeros_like(ids)[None],
+        "speaker_ids": tf.gather(self._speakers(text, word_bytes,
+                                                line_speakers),
+                                 word_of_piece)[None],
+        "genre": tf.reshape(genre, [1]),
     }
     return features, tf.gather(word_bytes, word_of_piece)
 
-  def _resolve(self, text: tf.Tensor) -> Dict[str, tf.Tensor]:
-    features, piece_bytes = self._features(text)
+  def _resolve(self, text: tf.Tensor, genre: tf.Tensor,
+               line_speakers: Optional[tf.Tensor]) -> Dict[str, tf.Tensor]:
+    features, piece_bytes = self._features(text, genre, line_speakers)
     out = self.model(features, training=False)
     best = tf.cast(tf.argmax(out["antecedent_scores"], axis=1), tf.int32) - 1
     singleton = out["top_span_mention_scores"] > 0
@@ -250,19 +294,71 @@ class CorefServingModule(tf.Module):
     with tf.control_dependencies([fits]):
       return tf.identity(n)
 
-  @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
-  def resolve(self, text):
-    """Mentions (character offsets, end exclusive) and their cluster ids."""
-    text = tf.strings.unicode_transcode(self._checked(text), "UTF-8", "UTF-8",
+  def _genre_id(self, genre: tf.Tensor) -> tf.Tensor:
+    """The index of `genre` in ontonotes.GENRES ('' -> 0), after refusing
+    any other string."""
+    known = tf.equal(genre, tf.constant(ontonotes.GENRES))
+    names = ", ".join(ontonotes.GENRES)
+    valid = tf.debugging.Assert(
+        tf.reduce_any(known) | tf.equal(genre, ""), [tf.strings.join([
+            "genre ", genre, f" is not one of {names}: pass one of them, or "
+            f"an empty genre for {ontonotes.GENRES[0]} (the reference "
+            "default)"])])
+    with tf.control_dependencies([valid]):
+      return tf.cast(tf.argmax(tf.cast(known, tf.int32)), tf.int32)
+
+  def _one_per_line(self, text: tf.Tensor,
+                    line_speakers: tf.Tensor) -> tf.Tensor:
+    """line_speakers, after refusing a count other than 0 or the lines'."""
+    lines = tf.size(tf.strings.split(text, "\n"))
+    count = tf.size(line_speakers)
+    fits = tf.debugging.Assert((count == 0) | (count == lines), [
+        tf.strings.format(
+            "line_speakers has {} strings but the text has {} lines: give "
+            "one speaker per line (the text split at line breaks), or none",
+            (count, lines))])
+    with tf.control_dependencies([fits]):
+      return tf.identity(line_speakers)
+
+  def _utf8(self, text: tf.Tensor) -> tf.Tensor:
+    return tf.strings.unicode_transcode(self._checked(text), "UTF-8", "UTF-8",
                                         errors="replace",
                                         replacement_char=0xFFFD)
+
+  def _run(self, text: tf.Tensor, genre: tf.Tensor,
+           line_speakers: Optional[tf.Tensor]) -> Dict[str, tf.Tensor]:
     empty = {"mention_starts": tf.zeros([0], tf.int32),
              "mention_ends": tf.zeros([0], tf.int32),
              "cluster_ids": tf.zeros([0], tf.int32),
              "mention_texts": tf.zeros([0], tf.string),
              "num_clusters": tf.constant(0)}
     has_words = self._within_limit(text) > 0
-    return tf.cond(has_words, lambda: self._resolve(text), lambda: empty)
+    return tf.cond(has_words,
+                   lambda: self._resolve(text, genre, line_speakers),
+                   lambda: empty)
+
+  @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
+  def resolve(self, text):
+    """Mentions (character offsets, end exclusive) and their cluster ids."""
+    return self._run(self._utf8(text), tf.constant(0), None)
+
+  @tf.function(input_signature=_WITH_SPEAKERS)
+  def resolve_with_speakers(self, text, genre, line_speakers):
+    """resolve with a genre ('' for the default) and one speaker per line
+    (or none)."""
+    text = self._utf8(text)
+    return self._run(text, self._genre_id(genre),
+                     self._one_per_line(text, line_speakers))
+
+  @tf.function(input_signature=_WITH_SPEAKERS)
+  def resolve_scores(self, text, genre, line_speakers):
+    """The features and raw model outputs (SCORE_KEYS) resolve_with_speakers
+    computes for a text with at least one word."""
+    text = self._utf8(text)
+    features, _ = self._features(text, self._genre_id(genre),
+                                 self._one_per_line(text, line_speakers))
+    out = self.model(features, training=False)
+    return dict(features, **{k: out[k] for k in SCORE_KEYS})
 
   @property
   def model(self):
@@ -272,5 +368,8 @@ class CorefServingModule(tf.Module):
     """The signatures to save (call before tf.saved_model.save): tracing
     builds the model, whose variables the module then tracks."""
     resolve = self.resolve.get_concrete_function()
+    with_speakers = self.resolve_with_speakers.get_concrete_function()
+    self.resolve_scores.get_concrete_function()
     self.model_variables = list(self.model.variables)
-    return {"resolve": resolve, "serving_default": resolve}
+    return {"resolve": resolve, "resolve_with_speakers": with_speakers,
+            "serving_default": resolve}

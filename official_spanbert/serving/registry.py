@@ -179,7 +179,7 @@ register(Entry(spanbert_configs.SpanBertPretrainTaskConfig,
                ("serving_default", "encode_pair", "encode_ids", "fill_spans"),
                _export_pretrainer))
 register(Entry(coreference.CorefTaskConfig, ("spanbert/coref",),
-               ("resolve",), _export_coref))
+               ("resolve", "resolve_with_speakers"), _export_coref))
 register(Entry(question_answering.SpanBertQAConfig,
                ("spanbert/squad_v1", "spanbert/squad_v2"), ("answer",),
                _export_qa))

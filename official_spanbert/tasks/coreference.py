@@ -73,7 +73,11 @@ class CorefDataConfig(cfg.DataConfig):
     input_path: CoNLL-2012 input (file, glob or split list) or, for
       training, TFRecords of spanbert-create-finetuning-data --task=coref.
     vocab_file, do_lower_case: the checkpoint's tokenizer.
-    max_segment_len: wordpieces per segment, [CLS] and [SEP] included.
+    max_segment_len: wordpieces per segment, [CLS] and [SEP] included
+      (the reference: 384 for spanbert_base, 512 for spanbert_large).
+    max_num_speakers: 0: every speaker string its own id, `-`/`_` none;
+      > 0: the reference's speaker ids, capped at this many (20 in
+      experiments.conf; data/finetuning/ontonotes.py).
     max_training_segments: training takes a random window of this many
       consecutive segments of a document (0: the whole document).
     global_batch_size: documents per step (1).
@@ -82,6 +86,7 @@ class CorefDataConfig(cfg.DataConfig):
   vocab_file: str = ""
   do_lower_case: bool = False
   max_segment_len: int = 384
+  max_num_speakers: int = 0
   max_training_segments: int = 0
   global_batch_size: int = 1
   is_training: bool = True
@@ -197,19 +202,23 @@ class CorefTask(base_task.Task):
     files = coref_data.document_list(params.input_path)
     key = hashlib.sha1(repr((
         [(os.path.abspath(f), os.stat(f).st_mtime_ns) for f in files],
-        params.vocab_file, params.do_lower_case, params.max_segment_len
-    )).encode()).hexdigest()[:12]
+        params.vocab_file, params.do_lower_case, params.max_segment_len,
+        params.max_num_speakers)).encode()).hexdigest()[:12]
     output = os.path.join(self._work_dir(), f"coref-{split}-{key}.tf_record")
     docs = coref_data.read_documents(files)
     examples = None
+
+    def encode():
+      return coref_data.encode_documents(docs, _tokenizer(params),
+                                         params.max_segment_len,
+                                         params.max_num_speakers)
+
     if split == "eval":
-      examples = coref_data.encode_documents(docs, _tokenizer(params),
-                                             params.max_segment_len)
+      examples = encode()
       self._eval_docs, self._eval_examples = docs, examples
     if not tf.io.gfile.exists(output):
       if examples is None:
-        examples = coref_data.encode_documents(docs, _tokenizer(params),
-                                               params.max_segment_len)
+        examples = encode()
       coref_data.write_examples(examples, output, params.max_segment_len)
     return output
 

@@ -25,14 +25,18 @@ As SpanBERT's coreference code (mandarjoshi90/coref, "independent" setup):
   * gold mentions are (first wordpiece of the first word, last wordpiece of
     the last word) with a cluster id (1, 2, ... in cluster order); singletons
     are kept;
-  * speakers (column 10) become ids per document: 0 for none (`-`, `_`), then
-    1, 2, ... by first appearance.
+  * OntoNotes metadata as the reference (data/finetuning/ontonotes.py): the
+    genre from the document name's first two characters (0, `bc`, for any
+    other name: conversion logs how many documents that is), speaker ids
+    per document from column 10 (with max_num_speakers > 0, the reference's
+    cap of 20), `/.` and `/?` read as `.` and `?`.
 
 One document is one record (tf.train.Example): `input_word_ids` (segments x
-max_segment_len, flattened), `input_mask`, `num_segments`, per wordpiece
-`sentence_map`, `subtoken_map`, `speaker_ids`, `word_start`, `word_end`,
-and `gold_starts`, `gold_ends`, `cluster_ids`, `doc_index`. `load` reads them
-back as one document per batch (batch dimension 1).
+max_segment_len, flattened), `input_mask`, `num_segments`, `genre`, per
+wordpiece `sentence_map`, `subtoken_map`, `speaker_ids`, `word_start`,
+`word_end`, and `gold_starts`, `gold_ends`, `cluster_ids`, `doc_index`.
+`load` reads them back as one document per batch (batch dimension 1);
+records written before `genre` existed read as genre 0.
 """
 
 import dataclasses
@@ -40,16 +44,17 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
+from absl import logging
 import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
+from official_spanbert.data.finetuning import ontonotes
 from official_spanbert.metrics import conll2012
 
 META_FILE = "meta_data.json"
-NO_SPEAKER = ("-", "_", "")
 # Per-wordpiece features of a record (all int64, same length).
 TOKEN_FEATURES = ("sentence_map", "subtoken_map", "speaker_ids", "word_start",
                   "word_end")
@@ -67,6 +72,7 @@ class CorefExample:
       per content wordpiece (segments without [CLS]/[SEP], concatenated).
     gold_starts, gold_ends, cluster_ids: gold mentions in wordpiece indices
       (inclusive), sorted; cluster ids from 1.
+    genre: index in ontonotes.GENRES (0 for a name without a genre prefix).
   """
   doc_index: int
   segments: List[List[int]]
@@ -78,6 +84,7 @@ class CorefExample:
   gold_starts: List[int]
   gold_ends: List[int]
   cluster_ids: List[int]
+  genre: int = 0
 
   @property
   def num_subtokens(self) -> int:
@@ -100,8 +107,11 @@ def split_segments(num_subtokens: int, sentence_end: Sequence[bool],
                    ) -> List[int]:
   """End offsets (exclusive) of the segments of a wordpiece sequence.
 
-  Each segment holds at most max_content wordpieces and ends after the last
-  sentence end that fits, else the last word end, else at max_content.
+  minimize.py's split_into_segments (max_content = max_segment_len - 2):
+  each segment holds at most max_content wordpieces and ends after the last
+  sentence end that fits, else the last word end. Where the reference
+  raises ("Can't find valid segment": one word of more than max_content
+  wordpieces), the segment is cut at max_content.
   """
   if max_content < 1:
     raise ValueError(f"max_segment_len leaves {max_content} wordpieces per "
@@ -122,25 +132,18 @@ def split_segments(num_subtokens: int, sentence_end: Sequence[bool],
   return ends
 
 
-def speaker_id_map(speakers: Sequence[str]) -> Dict[str, int]:
-  """Speaker string -> id: 0 for none, then 1, 2, ... by first appearance."""
-  out = {s: 0 for s in NO_SPEAKER}
-  for s in speakers:
-    if s not in out:
-      out[s] = len(out) - len(NO_SPEAKER) + 1
-  return out
-
-
 def encode_document(doc: conll2012.Document,
                     tokenizer: tokenization.WordpieceTokenizer,
                     max_segment_len: int = 384,
-                    doc_index: int = 0) -> CorefExample:
-  """Tokenizes and segments one document."""
-  words = doc.words
+                    doc_index: int = 0,
+                    max_num_speakers: int = 0) -> CorefExample:
+  """Tokenizes and segments one document (max_num_speakers: see
+  ontonotes.speaker_ids)."""
+  words = [ontonotes.normalize_word(w) for w in doc.words]
   pieces = word_pieces(tokenizer, words)
   sentence_of_word = [s for s, sent in enumerate(doc.sentences) for _ in sent]
-  speakers = [sp for sent in doc.speakers for sp in sent]
-  speaker_ids = speaker_id_map(speakers)
+  speakers = ontonotes.speaker_ids(
+      [sp for sent in doc.speakers for sp in sent], max_num_speakers)
   ids, subtoken_map, sentence_map, speaker, starts, ends = [], [], [], [], [], []
   first_piece, last_piece = [], []
   for w, word_ids in enumerate(pieces):
@@ -149,7 +152,7 @@ def encode_document(doc: conll2012.Document,
       ids.append(piece)
       subtoken_map.append(w)
       sentence_map.append(sentence_of_word[w])
-      speaker.append(speaker_ids[speakers[w]])
+      speaker.append(speakers[w])
       starts.append(int(j == 0))
       ends.append(int(j == len(word_ids) - 1))
     last_piece.append(len(ids) - 1)
@@ -170,7 +173,8 @@ def encode_document(doc: conll2012.Document,
       subtoken_map=subtoken_map, speaker_ids=speaker, word_start=starts,
       word_end=ends, gold_starts=[m[0] for m in mentions],
       gold_ends=[m[1] for m in mentions],
-      cluster_ids=[m[2] for m in mentions])
+      cluster_ids=[m[2] for m in mentions],
+      genre=ontonotes.genre_id(doc.name))
 
 
 def to_tf_example(example: CorefExample, max_segment_len: int) -> bytes:
@@ -186,6 +190,7 @@ def to_tf_example(example: CorefExample, max_segment_len: int) -> bytes:
       "input_mask": feature(mask.reshape(-1)),
       "num_segments": feature([len(example.segments)]),
       "doc_index": feature([example.doc_index]),
+      "genre": feature([example.genre]),
   }
   for name in TOKEN_FEATURES + MENTION_FEATURES:
     features[name] = feature(getattr(example, name))
@@ -223,9 +228,18 @@ def document_list(path: str) -> List[str]:
 
 def encode_documents(docs: Sequence[conll2012.Document],
                      tokenizer: tokenization.WordpieceTokenizer,
-                     max_segment_len: int = 384) -> List[CorefExample]:
-  """encode_document for each document (doc_index = its position)."""
-  return [encode_document(d, tokenizer, max_segment_len, i)
+                     max_segment_len: int = 384,
+                     max_num_speakers: int = 0) -> List[CorefExample]:
+  """encode_document for each document (doc_index = its position); logs
+  once how many documents have no genre prefix."""
+  no_genre = [d.name for d in docs if not ontonotes.has_genre(d.name)]
+  if no_genre:
+    logging.info(
+        "coref data: %d of %d documents have no OntoNotes genre prefix (%s) "
+        "in their names (e.g. %r); they get genre 0 (%s), as the reference",
+        len(no_genre), len(docs), ", ".join(ontonotes.GENRES), no_genre[0],
+        ontonotes.GENRES[0])
+  return [encode_document(d, tokenizer, max_segment_len, i, max_num_speakers)
           for i, d in enumerate(docs)]
 
 
@@ -245,7 +259,8 @@ def create_finetuning_data(vocab_file: str, output_dir: str, *,
                            train_file: Optional[str] = None,
                            eval_file: Optional[str] = None,
                            lower_case: bool = False,
-                           max_segment_len: int = 384) -> Dict[str, object]:
+                           max_segment_len: int = 384,
+                           max_num_speakers: int = 0) -> Dict[str, object]:
   """train.tf_record / eval.tf_record + meta_data.json from CoNLL input.
 
   Each of train_file / eval_file is a .conll file, a glob or a LitBank split
@@ -260,10 +275,10 @@ def create_finetuning_data(vocab_file: str, output_dir: str, *,
     raise conll2012.ConllError("give --train_file and/or --eval_file")
   tf.io.gfile.makedirs(output_dir)
   meta = {"task": "coref", "vocab_file": vocab_file,
-          "do_lower_case": lower_case}
+          "do_lower_case": lower_case, "max_num_speakers": max_num_speakers}
   for name, docs in splits.items():
     meta[name] = write_examples(
-        encode_documents(docs, tokenizer, max_segment_len),
+        encode_documents(docs, tokenizer, max_segment_len, max_num_speakers),
         os.path.join(output_dir, f"{name}.tf_record"), max_segment_len)
   with open(os.path.join(output_dir, META_FILE), "w", encoding="utf-8") as f:
     json.dump(meta, f, indent=2)
@@ -277,6 +292,7 @@ def parse(record: tf.Tensor, max_segment_len: int) -> Dict[str, tf.Tensor]:
   spec = {n: tf.io.VarLenFeature(tf.int64) for n in names}
   spec["num_segments"] = tf.io.FixedLenFeature([], tf.int64)
   spec["doc_index"] = tf.io.FixedLenFeature([], tf.int64)
+  spec["genre"] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
   parsed = tf.io.parse_single_example(record, spec)
   out = {}
   for n in names:
@@ -284,6 +300,7 @@ def parse(record: tf.Tensor, max_segment_len: int) -> Dict[str, tf.Tensor]:
   for n in ("input_word_ids", "input_mask"):
     out[n] = tf.reshape(out[n], [-1, max_segment_len])
   out["doc_index"] = tf.cast(parsed["doc_index"], tf.int32)
+  out["genre"] = tf.cast(parsed["genre"], tf.int32)
   return out
 
 
