@@ -107,6 +107,7 @@ def make_params(converted: str, train_list: str, dev_list: str, args,
   task = params.task
   task.init_checkpoint = init_checkpoint or converted
   task.model.ffnn_size = args.ffnn_size
+  task.model.variant = getattr(args, "variant", "default")
   task.head_learning_rate_multiplier = args.head_multiplier
   for data, path in ((task.train_data, train_list),
                      (task.validation_data, dev_list)):
@@ -212,6 +213,10 @@ def main():
                       help="the encoder's (task layers: x head_multiplier)")
   parser.add_argument("--head_multiplier", type=float, default=5.0)
   parser.add_argument("--ffnn_size", type=int, default=1000)
+  parser.add_argument("--variant", default="default",
+                      choices=["default", "reference"],
+                      help="task.model.variant: the package's model or the "
+                      "reference's independent model (issue 38)")
   parser.add_argument("--max_segment_len", type=int, default=384)
   parser.add_argument("--max_training_segments", type=int, default=3)
   parser.add_argument("--max_train_docs", type=int, default=None)
