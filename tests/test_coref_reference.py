@@ -351,21 +351,13 @@ def test_variant_switch_builds_the_reference_model():
     coreference.build_model(coreference.CorefModelConfig(variant="ref"))
 
 
-def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
-  """A released-size task (ffnn 3000, features 20, width 30) on a tiny BERT,
-  written as a TF1 checkpoint with an Adam slot and a step counter, comes
-  back through convert() as params.yaml + checkpoint that the export loader
-  restores, scoring as the source."""
+def _write_release(tmp_path, bert_config):
+  """A released-size task (ffnn 3000, features 20, width 30) on the given
+  tiny BERT, written as the reference's TF1 checkpoint (model.max.ckpt, with
+  an Adam slot and a step counter) + bert_config.json; returns (checkpoint,
+  config file, features, the source model's outputs)."""
   import json  # pylint: disable=g-import-not-at-top
-  from official.core import config_definitions as cfg  # pylint: disable=g-import-not-at-top
-  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
-  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
   from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
-  del cfg
-  bert_config = {"vocab_size": 200, "hidden_size": H, "num_hidden_layers": 1,
-                 "num_attention_heads": 2, "intermediate_size": 64,
-                 "max_position_embeddings": 64, "type_vocab_size": 2}
   config_file = tmp_path / "bert_config.json"
   config_file.write_text(json.dumps(bert_config))
   params = coref_tf1_to_tf.coref_params(bert_config, "spanbert_base", "")
@@ -391,9 +383,23 @@ def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
       session.run(v1.global_variables_initializer())
       v1.train.Saver().save(session, str(tmp_path / "release" /
                                          "model.max.ckpt"))
+  return (str(tmp_path / "release" / "model.max.ckpt"), str(config_file),
+          features, expected)
+
+
+def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
+  """The release comes back through convert() as params.yaml + checkpoint
+  that the export loader restores, scoring as the source."""
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  bert_config = {"vocab_size": 200, "hidden_size": H, "num_hidden_layers": 1,
+                 "num_attention_heads": 2, "intermediate_size": 64,
+                 "max_position_embeddings": 64, "type_vocab_size": 2}
+  checkpoint, config_file, features, expected = _write_release(tmp_path,
+                                                               bert_config)
   out = tmp_path / "converted"
-  coref_tf1_to_tf.convert(str(tmp_path / "release" / "model.max.ckpt"),
-                          str(config_file), str(out))
+  coref_tf1_to_tf.convert(checkpoint, config_file, str(out))
   loaded = params_dict.override_params_dict(
       exp_factory.get_exp_config("spanbert/coref"), str(out / "params.yaml"),
       is_strict=False)
@@ -407,3 +413,58 @@ def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
                              expected["antecedent_scores"], atol=1e-5)
   np.testing.assert_allclose(got["candidate_mention_scores"],
                              expected["candidate_mention_scores"], atol=1e-5)
+
+
+def test_converted_run_dir_evaluates_and_fine_tunes(tmp_path):
+  """What issue 38 item 2 asks of the converted run dir beyond the export:
+  `--mode=eval` scores a real LitBank document with it, and training
+  continues from its checkpoint (the weights start from the release, not
+  from a fresh initialisation)."""
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  from conftest import FIXTURES  # pylint: disable=g-import-not-at-top
+  vocab = os.path.join(FIXTURES, "vocab_excerpt.txt")
+  bert_config = {"vocab_size": tokenization.load_vocab(vocab).size,
+                 "hidden_size": H, "num_hidden_layers": 1,
+                 "num_attention_heads": 2, "intermediate_size": 64,
+                 "max_position_embeddings": 64, "type_vocab_size": 2}
+  checkpoint, config_file, _, _ = _write_release(tmp_path, bert_config)
+  out = str(tmp_path / "converted")
+  coref_tf1_to_tf.convert(checkpoint, config_file, out, vocab_file=vocab)
+  params = params_dict.override_params_dict(
+      exp_factory.get_exp_config("spanbert/coref"),
+      os.path.join(out, "params.yaml"), is_strict=False)
+  # The opening of a real LitBank document (the whole one costs minutes).
+  document = str(tmp_path / "opening.conll")
+  conll2012.write_file(document, [_opening(
+      conll2012.read_file(litbank_train_files(1)[0])[0], WORDS)])
+  for data in (params.task.train_data, params.task.validation_data):
+    data.input_path, data.max_segment_len = document, SEG
+  params.task.predictions_dir = str(tmp_path / "predictions")
+  params.task.train_data.max_training_segments = 2
+  params.runtime.distribution_strategy = "one_device"
+  trainer = params.trainer
+  trainer.train_steps = trainer.checkpoint_interval = 2
+  trainer.steps_per_loop = trainer.summary_interval = 2
+  trainer.validation_interval = 2
+  train_lib.run(params, out, mode="eval")
+  from official_spanbert.metrics import coref_evaluate  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  scores = coref_evaluate.evaluate_files(document, os.path.join(
+      params.task.predictions_dir, coreference.PREDICTIONS_FILE))
+  assert 0 <= scores["conll_f1"] <= 100
+  suffix = "_embedding_layer/embeddings/.ATTRIBUTES/VARIABLE_VALUE"
+  def embeddings(path):
+    key = next(k for k, _ in tf.train.list_variables(path)
+               if k.endswith(suffix))
+    return tf.train.load_variable(path, key)
+  released = embeddings(tf.train.latest_checkpoint(out))
+  train_lib.run(params, out, mode="train")
+  latest = tf.train.latest_checkpoint(out)
+  assert latest.endswith("-2"), latest
+  trained = embeddings(latest)
+  change = np.abs(trained - released).max()
+  # Two small steps from the release: changed, but nowhere near a fresh
+  # initialisation (whose entries differ from the release's by ~0.03).
+  assert 0 < change < 5e-3, change

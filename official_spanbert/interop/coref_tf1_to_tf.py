@@ -224,8 +224,12 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
   assign_checkpoint(model, checkpoint)
   tf.io.gfile.makedirs(output_dir)
   train_utils.serialize_config(params, output_dir)
-  manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model),
-                                       output_dir, max_to_keep=1)
+  # global_step as the trainer writes it: --mode=eval reads it, and a
+  # training run in this dir resumes from step 0 of the release.
+  manager = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model,
+                          global_step=tf.Variable(0, dtype=tf.int64)),
+      output_dir, max_to_keep=1)
   return manager.save(checkpoint_number=0)
 
 
