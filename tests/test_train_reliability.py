@@ -145,6 +145,10 @@ def test_second_training_run_refuses_the_locked_model_dir(
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=TIMEOUT_S) == 128 + signal.SIGTERM
     assert not os.path.exists(lock)  # released on the way out
+    # Issue 39 probe (b): one line says where it stopped.
+    assert (tmp_path / "first.log").read_text().strip().splitlines()[-1] == (
+        f"spanbert-train: stopped by SIGTERM; the newest checkpoint "
+        f"{model_dir}/ckpt-8 (step 8) is intact: rerun to resume from it")
   finally:
     if first.poll() is None:
       first.kill()
@@ -679,3 +683,51 @@ def test_missing_init_checkpoint_leaves_no_params(
       rf"^checkpoint {tmp_path}/none/ckpt does not exist$")):
     train_lib.run(params, model_dir)
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
+
+
+# Runs spanbert-train and sends it a SIGTERM at its first evaluation batch,
+# as a scheduler would (writing the time it did to argv[1]).
+SIGTERM_IN_EVAL = """
+import os, signal, sys, time
+from official_spanbert.training import trainer
+from official_spanbert.tools import train
+reduce, sent = trainer.SpanBertTrainer.eval_reduce, sys.argv[1]
+def eval_reduce(self, state=None, step_outputs=None):
+  with open(sent, "w") as f:
+    f.write(repr(time.time()))
+  os.kill(os.getpid(), signal.SIGTERM)
+  return reduce(self, state, step_outputs)
+trainer.SpanBertTrainer.eval_reduce = eval_reduce
+sys.argv = ["spanbert-train"] + sys.argv[2:]
+train.run()
+"""
+
+
+def test_sigterm_during_evaluation_is_one_line_and_exits_at_once(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (b): the process exited with 143 and said nothing, 7-20
+  s after the signal (Python tearing down TensorFlow's objects); in --mode=
+  eval it printed ten `Value in checkpoint could not be found` warnings on
+  the way."""
+  model_dir = _copy(trained, tmp_path)
+  sent = tmp_path / "sent"
+  cmd = _train_cmd(_config(tmp_path, pretraining_records, cased_vocab),
+                   model_dir, "--mode=eval")
+  result = subprocess.run(
+      [sys.executable, "-c", SIGTERM_IN_EVAL, str(sent)] + cmd[3:], cwd=REPO,
+      env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False)
+  exited = time.time()
+  assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
+  assert exited - float(sent.read_text()) < 10
+  assert "Traceback" not in result.stderr
+  assert result.stderr.strip().splitlines()[-1] == (
+      "spanbert-train: stopped by SIGTERM during the evaluation at step 8 (it "
+      f"wrote no metrics); rerun to evaluate {model_dir}/ckpt-8")
+  assert "could not be found" not in result.stderr
+  # Nothing of the evaluation was written; the checkpoints are as they were.
+  for f in glob.glob(os.path.join(model_dir, "validation", "events*")):
+    assert not [v for e in tf.compat.v1.train.summary_iterator(f)
+                for v in e.summary.value], f
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+  checkpoint_recovery.check_latest(model_dir)

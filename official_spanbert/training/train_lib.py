@@ -54,8 +54,12 @@ Around the run, on the model_dir:
 A configuration error (a bad config value or override, inputs matching no
 file, a locked or unusable model_dir), a diverged run or a full disk prints
 one line, `spanbert-train: error: <message>`, and exits with status 1;
---verbosity=1 adds the traceback. A finished run prints one line saying what
-it wrote where.
+--verbosity=1 adds the traceback. A SIGTERM or SIGINT unwinds the run (the
+lock is released, partial saves removed), prints one line saying where it
+stopped and what to rerun, and exits at once with status 128 + the signal
+(Python's own exit would first spend 5-20 s tearing down TensorFlow's
+objects, longer than many schedulers wait before a SIGKILL). A finished run
+prints one line saying what it wrote where.
 """
 
 import contextlib
@@ -94,6 +98,7 @@ from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
 TrainingDivergedError = trainer_lib.TrainingDivergedError
+Stopped = trainer_lib.Stopped
 CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
 # Model Garden's default trainer.loss_upper_bound; for a task that knows its
 # untrained loss (pretraining), the bound becomes this many times that loss.
@@ -301,9 +306,19 @@ def summary(model_dir: str, mode: str,
           f"in {model_dir}/train, config {model_dir}/params.yaml")
 
 
+def _stop(signum, frame):
+  """SIGTERM / SIGINT handler: raises Stopped where the run is; later
+  signals are ignored, so that they do not interrupt the unwinding."""
+  del frame
+  for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, signal.SIG_IGN)
+  raise Stopped(signum)
+
+
 def main(_):
-  # A SIGTERM unwinds like an error, so the model_dir lock is released.
-  signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
+  # A SIGTERM (or Ctrl-C) unwinds like an error: the lock is released.
+  for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, _stop)
   try:
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     # A packaged config may be named, e.g. --config_file=models/base.yaml.
@@ -314,6 +329,12 @@ def main(_):
         enable_async_checkpointing=FLAGS.enable_async_checkpointing,
         pretrain_steps=FLAGS.pretrain_steps,
         eval_summary_dir=FLAGS.eval_summary_dir)
+  except Stopped as e:
+    line = stopped_line(e, FLAGS.model_dir, FLAGS.mode)
+    sys.stderr.write(f"spanbert-train: {line}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(e.code)  # pylint: disable=protected-access
   except Exception as e:  # pylint: disable=broad-except
     if (isinstance(e, TrainingDivergedError) or
         config_check.is_configuration_error(e)):
@@ -338,6 +359,24 @@ def _disk_full_line(e: BaseException, model_dir: str) -> str:
   resume = (f"the newest checkpoint {last} is intact: free space and rerun "
             "to resume from it" if last else "free space and rerun")
   return f"out of disk space ({config_check.one_line(e)}); {resume}"
+
+
+def stopped_line(e: Stopped, model_dir: str, mode: str) -> str:
+  """The line a run stopped by a signal ends with: where, what to rerun."""
+  last = tf.train.latest_checkpoint(model_dir)
+  step = last and int(train_utils.read_global_step_from_checkpoint(last))
+  evaluating = (f" during the evaluation at step {e.evaluating_step} (it "
+                "wrote no metrics)" if e.evaluating_step is not None else "")
+  if "train" not in mode:
+    return (f"stopped by {e.signal_name}{evaluating}; rerun to evaluate "
+            f"{last or 'the initial model'}")
+  if not last:
+    return (f"stopped by {e.signal_name}{evaluating} before the first "
+            "checkpoint; rerun to start again")
+  again = (", and with --mode=eval to evaluate it" if
+           e.evaluating_step == step else "")
+  return (f"stopped by {e.signal_name}{evaluating}; the newest checkpoint "
+          f"{last} (step {step}) is intact: rerun to resume from it{again}")
 
 
 def define_flags():
