@@ -685,6 +685,29 @@ def test_missing_init_checkpoint_leaves_no_params(
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
 
 
+def test_an_interrupted_best_checkpoint_export_does_not_stop_the_next_run(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  """Issue 39 probes (b), (c): Model Garden wrote best/info.json in place; a
+  SIGTERM, kill or full disk while it did left it empty, and every later run
+  of the model_dir ended `error: Expecting value: line 1 column 1 (char 0)`.
+  (The exporter's other cases: test_best_checkpoint.py.)"""
+  model_dir = _copy(trained, tmp_path)
+  os.makedirs(os.path.join(model_dir, "best"))
+  info = os.path.join(model_dir, "best", "info.json")
+  open(info, "w").close()
+  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+  params.trainer.best_checkpoint_export_subdir = "best"
+  params.trainer.best_checkpoint_eval_metric = "masked_lm_accuracy"
+  params.trainer.validation_interval = 4
+  with caplog.at_level(logging.WARNING):
+    train_lib.run(params, model_dir, mode="train_and_eval")
+  assert f"{info} cannot be read (an export of the best checkpoint was " in (
+      caplog.text)
+  with open(info) as f:
+    assert json.load(f)["best_ckpt_global_step"] == 12
+  assert os.path.getsize(info + ".unusable") == 0
+
+
 # Runs spanbert-train and sends it a SIGTERM at its first evaluation batch,
 # as a scheduler would (writing the time it did to argv[1]).
 SIGTERM_IN_EVAL = """

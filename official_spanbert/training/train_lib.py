@@ -25,9 +25,10 @@ r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 A --config_file is a YAML path or the name of a config packaged in
 official_spanbert/configs/ (models/base.yaml, experiments/spanbert_paper.yaml).
 
-The run is Model Garden's: `official.core.train_lib.run_experiment`
-(OrbitExperimentRunner: checkpointing, summaries, best-checkpoint export,
-blowup recovery, preemption checkpoints) for train, eval, train_and_eval,
+The run is Model Garden's: `official.core.train_lib.run_experiment`'s
+OrbitExperimentRunner (checkpointing, summaries, best-checkpoint export,
+blowup recovery, preemption checkpoints), with the best checkpoint's
+info.json written after it (best_checkpoint.py) for train, eval, train_and_eval,
 continuous_eval and train_and_post_eval, and `continuous_finetune_lib` for
 continuous_train_and_eval, as official/nlp/train.py; with the strategy's
 model parallelism from `runtime`, TPU preemption recovery and
@@ -89,6 +90,7 @@ from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import checkpoints
+from official_spanbert.training import best_checkpoint
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
@@ -174,17 +176,27 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
           _check_best_checkpoint_metric(params, task)
         params = _divergence_bound(params, task)
         with trainer_lib.scope():
-          return tfm_train_lib.run_experiment(
+          return _Runner(
               distribution_strategy=run_strategy, task=task, mode=mode,
               params=params, model_dir=model_dir,
               run_post_eval=run_post_eval, save_summary=save_summary,
-              enable_async_checkpointing=enable_async_checkpointing)
+              enable_async_checkpointing=enable_async_checkpointing).run()
     except tf.errors.OpError:
       if strategy or not (watcher and watcher.preemption_message):
         raise
       logging.warning("TPU workers were preempted (%s); restarting from the "
                       "last checkpoint", watcher.preemption_message)
       watcher.block_until_worker_exit()
+
+
+class _Runner(tfm_train_lib.OrbitExperimentRunner):
+  """What run_experiment runs, with best_checkpoint's exporter."""
+
+  def _build_best_checkpoint_exporter(self):
+    return best_checkpoint.maybe_create(
+        self.params, self.model_dir,
+        training="train" in self._mode and
+        self.strategy.extended.should_checkpoint)
 
 
 def _read_only(model_dir: str) -> bool:
@@ -270,6 +282,10 @@ def _model_dir_guard(params, model_dir, mode, chief):
     except BaseException as e:
       if chief:
         checkpoint_recovery.remove_partial_saves(model_dir)
+        best = params.trainer.best_checkpoint_export_subdir
+        if best:
+          checkpoint_recovery.remove_partial_saves(
+              os.path.join(model_dir, best), train_utils.BEST_CHECKPOINT_NAME)
       if tf.train.latest_checkpoint(model_dir) != before:
         raise
       if old is not None:
