@@ -568,13 +568,21 @@ def test_full_disk_while_saving_a_checkpoint_is_one_line(
       cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
       check=False, preexec_fn=small_disk)
   last = _last_error_line(result)
+  # (issue 39 probe (c): the directory named, TF's op decorations gone)
   assert re.fullmatch(
-      r"spanbert-train: error: out of disk space \(.*File too large.*\); the "
+      rf"spanbert-train: error: out of disk space writing to {model_dir} "
+      rf"\({model_dir}/ckpt-12_temp/\S+; File too large\); the "
       f"newest checkpoint {model_dir}/ckpt-8 is intact: free space and rerun "
       "to resume from it", last), last
   assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
   assert not glob.glob(os.path.join(model_dir, "ckpt-12*"))
   assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+  # With space again (no file size limit here), the run resumes and ends.
+  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
+                model_dir)
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-12")
+  # Step 12's summaries: of the failed run (before its save) and the resumed.
+  assert _events(model_dir) == [4, 8, 12, 12]
 
 
 def _read_only_cmd(model_dir, cmd):
@@ -683,6 +691,30 @@ def test_missing_init_checkpoint_leaves_no_params(
       rf"^checkpoint {tmp_path}/none/ckpt does not exist$")):
     train_lib.run(params, model_dir)
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
+
+
+def test_full_disk_while_writing_params_keeps_the_old_ones(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (c): params.yaml was rewritten in place; a full disk
+  (or a kill) left it cut short beside intact checkpoints, and the exports
+  read it."""
+  model_dir = _copy(trained, tmp_path)
+  path = os.path.join(model_dir, "params.yaml")
+  with open(path) as f:
+    before = f.read()
+  soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+  resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
+  try:  # writes past 1000 bytes fail with EFBIG, as on a full disk
+    with pytest.raises((OSError, tf.errors.OpError)) as e:
+      train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
+                    model_dir)
+  finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+  assert config_check.is_disk_full(e.value)
+  with open(path) as f:
+    assert f.read() == before
+  assert not glob.glob(path + ".*")
+  assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
 
 
 def test_an_interrupted_best_checkpoint_export_does_not_stop_the_next_run(

@@ -45,7 +45,9 @@ Around the run, on the model_dir:
   <model_dir>/broken_checkpoints/ and partial saves are removed
   (checkpoint_recovery.py);
 - params.yaml is rewritten only by a run that writes a checkpoint: a run
-  that fails before (e.g. resuming with another model size) keeps the old;
+  that fails before (e.g. resuming with another model size) keeps the old,
+  and it is written to a temporary name and renamed (a full disk or a kill
+  leaves the old one whole);
 - a NaN/Inf loss, or one above trainer.loss_upper_bound (for pretraining by
   default 10x the loss of an untrained model), stops the run with
   TrainingDivergedError naming the last good checkpoint, which stays;
@@ -85,6 +87,7 @@ from official.core import config_definitions as cfg
 from official.core import task_factory
 from official.core import train_lib as tfm_train_lib
 from official.core import train_utils
+from official.modeling import hyperparams
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
@@ -96,6 +99,7 @@ from official_spanbert.training import config_check
 from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
 from official_spanbert.training import trainer as trainer_lib
+from official_spanbert.utils import atomic_io
 from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
@@ -276,7 +280,7 @@ def _model_dir_guard(params, model_dir, mode, chief):
       logging.warning(
           "Resuming from %s (step %d)", before,
           int(train_utils.read_global_step_from_checkpoint(before)))
-    train_utils.serialize_config(params, model_dir)
+    _write_params(params, path)
     try:
       yield
     except BaseException as e:
@@ -289,7 +293,7 @@ def _model_dir_guard(params, model_dir, mode, chief):
       if tf.train.latest_checkpoint(model_dir) != before:
         raise
       if old is not None:
-        with tf.io.gfile.GFile(path, "wb") as f:
+        with atomic_io.writing(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:
           f.write(old)
       if before and isinstance(e, ValueError) and (
           "attempting to restore" in str(e)):
@@ -298,6 +302,14 @@ def _model_dir_guard(params, model_dir, mode, chief):
             f"({config_check.one_line(e)}); resume with the model settings of "
             f"{path} (kept) or train in a new model_dir") from e
       raise
+
+
+def _write_params(params, path: str) -> None:
+  """Model Garden's serialize_config, written to a temporary name and
+  renamed: a full disk or a kill leaves the previous params.yaml whole."""
+  tf.io.gfile.makedirs(os.path.dirname(path))
+  with atomic_io.writing(path) as tmp:
+    hyperparams.save_params_dict_to_yaml(params, tmp)
 
 
 def summary(model_dir: str, mode: str,
@@ -374,7 +386,8 @@ def _disk_full_line(e: BaseException, model_dir: str) -> str:
   last = tf.train.latest_checkpoint(model_dir)
   resume = (f"the newest checkpoint {last} is intact: free space and rerun "
             "to resume from it" if last else "free space and rerun")
-  return f"out of disk space ({config_check.one_line(e)}); {resume}"
+  return (f"out of disk space writing to {model_dir} "
+          f"({config_check.one_line(e)}); {resume}")
 
 
 def stopped_line(e: Stopped, model_dir: str, mode: str) -> str:
