@@ -740,6 +740,61 @@ def test_an_interrupted_best_checkpoint_export_does_not_stop_the_next_run(
   assert os.path.getsize(info + ".unusable") == 0
 
 
+def _newest_intact(model_dir):
+  return next(p for p in reversed(checkpoint_recovery.listed(model_dir))
+              if checkpoint_recovery.problem(p) is None)
+
+
+def test_kill_9_while_a_checkpoint_is_written_then_resume(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (a), the riskiest of the five kills tried by hand
+  (docs/reliability.md): `kill -9` while ckpt-N is being written. The next
+  run takes over the lock with a warning, removes the partial save, says in
+  one line which checkpoint and step it resumes from, and ends with an
+  intact checkpoint."""
+  model_dir = _copy(trained, tmp_path)
+  config = _config(tmp_path, pretraining_records, cased_vocab, steps=10**6)
+  with open(tmp_path / "killed.log", "w") as log:
+    killed = subprocess.Popen(_train_cmd(config, model_dir), cwd=REPO,
+                              env=_env(), stdout=log, stderr=subprocess.STDOUT)
+  try:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not (glob.glob(os.path.join(model_dir, "ckpt-*_temp")) or
+               glob.glob(os.path.join(model_dir, "*.tempstate*"))):
+      assert killed.poll() is None and time.monotonic() < deadline, (
+          (tmp_path / "killed.log").read_text()[-3000:])
+      time.sleep(0.001)
+    killed.kill()
+    assert killed.wait(timeout=60) == -signal.SIGKILL
+  finally:
+    if killed.poll() is None:
+      killed.kill()
+  assert os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+  newest = _newest_intact(model_dir)
+  step = int(newest.rsplit("-", 1)[1])
+  assert step >= 8
+
+  result = subprocess.run(
+      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab,
+                         steps=step + 4), model_dir),
+      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert (f"Taking over the lock {model_dir}/{run_lock.LOCK_NAME} of a "
+          f"training run that is no longer running: pid {killed.pid} "
+          ) in result.stderr
+  assert re.search(r"Removed \d+ partial save\(s\) of an interrupted run",
+                   result.stderr), result.stderr[-3000:]
+  assert re.findall(r"Resuming from (\S+) \(step (\d+)\)$", result.stderr,
+                    re.M) == [(newest, str(step))]
+  last = tf.train.latest_checkpoint(model_dir)
+  assert last == os.path.join(model_dir, f"ckpt-{step + 4}")
+  assert checkpoint_recovery.problem(last) is None
+  assert not glob.glob(os.path.join(model_dir, "*_temp")) + glob.glob(
+      os.path.join(model_dir, "*.tempstate*"))
+  assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+
+
 # Runs spanbert-train and sends it a SIGTERM at its first evaluation batch,
 # as a scheduler would (writing the time it did to argv[1]).
 SIGTERM_IN_EVAL = """
