@@ -18,10 +18,13 @@ Issue 11, faults 1-3: encode_pair with batches of different sizes, encode_ids
 with out-of-range ids, and concurrent exports to one export base.
 """
 
+import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -350,3 +353,128 @@ def test_keras_hub_export_refuses_a_directory_of_unrelated_files(tmp_path):
     keras_hub_preset.export_keras_hub_preset(str(tmp_path / "none"), str(out),
                                              overwrite=True, progress=False)
   assert os.listdir(out) == ["notes.txt"]
+
+
+def _full_disk(path):
+  """What TF's file writer raises on a full disk."""
+  return tf.errors.ResourceExhaustedError(
+      None, None, f"{path}/variables/variables.data-00000-of-00001.tempstate1"
+      "; No space left on device")
+
+
+def test_full_disk_during_a_task_export_is_one_line_and_leaves_nothing(
+    tmp_path, monkeypatch):
+  """Issue 39 probe (c): export_module (the SQuAD, coref and classifier
+  exports) let TF's ResourceExhaustedError through (a traceback from
+  spanbert-export-savedmodel) and left the base it created."""
+
+  def full_disk(module, signatures, export_dir, signature_inputs):
+    del module, signatures, signature_inputs
+    with open(os.path.join(export_dir, "saved_model.pb"), "wb") as f:
+      f.write(b"partial")
+    raise _full_disk(export_dir)
+
+  class Module:
+    def signatures(self):
+      return {}
+
+  monkeypatch.setattr(export_lib, "_save", full_disk)
+  base = str(tmp_path / "squad")
+  with pytest.raises(export_lib.ExportOutputError) as e:
+    export_lib.export_module(Module(), base, {"answer": {}}, version=3)
+  assert str(e.value) == (
+      f"cannot write the export {base}/3: No space left on device; free space "
+      f"in {base} and rerun (nothing was left behind)")
+  assert os.listdir(tmp_path) == []
+
+
+def test_full_disk_during_tfhub_export_is_one_line_and_leaves_nothing(
+    exported, tmp_path, monkeypatch):
+  """Issue 39 probe (c), on a 3 MB tmpfs: spanbert-export-tfhub printed a
+  28-line traceback ending in ResourceExhaustedError and left the export
+  dir it created."""
+
+  class Encoder:
+    def save(self, path, **kwargs):
+      del kwargs
+      os.makedirs(os.path.join(path, "variables"))
+      raise _full_disk(path)
+
+  monkeypatch.setattr(hub_export, "encoder_model", lambda *a: Encoder())
+  out = tmp_path / "hub"
+  with pytest.raises(export_lib.ExportOutputError) as e:
+    hub_export.export(exported["keras"], exported["vocab"], str(out))
+  assert str(e.value) == (
+      f"cannot write the export {out}/encoder: No space left on device; free "
+      f"space in {out} and rerun (nothing was left behind)")
+  assert os.listdir(tmp_path) == []
+
+
+def _fake_keras_hub_writer(cmd, **kwargs):
+  """keras_hub_writer.py's files (small) and summary, without Keras 3."""
+  del kwargs
+  out = cmd[-2]
+  os.makedirs(os.path.join(out, "assets", "tokenizer"))
+  files = ["assets/tokenizer/vocabulary.txt", "config.json", "metadata.json",
+           "model.weights.h5", "preprocessor.json", "tokenizer.json"]
+  for name in files:
+    with open(os.path.join(out, name), "wb") as f:
+      f.write(b"new " * 1000)
+  return subprocess.CompletedProcess(
+      cmd, 0, json.dumps({"files": files, "tensors": 23}) + "\n", "")
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_full_disk_during_keras_hub_export_leaves_no_half_preset(
+    exported, tmp_path, monkeypatch, earlier):
+  """Issue 39 probe (c), on a tmpfs: the preset's files were moved from /tmp
+  one by one, so a full disk left a preset without config.json and a cut
+  model.weights.h5 (2.8 of 7.8 MB), and with --overwrite half of the earlier
+  preset replaced. Simulated here: /tmp on another filesystem (rename fails
+  with EXDEV) and the output full when model.weights.h5 is copied."""
+  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import keras_hub_preset  # pylint: disable=g-import-not-at-top
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  run = tmp_path / "run"
+  prefix = tf.train.Checkpoint(**exported["keras"].checkpoint_items).save(
+      str(run / "ckpt"))
+  params_dict.save_params_dict_to_yaml(_params(), str(run / "params.yaml"))
+  out = tmp_path / "preset"
+  if earlier:
+    out.mkdir()
+    for name in ("config.json", "model.weights.h5", "metadata.json"):
+      (out / name).write_text(f"earlier {name}")
+  monkeypatch.setattr(keras_hub_preset.subprocess, "run",
+                      _fake_keras_hub_writer)
+  rename, copyfile = os.rename, shutil.copyfile
+
+  def other_filesystem(src, dst, *args, **kwargs):
+    if str(src).startswith(tempfile.gettempdir() + "/spanbert_keras_hub_"):
+      raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), src)
+    return rename(src, dst, *args, **kwargs)
+
+  def full_output(src, dst, **kwargs):
+    if os.path.basename(dst) == "model.weights.h5":
+      with open(dst, "wb") as f:
+        f.write(b"cut")
+      raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), dst)
+    return copyfile(src, dst, **kwargs)
+
+  monkeypatch.setattr(os, "rename", other_filesystem)
+  monkeypatch.setattr(shutil, "copyfile", full_output)
+  with pytest.raises(hf_files.ConversionError) as e:
+    keras_hub_preset.export_keras_hub_preset(
+        prefix, str(out), vocab_file=exported["vocab"], overwrite=earlier,
+        progress=False)
+  monkeypatch.undo()
+  assert str(e.value) == (
+      f"cannot write the keras-hub preset {out}: No space left on device; "
+      "free space there and rerun (" + (
+          "the files there are as they were)" if earlier else
+          "nothing was left behind)"))
+  if earlier:
+    assert {p.name: p.read_text() for p in out.iterdir()} == {
+        n: f"earlier {n}" for n in ("config.json", "model.weights.h5",
+                                    "metadata.json")}
+  else:
+    assert not out.exists()

@@ -145,6 +145,10 @@ def test_second_training_run_refuses_the_locked_model_dir(
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=TIMEOUT_S) == 128 + signal.SIGTERM
     assert not os.path.exists(lock)  # released on the way out
+    # Issue 39 probe (b): one line says where it stopped.
+    assert (tmp_path / "first.log").read_text().strip().splitlines()[-1] == (
+        f"spanbert-train: stopped by SIGTERM; the newest checkpoint "
+        f"{model_dir}/ckpt-8 (step 8) is intact: rerun to resume from it")
   finally:
     if first.poll() is None:
       first.kill()
@@ -564,13 +568,21 @@ def test_full_disk_while_saving_a_checkpoint_is_one_line(
       cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
       check=False, preexec_fn=small_disk)
   last = _last_error_line(result)
+  # (issue 39 probe (c): the directory named, TF's op decorations gone)
   assert re.fullmatch(
-      r"spanbert-train: error: out of disk space \(.*File too large.*\); the "
+      rf"spanbert-train: error: out of disk space writing to {model_dir} "
+      rf"\({model_dir}/ckpt-12_temp/\S+; File too large\); the "
       f"newest checkpoint {model_dir}/ckpt-8 is intact: free space and rerun "
       "to resume from it", last), last
   assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
   assert not glob.glob(os.path.join(model_dir, "ckpt-12*"))
   assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+  # With space again (no file size limit here), the run resumes and ends.
+  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
+                model_dir)
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-12")
+  # Step 12's summaries: of the failed run (before its save) and the resumed.
+  assert _events(model_dir) == [4, 8, 12, 12]
 
 
 def _read_only_cmd(model_dir, cmd):
@@ -679,3 +691,153 @@ def test_missing_init_checkpoint_leaves_no_params(
       rf"^checkpoint {tmp_path}/none/ckpt does not exist$")):
     train_lib.run(params, model_dir)
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
+
+
+def test_full_disk_while_writing_params_keeps_the_old_ones(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (c): params.yaml was rewritten in place; a full disk
+  (or a kill) left it cut short beside intact checkpoints, and the exports
+  read it."""
+  model_dir = _copy(trained, tmp_path)
+  path = os.path.join(model_dir, "params.yaml")
+  with open(path) as f:
+    before = f.read()
+  soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+  resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))
+  try:  # writes past 1000 bytes fail with EFBIG, as on a full disk
+    with pytest.raises((OSError, tf.errors.OpError)) as e:
+      train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
+                    model_dir)
+  finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+  assert config_check.is_disk_full(e.value)
+  with open(path) as f:
+    assert f.read() == before
+  assert not glob.glob(path + ".*")
+  assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+
+
+def test_an_interrupted_best_checkpoint_export_does_not_stop_the_next_run(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  """Issue 39 probes (b), (c): Model Garden wrote best/info.json in place; a
+  SIGTERM, kill or full disk while it did left it empty, and every later run
+  of the model_dir ended `error: Expecting value: line 1 column 1 (char 0)`.
+  (The exporter's other cases: test_best_checkpoint.py.)"""
+  model_dir = _copy(trained, tmp_path)
+  os.makedirs(os.path.join(model_dir, "best"))
+  info = os.path.join(model_dir, "best", "info.json")
+  open(info, "w").close()
+  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+  params.trainer.best_checkpoint_export_subdir = "best"
+  params.trainer.best_checkpoint_eval_metric = "masked_lm_accuracy"
+  params.trainer.validation_interval = 4
+  with caplog.at_level(logging.WARNING):
+    train_lib.run(params, model_dir, mode="train_and_eval")
+  assert f"{info} cannot be read (an export of the best checkpoint was " in (
+      caplog.text)
+  with open(info) as f:
+    assert json.load(f)["best_ckpt_global_step"] == 12
+  assert os.path.getsize(info + ".unusable") == 0
+
+
+def _newest_intact(model_dir):
+  return next(p for p in reversed(checkpoint_recovery.listed(model_dir))
+              if checkpoint_recovery.problem(p) is None)
+
+
+def test_kill_9_while_a_checkpoint_is_written_then_resume(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (a), the riskiest of the five kills tried by hand
+  (docs/reliability.md): `kill -9` while ckpt-N is being written. The next
+  run takes over the lock with a warning, removes the partial save, says in
+  one line which checkpoint and step it resumes from, and ends with an
+  intact checkpoint."""
+  model_dir = _copy(trained, tmp_path)
+  config = _config(tmp_path, pretraining_records, cased_vocab, steps=10**6)
+  with open(tmp_path / "killed.log", "w") as log:
+    killed = subprocess.Popen(_train_cmd(config, model_dir), cwd=REPO,
+                              env=_env(), stdout=log, stderr=subprocess.STDOUT)
+  try:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not (glob.glob(os.path.join(model_dir, "ckpt-*_temp")) or
+               glob.glob(os.path.join(model_dir, "*.tempstate*"))):
+      assert killed.poll() is None and time.monotonic() < deadline, (
+          (tmp_path / "killed.log").read_text()[-3000:])
+      time.sleep(0.001)
+    killed.kill()
+    assert killed.wait(timeout=60) == -signal.SIGKILL
+  finally:
+    if killed.poll() is None:
+      killed.kill()
+  assert os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+  newest = _newest_intact(model_dir)
+  step = int(newest.rsplit("-", 1)[1])
+  assert step >= 8
+
+  result = subprocess.run(
+      _train_cmd(_config(tmp_path, pretraining_records, cased_vocab,
+                         steps=step + 4), model_dir),
+      cwd=REPO, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  assert (f"Taking over the lock {model_dir}/{run_lock.LOCK_NAME} of a "
+          f"training run that is no longer running: pid {killed.pid} "
+          ) in result.stderr
+  assert re.search(r"Removed \d+ partial save\(s\) of an interrupted run",
+                   result.stderr), result.stderr[-3000:]
+  assert re.findall(r"Resuming from (\S+) \(step (\d+)\)$", result.stderr,
+                    re.M) == [(newest, str(step))]
+  last = tf.train.latest_checkpoint(model_dir)
+  assert last == os.path.join(model_dir, f"ckpt-{step + 4}")
+  assert checkpoint_recovery.problem(last) is None
+  assert not glob.glob(os.path.join(model_dir, "*_temp")) + glob.glob(
+      os.path.join(model_dir, "*.tempstate*"))
+  assert not os.path.exists(os.path.join(model_dir, run_lock.LOCK_NAME))
+
+
+# Runs spanbert-train and sends it a SIGTERM at its first evaluation batch,
+# as a scheduler would (writing the time it did to argv[1]).
+SIGTERM_IN_EVAL = """
+import os, signal, sys, time
+from official_spanbert.training import trainer
+from official_spanbert.tools import train
+reduce, sent = trainer.SpanBertTrainer.eval_reduce, sys.argv[1]
+def eval_reduce(self, state=None, step_outputs=None):
+  with open(sent, "w") as f:
+    f.write(repr(time.time()))
+  os.kill(os.getpid(), signal.SIGTERM)
+  return reduce(self, state, step_outputs)
+trainer.SpanBertTrainer.eval_reduce = eval_reduce
+sys.argv = ["spanbert-train"] + sys.argv[2:]
+train.run()
+"""
+
+
+def test_sigterm_during_evaluation_is_one_line_and_exits_at_once(
+    pretraining_records, cased_vocab, trained, tmp_path):
+  """Issue 39 probe (b): the process exited with 143 and said nothing, 7-20
+  s after the signal (Python tearing down TensorFlow's objects); in --mode=
+  eval it printed ten `Value in checkpoint could not be found` warnings on
+  the way."""
+  model_dir = _copy(trained, tmp_path)
+  sent = tmp_path / "sent"
+  cmd = _train_cmd(_config(tmp_path, pretraining_records, cased_vocab),
+                   model_dir, "--mode=eval")
+  result = subprocess.run(
+      [sys.executable, "-c", SIGTERM_IN_EVAL, str(sent)] + cmd[3:], cwd=REPO,
+      env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False)
+  exited = time.time()
+  assert result.returncode == 128 + signal.SIGTERM, result.stderr[-3000:]
+  assert exited - float(sent.read_text()) < 10
+  assert "Traceback" not in result.stderr
+  assert result.stderr.strip().splitlines()[-1] == (
+      "spanbert-train: stopped by SIGTERM during the evaluation at step 8 (it "
+      f"wrote no metrics); rerun to evaluate {model_dir}/ckpt-8")
+  assert "could not be found" not in result.stderr
+  # Nothing of the evaluation was written; the checkpoints are as they were.
+  for f in glob.glob(os.path.join(model_dir, "validation", "events*")):
+    assert not [v for e in tf.compat.v1.train.summary_iterator(f)
+                for v in e.summary.value], f
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+  checkpoint_recovery.check_latest(model_dir)

@@ -49,6 +49,7 @@ from typing import Optional, Union
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import progress as progress_lib
+from official_spanbert.utils import write_errors
 # pylint: disable-next=g-importing-member  (interop/__init__ rebinds the name)
 from official_spanbert.interop.tf_to_hf import tf_to_hf
 
@@ -95,6 +96,42 @@ def check_no_other_files(output_dir: str) -> None:
         f"of a keras-hub preset ({', '.join(others[:3])}"
         f"{', ...' if len(others) > 3 else ''}); choose an empty or new "
         "directory")
+
+
+def _move_into(preset_tmp: str, output_dir: str) -> None:
+  """Moves the files of preset_tmp (on another filesystem, /tmp) into
+  output_dir: copied beside it first, then renamed into place, so that a
+  full disk leaves neither a half-written preset nor a half-replaced one.
+
+  Raises:
+    ConversionError: output_dir's filesystem has no room for the preset (the
+      copy and a folder this call created are removed).
+  """
+  created = not os.path.exists(output_dir)
+  staged = os.path.join(output_dir, f".tmp-keras-hub-{os.getpid()}")
+  try:
+    os.makedirs(output_dir, exist_ok=True)
+    shutil.copytree(preset_tmp, staged)
+  except OSError as e:
+    shutil.rmtree(staged, ignore_errors=True)
+    if created:
+      shutil.rmtree(output_dir, ignore_errors=True)
+    reason = write_errors.out_of_space(e)
+    if not reason:
+      raise
+    raise ConversionError(
+        f"cannot write the keras-hub preset {output_dir}: {reason}; free "
+        f"space there and rerun ("
+        + ("nothing was left behind)" if created else
+           "the files there are as they were)")) from None
+  for name in os.listdir(staged):  # renames: they take no space
+    target = os.path.join(output_dir, name)
+    if os.path.isdir(target):
+      shutil.rmtree(target)
+    elif os.path.exists(target):
+      os.remove(target)
+    os.replace(os.path.join(staged, name), target)
+  os.rmdir(staged)
 
 
 def export_keras_hub_preset(
@@ -190,14 +227,7 @@ def export_keras_hub_preset(
                  "lower_case": hf.lower_case,
                  "source_config": config, **written}, f, indent=2)
 
-    os.makedirs(output_dir, exist_ok=True)
-    for name in os.listdir(preset_tmp):
-      target = os.path.join(output_dir, name)
-      if os.path.isdir(target):
-        shutil.rmtree(target)
-      elif os.path.exists(target):
-        os.remove(target)
-      shutil.move(os.path.join(preset_tmp, name), target)
+    _move_into(preset_tmp, output_dir)
 
   files = [os.path.join(output_dir, f) for f in written["files"]]
   result = progress_lib.ConversionResult(

@@ -16,12 +16,15 @@
 
 Each export writes into temp dirs it claims atomically (<base>/.tmp-<version>)
 and renames them to <base>/<version> when complete; a failed export removes
-only its own dirs.
+only its own dirs, and the bases it created if they are still empty. A full
+disk is one line naming the export being written (`written_whole`, which the
+TF Hub export uses too).
 """
 
+import contextlib
 import os
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
@@ -48,6 +51,36 @@ WARMUP_TEXTS = (
 
 class ExportOutputError(OSError):
   """The export cannot be written (a full disk); nothing was left behind."""
+
+
+class _Writing:
+  """What an export is writing (for the error line); set as it goes on."""
+
+  def __init__(self, target: str):
+    self.target = target
+
+
+@contextlib.contextmanager
+def written_whole(target: str, dirs: Sequence[str]) -> Iterator[_Writing]:
+  """For an export writing `target`: if the block raises, those of `dirs`
+  that did not exist before it and are empty are removed, and an error for
+  lack of space becomes ExportOutputError naming the target (the block
+  removes its own temporary dirs)."""
+  created = [d for d in dirs if not tf.io.gfile.exists(d)]
+  writing = _Writing(target)
+  try:
+    yield writing
+  except BaseException as e:
+    for d in reversed(created):
+      if tf.io.gfile.isdir(d) and not tf.io.gfile.listdir(d):
+        tf.io.gfile.rmtree(d)
+    reason = write_errors.out_of_space(e)
+    if reason:
+      raise ExportOutputError(
+          f"cannot write the export {writing.target}: {reason}; free space "
+          f"in {os.path.dirname(writing.target.rstrip('/'))} and rerun "
+          "(nothing was left behind)") from None
+    raise
 
 
 def load_params(experiment: str, model_dir: Optional[str] = None,
@@ -231,13 +264,14 @@ def export_module(module, export_base: str, warmup_inputs, *,
     export_module(qa_module, "/models/squad", {"answer": {...}})
   """
   report = progress_lib.Progress("export")
-  version, (tmp,) = _claim_version([export_base], version)
-  export_dir = f"{export_base.rstrip('/')}/{version}"
-  with atomic_io.removed_on_error(tmp):
-    report.note(f"tracing and saving the {what} (version {version}, "
-                f"{', '.join(warmup_inputs)}, warmup requests)")
-    _save(module, module.signatures(), tmp, warmup_inputs)
-    atomic_io.move_into_place(tmp, export_dir, overwrite=False)
+  with written_whole(export_base, [export_base]) as writing:
+    version, (tmp,) = _claim_version([export_base], version)
+    export_dir = writing.target = f"{export_base.rstrip('/')}/{version}"
+    with atomic_io.removed_on_error(tmp):
+      report.note(f"tracing and saving the {what} (version {version}, "
+                  f"{', '.join(warmup_inputs)}, warmup requests)")
+      _save(module, module.signatures(), tmp, warmup_inputs)
+      atomic_io.move_into_place(tmp, export_dir, overwrite=False)
   report.done(f"export: wrote the {what} to {export_dir} in "
               f"{report.elapsed():.1f} s")
   return {"model": export_dir}
@@ -282,41 +316,37 @@ def export(model, vocab_file: str, export_base: str, *,
   pre = serving_modules.PreprocessingModule(preprocessor)
   texts = list(WARMUP_TEXTS)
   ids = preprocessor(tf.constant(texts))
-  new_bases = [b for b in (export_base, pre_base) if not tf.io.gfile.exists(b)]
-  version, tmps = _claim_version([export_base, pre_base], version)
-  dirs = [os.path.join(base, str(version)) for base in (export_base, pre_base)]
-  renamed = []
-  try:
-    report.note(f"tracing and saving the model (version {version}, "
-                "4 signatures, warmup requests)")
-    _save(module, module.signatures(), tmps[0], {
-        "serving_default": {"text": texts},
-        "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-        "encode_ids": {k: ids[k].numpy() for k in ids},
-        "fill_spans": {"text": texts},
-    })
-    report.note("saving the preprocessing model")
-    _save(pre, pre.signatures(), tmps[1], {
-        "serving_default": {"text": texts},
-        "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-    })
-    # Preprocessing first: a model version that TF Serving sees has its own.
-    for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
-      atomic_io.move_into_place(tmp, export_dir, overwrite=False)
-      renamed.append(export_dir)
-  except BaseException as e:
-    # Only this export's own dirs: the claim makes them nobody else's.
-    for path in tmps + renamed:
-      atomic_io.remove_tree(path)
-    for base in new_bases:  # the bases it created, if still empty
-      if tf.io.gfile.exists(base) and not tf.io.gfile.listdir(base):
-        tf.io.gfile.rmtree(base)
-    reason = write_errors.out_of_space(e)
-    if reason:
-      raise ExportOutputError(
-          f"cannot write the export {dirs[0]}: {reason}; free space in "
-          f"{export_base} and rerun (nothing was left behind)") from None
-    raise
+  with written_whole(export_base, [export_base, pre_base]) as writing:
+    version, tmps = _claim_version([export_base, pre_base], version)
+    dirs = [os.path.join(base, str(version))
+            for base in (export_base, pre_base)]
+    writing.target = dirs[0]
+    renamed = []
+    try:
+      report.note(f"tracing and saving the model (version {version}, "
+                  "4 signatures, warmup requests)")
+      _save(module, module.signatures(), tmps[0], {
+          "serving_default": {"text": texts},
+          "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+          "encode_ids": {k: ids[k].numpy() for k in ids},
+          "fill_spans": {"text": texts},
+      })
+      report.note("saving the preprocessing model")
+      writing.target = dirs[1]
+      _save(pre, pre.signatures(), tmps[1], {
+          "serving_default": {"text": texts},
+          "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+      })
+      # Preprocessing first: a model version that TF Serving sees has its
+      # own.
+      for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
+        atomic_io.move_into_place(tmp, export_dir, overwrite=False)
+        renamed.append(export_dir)
+    except BaseException:
+      # Only this export's own dirs: the claim makes them nobody else's.
+      for path in tmps + renamed:
+        atomic_io.remove_tree(path)
+      raise
   report.done(f"export: wrote the model to {dirs[0]} and the preprocessing "
               f"to {dirs[1]} in {report.elapsed():.1f} s")
   return {"model": dirs[0], "preprocessing": dirs[1]}

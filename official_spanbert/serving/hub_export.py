@@ -58,6 +58,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
+from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import serving_modules
 from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
@@ -245,18 +246,22 @@ def export(model, vocab_file: str, export_dir: str, *,
 
   Raises:
     ValueError: one of the two exists already.
+    export_lib.ExportOutputError: the disk is full (nothing is left behind,
+      export_dir neither if this export created it).
   """
   dirs = output_dirs(export_dir)
   tmp = os.path.join(export_dir, f".tmp-hub-{os.getpid()}")
-  try:
-    encoder_model(model, vocab_file, lower_case).save(
-        os.path.join(tmp, "encoder"), include_optimizer=False,
-        save_format="tf")
-    tf.saved_model.save(Preprocessor(vocab_file, lower_case, seq_length),
-                        os.path.join(tmp, "preprocessor"))
-    for name, path in dirs.items():
-      atomic_io.move_into_place(os.path.join(tmp, name), path,
-                                overwrite=False)
-  finally:
-    atomic_io.remove_tree(tmp)
+  with export_lib.written_whole(dirs["encoder"], [export_dir]) as writing:
+    try:
+      encoder_model(model, vocab_file, lower_case).save(
+          os.path.join(tmp, "encoder"), include_optimizer=False,
+          save_format="tf")
+      writing.target = dirs["preprocessor"]
+      tf.saved_model.save(Preprocessor(vocab_file, lower_case, seq_length),
+                          os.path.join(tmp, "preprocessor"))
+      for name, path in dirs.items():
+        atomic_io.move_into_place(os.path.join(tmp, name), path,
+                                  overwrite=False)
+    finally:
+      atomic_io.remove_tree(tmp)
   return dirs

@@ -23,6 +23,8 @@
                           typed divergence (TrainingDivergedError).
   checkpoint_recovery.py  resume from the newest intact ckpt-N; broken ones
                           moved aside, partial saves removed.
+  best_checkpoint.py      the best checkpoint and its info.json kept a pair
+                          when their export is interrupted.
   config_check.py         config values and types checked before a run; which
                           errors are configuration errors (one-line exits).
   device_check.py         logs the devices; refuses GPUs that are not there.

@@ -43,7 +43,8 @@ import tensorflow as tf
 BROKEN_DIR = "broken_checkpoints"
 STATE_FILE = "checkpoint"
 _INDEX = re.compile(r"^ckpt-(\d+)\.index$")
-_PARTIAL_SAVES = ("ckpt-*_temp", "ckpt-*.tempstate*", "checkpoint.tmp*")
+# What interrupted saves of checkpoints named <name>-N leave.
+_PARTIAL_SAVES = ("{name}-*_temp", "{name}-*.tempstate*", "checkpoint.tmp*")
 
 
 class CheckpointError(ValueError):
@@ -73,10 +74,11 @@ def _state(model_dir: str):
     return None
 
 
-def remove_partial_saves(model_dir: str) -> None:
-  """Removes what interrupted saves left in model_dir (see the docstring)."""
-  paths = sorted(p for pattern in _PARTIAL_SAVES
-                 for p in tf.io.gfile.glob(os.path.join(model_dir, pattern)))
+def remove_partial_saves(model_dir: str, name: str = "ckpt") -> None:
+  """Removes what interrupted saves of checkpoints `name`-N left in
+  model_dir (see the docstring)."""
+  paths = sorted(p for pattern in _PARTIAL_SAVES for p in tf.io.gfile.glob(
+      os.path.join(model_dir, pattern.format(name=name))))
   if not paths:
     return
   size = 0

@@ -24,6 +24,7 @@ field and surfaces much later as a TypeError that names no field.
 """
 
 import dataclasses
+import re
 import typing
 
 import gin
@@ -39,6 +40,11 @@ from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
 
 _SCALARS = {int: "an integer", float: "a number", bool: "true or false"}
+# What TensorFlow adds to an op's error message: the function node it ran in
+# and the op's name, e.g. `{{function_node __wrapped__SaveV2_dtypes_117_...}}`
+# and `[Op:SaveV2]` or `[Op:CreateSummaryFileWriter] name:`.
+_OP_DECORATIONS = re.compile(
+    r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\](?: name:\s?\S*)?")
 
 # Errors in the configuration, in the inputs it names or with the model_dir,
 # also from gin-wrapped builders -- when raised while the run is set up.
@@ -165,7 +171,7 @@ def one_line(e: BaseException) -> str:
   """`e`'s message on one line, without gin's call-site notes."""
   e = _original(e)
   if isinstance(e, tf.errors.OpError):
-    message = e.message
+    message = _OP_DECORATIONS.sub("", e.message)
   elif isinstance(e, KeyError) and e.args:
     message = str(e.args[0])
   else:

@@ -25,9 +25,10 @@ r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 A --config_file is a YAML path or the name of a config packaged in
 official_spanbert/configs/ (models/base.yaml, experiments/spanbert_paper.yaml).
 
-The run is Model Garden's: `official.core.train_lib.run_experiment`
-(OrbitExperimentRunner: checkpointing, summaries, best-checkpoint export,
-blowup recovery, preemption checkpoints) for train, eval, train_and_eval,
+The run is Model Garden's: `official.core.train_lib.run_experiment`'s
+OrbitExperimentRunner (checkpointing, summaries, best-checkpoint export,
+blowup recovery, preemption checkpoints), with the best checkpoint's
+info.json written after it (best_checkpoint.py) for train, eval, train_and_eval,
 continuous_eval and train_and_post_eval, and `continuous_finetune_lib` for
 continuous_train_and_eval, as official/nlp/train.py; with the strategy's
 model parallelism from `runtime`, TPU preemption recovery and
@@ -44,7 +45,9 @@ Around the run, on the model_dir:
   <model_dir>/broken_checkpoints/ and partial saves are removed
   (checkpoint_recovery.py);
 - params.yaml is rewritten only by a run that writes a checkpoint: a run
-  that fails before (e.g. resuming with another model size) keeps the old;
+  that fails before (e.g. resuming with another model size) keeps the old,
+  and it is written to a temporary name and renamed (a full disk or a kill
+  leaves the old one whole);
 - a NaN/Inf loss, or one above trainer.loss_upper_bound (for pretraining by
   default 10x the loss of an untrained model), stops the run with
   TrainingDivergedError naming the last good checkpoint, which stays;
@@ -54,8 +57,12 @@ Around the run, on the model_dir:
 A configuration error (a bad config value or override, inputs matching no
 file, a locked or unusable model_dir), a diverged run or a full disk prints
 one line, `spanbert-train: error: <message>`, and exits with status 1;
---verbosity=1 adds the traceback. A finished run prints one line saying what
-it wrote where.
+--verbosity=1 adds the traceback. A SIGTERM or SIGINT unwinds the run (the
+lock is released, partial saves removed), prints one line saying where it
+stopped and what to rerun, and exits at once with status 128 + the signal
+(Python's own exit would first spend 5-20 s tearing down TensorFlow's
+objects, longer than many schedulers wait before a SIGKILL). A finished run
+prints one line saying what it wrote where.
 """
 
 import contextlib
@@ -80,20 +87,24 @@ from official.core import config_definitions as cfg
 from official.core import task_factory
 from official.core import train_lib as tfm_train_lib
 from official.core import train_utils
+from official.modeling import hyperparams
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import checkpoints
+from official_spanbert.training import best_checkpoint
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
 from official_spanbert.training import trainer as trainer_lib
+from official_spanbert.utils import atomic_io
 from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
 TrainingDivergedError = trainer_lib.TrainingDivergedError
+Stopped = trainer_lib.Stopped
 CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
 # Model Garden's default trainer.loss_upper_bound; for a task that knows its
 # untrained loss (pretraining), the bound becomes this many times that loss.
@@ -169,17 +180,27 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
           _check_best_checkpoint_metric(params, task)
         params = _divergence_bound(params, task)
         with trainer_lib.scope():
-          return tfm_train_lib.run_experiment(
+          return _Runner(
               distribution_strategy=run_strategy, task=task, mode=mode,
               params=params, model_dir=model_dir,
               run_post_eval=run_post_eval, save_summary=save_summary,
-              enable_async_checkpointing=enable_async_checkpointing)
+              enable_async_checkpointing=enable_async_checkpointing).run()
     except tf.errors.OpError:
       if strategy or not (watcher and watcher.preemption_message):
         raise
       logging.warning("TPU workers were preempted (%s); restarting from the "
                       "last checkpoint", watcher.preemption_message)
       watcher.block_until_worker_exit()
+
+
+class _Runner(tfm_train_lib.OrbitExperimentRunner):
+  """What run_experiment runs, with best_checkpoint's exporter."""
+
+  def _build_best_checkpoint_exporter(self):
+    return best_checkpoint.maybe_create(
+        self.params, self.model_dir,
+        training="train" in self._mode and
+        self.strategy.extended.should_checkpoint)
 
 
 def _read_only(model_dir: str) -> bool:
@@ -259,16 +280,20 @@ def _model_dir_guard(params, model_dir, mode, chief):
       logging.warning(
           "Resuming from %s (step %d)", before,
           int(train_utils.read_global_step_from_checkpoint(before)))
-    train_utils.serialize_config(params, model_dir)
+    _write_params(params, path)
     try:
       yield
     except BaseException as e:
       if chief:
         checkpoint_recovery.remove_partial_saves(model_dir)
+        best = params.trainer.best_checkpoint_export_subdir
+        if best:
+          checkpoint_recovery.remove_partial_saves(
+              os.path.join(model_dir, best), train_utils.BEST_CHECKPOINT_NAME)
       if tf.train.latest_checkpoint(model_dir) != before:
         raise
       if old is not None:
-        with tf.io.gfile.GFile(path, "wb") as f:
+        with atomic_io.writing(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:
           f.write(old)
       if before and isinstance(e, ValueError) and (
           "attempting to restore" in str(e)):
@@ -277,6 +302,14 @@ def _model_dir_guard(params, model_dir, mode, chief):
             f"({config_check.one_line(e)}); resume with the model settings of "
             f"{path} (kept) or train in a new model_dir") from e
       raise
+
+
+def _write_params(params, path: str) -> None:
+  """Model Garden's serialize_config, written to a temporary name and
+  renamed: a full disk or a kill leaves the previous params.yaml whole."""
+  tf.io.gfile.makedirs(os.path.dirname(path))
+  with atomic_io.writing(path) as tmp:
+    hyperparams.save_params_dict_to_yaml(params, tmp)
 
 
 def summary(model_dir: str, mode: str,
@@ -301,9 +334,19 @@ def summary(model_dir: str, mode: str,
           f"in {model_dir}/train, config {model_dir}/params.yaml")
 
 
+def _stop(signum, frame):
+  """SIGTERM / SIGINT handler: raises Stopped where the run is; later
+  signals are ignored, so that they do not interrupt the unwinding."""
+  del frame
+  for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, signal.SIG_IGN)
+  raise Stopped(signum)
+
+
 def main(_):
-  # A SIGTERM unwinds like an error, so the model_dir lock is released.
-  signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
+  # A SIGTERM (or Ctrl-C) unwinds like an error: the lock is released.
+  for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, _stop)
   try:
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     # A packaged config may be named, e.g. --config_file=models/base.yaml.
@@ -314,6 +357,12 @@ def main(_):
         enable_async_checkpointing=FLAGS.enable_async_checkpointing,
         pretrain_steps=FLAGS.pretrain_steps,
         eval_summary_dir=FLAGS.eval_summary_dir)
+  except Stopped as e:
+    line = stopped_line(e, FLAGS.model_dir, FLAGS.mode)
+    sys.stderr.write(f"spanbert-train: {line}\n")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(e.code)  # pylint: disable=protected-access
   except Exception as e:  # pylint: disable=broad-except
     if (isinstance(e, TrainingDivergedError) or
         config_check.is_configuration_error(e)):
@@ -337,7 +386,26 @@ def _disk_full_line(e: BaseException, model_dir: str) -> str:
   last = tf.train.latest_checkpoint(model_dir)
   resume = (f"the newest checkpoint {last} is intact: free space and rerun "
             "to resume from it" if last else "free space and rerun")
-  return f"out of disk space ({config_check.one_line(e)}); {resume}"
+  return (f"out of disk space writing to {model_dir} "
+          f"({config_check.one_line(e)}); {resume}")
+
+
+def stopped_line(e: Stopped, model_dir: str, mode: str) -> str:
+  """The line a run stopped by a signal ends with: where, what to rerun."""
+  last = tf.train.latest_checkpoint(model_dir)
+  step = last and int(train_utils.read_global_step_from_checkpoint(last))
+  evaluating = (f" during the evaluation at step {e.evaluating_step} (it "
+                "wrote no metrics)" if e.evaluating_step is not None else "")
+  if "train" not in mode:
+    return (f"stopped by {e.signal_name}{evaluating}; rerun to evaluate "
+            f"{last or 'the initial model'}")
+  if not last:
+    return (f"stopped by {e.signal_name}{evaluating} before the first "
+            "checkpoint; rerun to start again")
+  again = (", and with --mode=eval to evaluate it" if
+           e.evaluating_step == step else "")
+  return (f"stopped by {e.signal_name}{evaluating}; the newest checkpoint "
+          f"{last} (step {step}) is intact: rerun to resume from it{again}")
 
 
 def define_flags():

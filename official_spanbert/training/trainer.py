@@ -46,6 +46,7 @@ lines above say the same in quiet runs.
 """
 
 import contextlib
+import signal
 import time
 from typing import Iterator, Optional
 
@@ -67,6 +68,18 @@ EVAL_INTERVAL_S = 30.0  # an evaluation of unknown length reports this often
 class TrainingDivergedError(RuntimeError):
   """The loss became NaN/Inf or exceeded trainer.loss_upper_bound, and the
   trainer.recovery_max_trials restores of the last checkpoint are used up."""
+
+
+class Stopped(SystemExit):
+  """A SIGTERM or SIGINT, raised where the run was (train_lib.main installs
+  the handler): it unwinds like an error, so the model_dir lock is released
+  and partial saves are removed; the exit status is 128 + the signal."""
+
+  def __init__(self, signum: int):
+    super().__init__(128 + signum)
+    self.signal_name = signal.Signals(signum).name
+    # The step of the checkpoint whose evaluation it interrupted, if any.
+    self.evaluating_step: Optional[int] = None
 
 
 class DivergenceCondition(actions.RecoveryCondition):
@@ -151,6 +164,13 @@ class SpanBertTrainer(base_trainer.Trainer):
       return super().eval_step(iterator)
     finally:
       self.task.validation_step = task_step
+
+  def evaluate(self, num_steps):
+    try:
+      return super().evaluate(num_steps)
+    except Stopped as e:
+      e.evaluating_step = int(self.global_step.numpy())
+      raise
 
   def eval_begin(self):
     validation = self.config.task.validation_data

@@ -81,12 +81,18 @@ def _records_layout(prefix: Optional[str], path: str
     longest = stats.get("max_block_tokens") or (
         stats["max_seq_length"] - (3 if mode == "nsp" else 2))
     return stats, mode, [longest]
+  lengths, mode = _first_lengths(path)
+  return None, mode, lengths
+
+
+def _first_lengths(path: str) -> Tuple[List[int], str]:
+  """(block lengths, mode) of the first _SAMPLE_RECORDS records of `path`."""
   lengths, mode = [], "single"
   for raw in tf.data.TFRecordDataset(path).take(_SAMPLE_RECORDS):
     features = tf.train.Example.FromString(raw.numpy()).features.feature
     lengths.append(len(features["input_ids"].int64_list.value))
     mode = "nsp" if "segment_ids" in features else "single"
-  return None, mode, lengths
+  return lengths, mode
 
 
 def _tagged_kinds(stats: Optional[Dict[str, object]], path: str
@@ -213,13 +219,16 @@ def check_records(params,
           "vocab_file to the records' vocab or rewrite the records with "
           "this one")
     if lengths and max(lengths) > capacity:
-      dropped = sum(max(n - capacity, 0) for n in lengths) / sum(lengths)
-      sampled = (f" (it would drop {dropped:.1%} of the tokens of the first "
-                 f"{len(lengths)} records)" if stats is None else "")
+      # How much would be cut, counted on the first records (an error
+      # path: the stats hold only the longest block).
+      sample = lengths if stats is None else _first_lengths(path)[0]
+      cut = sum(n > capacity for n in sample)
+      dropped = sum(max(n - capacity, 0) for n in sample) / max(sum(sample), 1)
       raise RecordsMismatchError(
           f"records {name} hold blocks of up to {max(lengths)} wordpieces "
-          f"but seq_length={params.seq_length} keeps {capacity}{sampled}; "
-          "raise seq_length or rewrite the records with "
+          f"but seq_length={params.seq_length} keeps {capacity} (it would cut "
+          f"{cut} of the first {len(sample)} blocks, dropping {dropped:.1%} "
+          "of their tokens); raise seq_length or rewrite the records with "
           f"--max_seq_length={params.seq_length}")
   unchecked = [n for n in unchecked if n not in _WARNED_UNCHECKED]
   if unchecked:
