@@ -841,3 +841,21 @@ def test_sigterm_during_evaluation_is_one_line_and_exits_at_once(
                 for v in e.summary.value], f
   assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
   checkpoint_recovery.check_latest(model_dir)
+
+
+def test_task_config_errors_come_before_anything_is_written(
+    pretraining_records, cased_vocab, tmp_path, monkeypatch):
+  """Issue 39 probe (e): seq_length above max_position_embeddings (and the
+  task's other checks) was reported when the task was built, after the
+  model_dir and params.yaml were written."""
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(task_factory, "get_task", None)  # not reached
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.train_data.seq_length = 1024
+  params.task.train_data.max_predictions_per_seq = 160  # the masking budget
+  with pytest.raises(ValueError, match=(
+      r"^task.train_data.seq_length=1024 is larger than the encoder's "
+      r"max_position_embeddings=512; lower task.train_data.seq_length or "
+      r"raise task.model.encoder.bert_v2.max_position_embeddings$")):
+    train_lib.run(params, str(tmp_path / "run"))
+  assert not os.path.exists(tmp_path / "run")

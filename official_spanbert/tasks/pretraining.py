@@ -66,6 +66,48 @@ def records_vocab_sizes(input_path) -> Dict[str, int]:
   return {p: n for p, n in sizes.items() if n}
 
 
+def check_config(params) -> None:
+  """Raises ValueError for a task config that cannot work (see
+  SpanBertPretrainTask); spanbert-train calls it before anything is built
+  or written (training/config_check.py), the task again when it is built."""
+  encoder = params.model.encoder
+  max_positions = getattr(encoder.get(), "max_position_embeddings", None)
+  vocab_size = getattr(encoder.get(), "vocab_size", None)
+  for field in ("train_data", "validation_data"):
+    data = getattr(params, field)
+    for prefix, size in records_vocab_sizes(data.input_path).items():
+      if vocab_size and size > vocab_size:
+        # An id beyond the table crashes the first step (on a GPU the
+        # gather silently returns zeros).
+        raise ValueError(
+            f"records {prefix}-*.tfrecord were written with a vocab of "
+            f"{size} tokens, more than task.model.encoder.{encoder.type}."
+            f"vocab_size={vocab_size}; set vocab_size to {size} or rewrite "
+            "the records with the encoder's vocab")
+    if data.input_path and max_positions and (
+        data.seq_length > max_positions):
+      raise ValueError(
+          f"task.{field}.seq_length={data.seq_length} is larger than the "
+          f"encoder's max_position_embeddings={max_positions}; lower "
+          f"task.{field}.seq_length or raise task.model.encoder."
+          f"{encoder.type}.max_position_embeddings")
+    if (data.input_path and params.model.use_sbo and
+        data.max_sbo_targets != params.model.sbo_targets()):
+      raise ValueError(
+          f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs "
+          f"from task.model.max_sbo_targets={params.model.sbo_targets()}"
+          "; SBO targets per span are one setting: make them equal")
+  if params.gradient_normalization not in (
+      spanbert_configs.GRADIENT_NORMALIZATIONS):
+    raise ValueError(
+        "task.gradient_normalization must be one of "
+        f"{spanbert_configs.GRADIENT_NORMALIZATIONS}, not "
+        f"{params.gradient_normalization!r}")
+  if params.reference_sequences_per_gpu < 1:
+    raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
+                     f"{params.reference_sequences_per_gpu}")
+
+
 @task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
 class SpanBertPretrainTask(base_task.Task):
   """Pretraining with span masking and the span boundary objective.
@@ -91,42 +133,7 @@ class SpanBertPretrainTask(base_task.Task):
 
   def __init__(self, params, logging_dir=None, name=None):
     super().__init__(params, logging_dir=logging_dir, name=name)
-    encoder = params.model.encoder
-    max_positions = getattr(encoder.get(), "max_position_embeddings", None)
-    vocab_size = getattr(encoder.get(), "vocab_size", None)
-    for field in ("train_data", "validation_data"):
-      data = getattr(params, field)
-      for prefix, size in records_vocab_sizes(data.input_path).items():
-        if vocab_size and size > vocab_size:
-          # An id beyond the table crashes the first step (on a GPU the
-          # gather silently returns zeros).
-          raise ValueError(
-              f"records {prefix}-*.tfrecord were written with a vocab of "
-              f"{size} tokens, more than task.model.encoder.{encoder.type}."
-              f"vocab_size={vocab_size}; set vocab_size to {size} or rewrite "
-              "the records with the encoder's vocab")
-      if data.input_path and max_positions and (
-          data.seq_length > max_positions):
-        raise ValueError(
-            f"task.{field}.seq_length={data.seq_length} is larger than the "
-            f"encoder's max_position_embeddings={max_positions}; lower "
-            f"task.{field}.seq_length or raise task.model.encoder."
-            f"{encoder.type}.max_position_embeddings")
-      if (data.input_path and params.model.use_sbo and
-          data.max_sbo_targets != params.model.sbo_targets()):
-        raise ValueError(
-            f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs "
-            f"from task.model.max_sbo_targets={params.model.sbo_targets()}"
-            "; SBO targets per span are one setting: make them equal")
-    if params.gradient_normalization not in (
-        spanbert_configs.GRADIENT_NORMALIZATIONS):
-      raise ValueError(
-          "task.gradient_normalization must be one of "
-          f"{spanbert_configs.GRADIENT_NORMALIZATIONS}, not "
-          f"{params.gradient_normalization!r}")
-    if params.reference_sequences_per_gpu < 1:
-      raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
-                       f"{params.reference_sequences_per_gpu}")
+    check_config(params)
 
   def initial_loss(self) -> float:
     """The loss of an untrained model (uniform predictions): ln(vocab_size)
