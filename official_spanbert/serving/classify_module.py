@@ -155,13 +155,16 @@ class ClassifyModule(tf.Module):
   def _column(self, n, value):
     return tf.fill([n, 1], tf.constant(value, tf.int64))
 
-  def _encode_single(self, text):
-    a = self.tokenizer.tokenize(qa_module.valid_utf8(text))[0]
-    a = _head(a, tf.minimum(a.row_lengths(), self.seq_length - 2))
-    n = tf.shape(text)[0]
-    ids = tf.concat([self._column(n, self.vocab.cls_id), a,
+  def _single(self, body: tf.RaggedTensor):
+    """`[CLS] body [SEP]` ids (body cut to fit) and their segment ids."""
+    body = _head(body, tf.minimum(body.row_lengths(), self.seq_length - 2))
+    n = body.nrows()
+    ids = tf.concat([self._column(n, self.vocab.cls_id), body,
                      self._column(n, self.vocab.sep_id)], axis=1)
     return ids, tf.zeros_like(ids)
+
+  def _encode_single(self, text):
+    return self._single(self.tokenizer.tokenize(qa_module.valid_utf8(text))[0])
 
   def _classify_single(self, text):
     return self._outputs(*self._encode_single(text))
@@ -214,7 +217,7 @@ class ClassifyModule(tf.Module):
     chars = tf.strings.unicode_decode_with_offsets(text, "UTF-8")[1]
     num_chars = tf.cast(chars.row_lengths(), tf.int32)
     byte_at = tf.concat([chars, tf.expand_dims(
-        tf.cast(tf.strings.length(text), tf.int64), 1)], axis=1)
+        tf.cast(tf.strings.length(text), tf.int64), 1)], axis=1).to_tensor()
     spans = []
     for name, start, end in (("subject", subject_start, subject_end),
                              ("object", object_start, object_end)):
@@ -226,8 +229,7 @@ class ClassifyModule(tf.Module):
       with tf.control_dependencies([ok]):
         index = tf.stack([tf.range(n), start], 1), tf.stack([tf.range(n), end],
                                                             1)
-        spans.append(tuple(tf.gather_nd(byte_at.to_tensor(), i)
-                           for i in index))
+        spans.append(tuple(tf.gather_nd(byte_at, i) for i in index))
     subj_id = self._marker("SUBJ", subject_type, "subject_type")
     obj_id = self._marker("OBJ", object_type, "object_type")
     words, begin, end = tf_text.regex_split_with_offsets(
@@ -269,10 +271,7 @@ class ClassifyModule(tf.Module):
                           marker_column(obj_first, obj_id), pieces], axis=1)
     body = tf.RaggedTensor.from_row_lengths(
         per_word, words.row_lengths()).merge_dims(1, 2)
-    body = _head(body, tf.minimum(body.row_lengths(), self.seq_length - 2))
-    ids = tf.concat([self._column(n, self.vocab.cls_id), body,
-                     self._column(n, self.vocab.sep_id)], axis=1)
-    return self._outputs(ids, tf.zeros_like(ids))
+    return self._outputs(*self._single(body))
 
   def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
     name = "classify_relation" if self.relation else "classify"
