@@ -156,6 +156,48 @@ def hf_adamw(model, learning_rate: float, steps: int, *, eps: float = 1e-8,
   return optimizer, scheduler
 
 
+def hf_train(model, inputs, num_examples: int, args, steps: int) -> dict:
+  """Fine-tunes a transformers `model` as both parity scripts do.
+
+  `inputs(batch)` gives the model's keyword arguments for a list of example
+  indices; batches come from `torch.randperm` epochs seeded by `args.seed`,
+  `args.batch_size` each, with `hf_adamw` and gradient clipping at 1.0.
+  Returns `losses`, `train_examples_per_s_loops` (after the first 25 steps,
+  which hold the warm-up) and the loop's `loop_wall_s`.
+  """
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  optimizer, scheduler = hf_adamw(model, args.learning_rate, steps)
+  generator = torch.Generator().manual_seed(args.seed)
+  order, losses = [], []
+  model.train()
+  t_loop, t_after_first = time.time(), None
+  for step in range(steps):
+    if len(order) < args.batch_size:
+      order = torch.randperm(num_examples, generator=generator).tolist()
+    batch, order = order[:args.batch_size], order[args.batch_size:]
+    out = model(**inputs(batch))
+    out.loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad()
+    losses.append(out.loss.item())
+    if step + 1 == min(25, steps):
+      t_after_first = time.time()
+    if (step + 1) % 25 == 0:
+      print(f"hf step {step + 1}/{steps}: loss {np.mean(losses[-25:]):.3f}",
+            flush=True)
+  t_end = time.time()
+  rest = steps - min(25, steps)
+  return {
+      "losses": losses, "loop_wall_s": t_end - t_loop,
+      "train_examples_per_s_loops": (
+          rest * args.batch_size / (t_end - t_after_first) if rest else
+          steps * args.batch_size / (t_end - t_loop)),
+  }
+
+
 def write_summary(work_dir: str, text: str, line: str, results, **extra):
   print(text)
   print(line)

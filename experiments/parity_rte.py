@@ -150,28 +150,10 @@ def run_hf(args, run_dir: str) -> dict:
   train_rows = read_rte(TRAIN_TSV)
   tensors = encode(train_rows)
   steps = train_steps(args)
-  optimizer, scheduler = harness.hf_adamw(model, args.learning_rate, steps)
-  generator = torch.Generator().manual_seed(args.seed)
-  order, losses = [], []
-  model.train()
-  t_loop, t_after_first = time.time(), None
-  for step in range(steps):
-    if len(order) < args.batch_size:
-      order = torch.randperm(len(train_rows), generator=generator).tolist()
-    batch, order = order[:args.batch_size], order[args.batch_size:]
-    out = model(**{k: v[batch] for k, v in tensors.items()})
-    out.loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad()
-    losses.append(out.loss.item())
-    if step + 1 == min(25, steps):
-      t_after_first = time.time()
-    if (step + 1) % 25 == 0:
-      print(f"hf step {step + 1}/{steps}: loss {np.mean(losses[-25:]):.3f}",
-            flush=True)
-  t_end = time.time()
+  trained = harness.hf_train(
+      model, lambda batch: {k: v[batch] for k, v in tensors.items()},
+      len(train_rows), args, steps)
+  losses = trained["losses"]
   t1, c1 = time.time(), time.process_time()
   dev_rows = read_rte(DEV_TSV, args.max_eval_examples)
   dev = encode(dev_rows)
@@ -182,14 +164,11 @@ def run_hf(args, run_dir: str) -> dict:
         model(**{k: v[i:i + 64] for k, v in dev.items()}).logits.numpy()
         for i in range(0, len(dev_rows), 64)])
   t2, c2 = time.time(), time.process_time()
-  rest = steps - min(25, steps)
   return {
       "accuracy": float(np.mean(logits.argmax(-1) == labels)),
       "steps": steps, "eval_examples": len(dev_rows),
       "train_examples": len(train_rows),
-      "train_examples_per_s_loops": (
-          rest * args.batch_size / (t_end - t_after_first) if rest else
-          steps * args.batch_size / (t_end - t_loop)),
+      "train_examples_per_s_loops": trained["train_examples_per_s_loops"],
       "train_wall_s": t1 - t0, "train_cpu_s": c1 - c0,
       "eval_wall_s": t2 - t1, "eval_cpu_s": c2 - c1,
       "first_loss": losses[0], "last_loss": float(np.mean(losses[-25:])),

@@ -307,47 +307,24 @@ def run_hf(args, run_dir: str) -> dict:
   tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
   model = transformers.BertForQuestionAnswering.from_pretrained(path)
   _, features = hf_features(tokenizer, args.train_json, args, True)
-  tensors = {k: torch.tensor([f[k] for f in features]) for k in (
-      "input_ids", "attention_mask", "token_type_ids", "start_position",
-      "end_position")}
+  # The model's keyword arguments, from the features' keys.
+  names = {"input_ids": "input_ids", "attention_mask": "attention_mask",
+           "token_type_ids": "token_type_ids",
+           "start_positions": "start_position", "end_positions": "end_position"}
+  tensors = {arg: torch.tensor([f[key] for f in features])
+             for arg, key in names.items()}
   steps = args.train_steps
-  optimizer, scheduler = harness.hf_adamw(model, args.learning_rate, steps)
-  generator = torch.Generator().manual_seed(args.seed)
-  order, losses = [], []
-  model.train()
-  t_loop = time.time()
-  t_after_first = None
-  for step in range(steps):
-    if len(order) < args.batch_size:
-      order = torch.randperm(len(features), generator=generator).tolist()
-    batch, order = order[:args.batch_size], order[args.batch_size:]
-    out = model(input_ids=tensors["input_ids"][batch],
-                attention_mask=tensors["attention_mask"][batch],
-                token_type_ids=tensors["token_type_ids"][batch],
-                start_positions=tensors["start_position"][batch],
-                end_positions=tensors["end_position"][batch])
-    out.loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad()
-    losses.append(out.loss.item())
-    if step + 1 == min(25, steps):
-      t_after_first = time.time()
-    if (step + 1) % 25 == 0:
-      print(f"hf step {step + 1}: loss {np.mean(losses[-25:]):.3f}",
-            flush=True)
-  t_end = time.time()
+  trained = harness.hf_train(
+      model, lambda batch: {k: v[batch] for k, v in tensors.items()},
+      len(features), args, steps)
+  losses = trained["losses"]
   t1, c1 = time.time(), time.process_time()
 
   metrics, predictions, dev_features = hf_score(model, tokenizer, args)
   t2, c2 = time.time(), time.process_time()
-  rest = steps - min(25, steps)
   return {
       "f1": float(metrics["f1"]), "exact_match": float(metrics["exact_match"]),
-      "train_examples_per_s_loops": (
-          rest * args.batch_size / (t_end - t_after_first) if rest else
-          steps * args.batch_size / (t_end - t_loop)),
+      "train_examples_per_s_loops": trained["train_examples_per_s_loops"],
       "train_wall_s": t1 - t0, "train_cpu_s": c1 - c0,
       "eval_wall_s": t2 - t1, "eval_cpu_s": c2 - c1,
       "predictions": predictions,
