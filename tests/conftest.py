@@ -222,12 +222,41 @@ def tier(item) -> str:
                              for f in funcs) else UNIT)
 
 
+# The test files that take longest (worker-seconds, measured with
+# --durations=0; docs/testing.md), longest first. pytest-xdist hands tests out
+# in collection order, so a long file collected last (alphabetically most of
+# these are) leaves one worker idle at the end while the other finishes it;
+# run first, the short files fill in around them. The order only changes the
+# wall time, never what runs.
+LONGEST_FIRST = (
+    # The integration tier's (2026-12-03: 4,829 worker-s in all, at load 3-5).
+    "test_train_reliability.py", "test_serving_reliability.py",
+    "test_span_tagging.py", "test_keras_hub_preset.py",
+    "test_distributed_training.py", "test_coref_task.py", "test_export.py",
+    "test_squad.py", "test_qa_serving.py", "test_pretraining_records.py",
+    "test_pretraining_task.py", "test_continued.py",
+    "test_convert_checkpoint.py", "test_classify_serving.py",
+    "test_ablation.py", "test_hub_export.py", "test_coref_ontonotes.py",
+    # The unit tier's (the tiers run apart; a file of both is listed once).
+    "test_demo.py", "test_classify_export.py", "test_console.py",
+    "test_build_vocab.py", "test_convert_fairseq.py", "test_coref_data.py",
+)
+
+
+def _run_order(item) -> int:
+  name = os.path.basename(str(item.fspath))
+  return (LONGEST_FIRST.index(name) if name in LONGEST_FIRST
+          else len(LONGEST_FIRST))
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
   del config
   for item in items:
     if not any(item.get_closest_marker(t) for t in TIERS):
       item.add_marker(tier(item))
+  # Stable: each file's tests stay together and in their order.
+  items.sort(key=_run_order)
 
 
 # Tests that -m deselected (pytest_deselected), for pytest_sessionfinish.

@@ -126,6 +126,9 @@ def test_second_training_run_refuses_the_locked_model_dir(
       holder = json.load(f)
     assert holder["pid"] == first.pid
     assert holder["host"] == socket.gethostname()
+    # Paused while the others run (it would train on both cores meanwhile):
+    # a stopped process still holds its lock (its pid is alive).
+    first.send_signal(signal.SIGSTOP)
 
     second = subprocess.Popen(_train_cmd(config, model_dir), cwd=REPO,
                               env=_env(), stdout=subprocess.DEVNULL,
@@ -143,6 +146,7 @@ def test_second_training_run_refuses_the_locked_model_dir(
         f"pid {first.pid} on {socket.gethostname()}" in last), last
 
     first.send_signal(signal.SIGTERM)
+    first.send_signal(signal.SIGCONT)
     assert first.wait(timeout=TIMEOUT_S) == 128 + signal.SIGTERM
     assert not os.path.exists(lock)  # released on the way out
     # Issue 39 probe (b): one line says where it stopped.
