@@ -156,6 +156,24 @@ def hf_adamw(model, learning_rate: float, steps: int, *, eps: float = 1e-8,
   return optimizer, scheduler
 
 
+def hf_start(name: str, seed: int):
+  """Offline transformers, every RNG seeded; (MiniLM's path, its tokenizer).
+
+  Call it first on the Hugging Face side: the side's clocks start after it.
+  """
+  os.environ["HF_HUB_OFFLINE"] = "1"
+  import random  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  from experiments import common  # pylint: disable=g-import-not-at-top
+  path = common.minilm_path(name)
+  random.seed(seed)
+  np.random.seed(seed)
+  torch.manual_seed(seed)
+  return path, transformers.BertTokenizerFast.from_pretrained(path)
+
+
 def hf_train(model, inputs, num_examples: int, args, steps: int) -> dict:
   """Fine-tunes a transformers `model` as both parity scripts do.
 

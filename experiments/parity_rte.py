@@ -41,7 +41,6 @@ comparison resumes. Prints the side-by-side table and writes summary.json.
 
 import argparse
 import os
-import random
 import statistics
 import time
 
@@ -126,17 +125,11 @@ def run_pkg(args, run_dir: str) -> dict:
 def run_hf(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates the Hugging Face reference; returns the result."""
   del run_dir
-  os.environ["HF_HUB_OFFLINE"] = "1"
+  path, tokenizer = harness.hf_start("parity_rte", args.seed)
+  t0, c0 = time.time(), time.process_time()
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-
-  path = common.minilm_path("parity_rte")
-  random.seed(args.seed)
-  np.random.seed(args.seed)
-  torch.manual_seed(args.seed)
-  t0, c0 = time.time(), time.process_time()
-  tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
   model = transformers.BertForSequenceClassification.from_pretrained(
       path, num_labels=2)
 

@@ -55,7 +55,6 @@ CPU time, load) and writes <work_dir>/summary.json.
 import argparse
 import json
 import os
-import random
 import statistics
 import time
 
@@ -294,17 +293,11 @@ def hf_score(model, tokenizer, args):
 
 def run_hf(args, run_dir: str) -> dict:
   """Fine-tunes and evaluates the Hugging Face reference; returns the result."""
-  os.environ["HF_HUB_OFFLINE"] = "1"
+  path, tokenizer = harness.hf_start("parity_squad", args.seed)
+  t0, c0 = time.time(), time.process_time()
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
-
-  path = common.minilm_path("parity_squad")
-  random.seed(args.seed)
-  np.random.seed(args.seed)
-  torch.manual_seed(args.seed)
-  t0, c0 = time.time(), time.process_time()
-  tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
   model = transformers.BertForQuestionAnswering.from_pretrained(path)
   _, features = hf_features(tokenizer, args.train_json, args, True)
   # The model's keyword arguments, from the features' keys.
