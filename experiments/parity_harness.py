@@ -180,8 +180,8 @@ def hf_train(model, inputs, num_examples: int, args, steps: int) -> dict:
   `inputs(batch)` gives the model's keyword arguments for a list of example
   indices; batches come from `torch.randperm` epochs seeded by `args.seed`,
   `args.batch_size` each, with `hf_adamw` and gradient clipping at 1.0.
-  Returns `losses`, `train_examples_per_s_loops` (after the first 25 steps,
-  which hold the warm-up) and the loop's `loop_wall_s`.
+  Returns `losses` and `train_examples_per_s_loops` (after the first 25
+  steps, which hold the warm-up).
   """
   import numpy as np  # pylint: disable=g-import-not-at-top
   import torch  # pylint: disable=g-import-not-at-top
@@ -209,7 +209,7 @@ def hf_train(model, inputs, num_examples: int, args, steps: int) -> dict:
   t_end = time.time()
   rest = steps - min(25, steps)
   return {
-      "losses": losses, "loop_wall_s": t_end - t_loop,
+      "losses": losses,
       "train_examples_per_s_loops": (
           rest * args.batch_size / (t_end - t_after_first) if rest else
           steps * args.batch_size / (t_end - t_loop)),
