@@ -135,7 +135,9 @@ def test_verbose_gives_the_detail_back(quiet_run):
       (quiet.stdout + quiet.stderr).splitlines()) + 20
 
 
-def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path):
+def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path,
+                                                      monkeypatch):
+  monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
   with_bf16 = tmp_path / "bf16"
   with_bf16.write_text("processor: 0\nflags\t\t: fpu avx512f avx512_bf16 "
                        "sse\n")
@@ -147,6 +149,10 @@ def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path):
   assert pipeline.cpu_has_bf16(str(amx))
   assert not pipeline.cpu_has_bf16(str(without))
   assert not pipeline.cpu_has_bf16(str(tmp_path / "missing"))
+  # Capped at AVX2, oneDNN has no bf16 matmul: auto must pick float32.
+  monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+  assert not pipeline.cpu_has_bf16(str(with_bf16))
+  assert pipeline.resolve_precision("auto") == "float32"
   assert pipeline.resolve_precision("float32") == "float32"
   with pytest.raises(ValueError):
     pipeline.resolve_precision("fp16")

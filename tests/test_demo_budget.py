@@ -55,3 +55,12 @@ def test_cpu_name_says_whether_there_is_avx512(tmp_path):
                   encoding="utf-8")
   assert budget.cpu_name(str(info)).endswith(", AVX512-BF16")
   assert budget.cpu_name(str(tmp_path / "missing")).startswith("unknown CPU")
+
+
+def test_cpu_name_follows_the_onednn_isa_cap(tmp_path, monkeypatch):
+  info = tmp_path / "cpuinfo"
+  info.write_text("model name\t: Intel Xeon\nflags\t: avx2 avx512f "
+                  "avx512_bf16 amx_bf16\n", encoding="utf-8")
+  monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+  assert budget.cpu_name(str(info)).endswith(
+      ", no AVX-512 (oneDNN capped at AVX2)")

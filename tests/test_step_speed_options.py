@@ -59,6 +59,26 @@ def test_cpu_capabilities_from_faked_flags(tmp_path):
   assert missing.fma_bits == 128
 
 
+def test_onednn_isa_cap_drops_the_flags_above_it(tmp_path):
+  info = tmp_path / "cpuinfo"
+  info.write_text(SAPPHIRE_RAPIDS, encoding="utf-8")
+  avx2 = cpu_features.read(str(info), {"ONEDNN_MAX_CPU_ISA": "avx2"})
+  assert (avx2.isa_cap, avx2.native_bf16, avx2.fma_bits) == ("AVX2", False,
+                                                             256)
+  assert avx2.flags == {"avx2", "fma"}
+  assert avx2.peak_flops_per_cycle("bfloat16") == 32
+  assert "(oneDNN capped at AVX2)" in avx2.describe()
+  core = cpu_features.read(str(info), {"DNNL_MAX_CPU_ISA": "AVX512_CORE"})
+  assert core.fma_bits == 512 and not core.native_bf16
+  bf16 = cpu_features.capped(cpu_features.parse(SAPPHIRE_RAPIDS),
+                             "AVX512_CORE_BF16")
+  assert bf16.native_bf16 and bf16.peak_flops_per_cycle("bfloat16") == 128
+  for same in ({}, {"ONEDNN_MAX_CPU_ISA": "ALL"},
+               {"ONEDNN_MAX_CPU_ISA": "no such isa"}):
+    full = cpu_features.read(str(info), same)
+    assert full.isa_cap is None and "amx_bf16" in full.flags
+
+
 def test_bf16_without_native_bf16_is_one_warning_line():
   epyc, zen4 = cpu_features.parse(AVX2_EPYC), cpu_features.parse(ZEN4)
   line = precision_check.advice("bfloat16", epyc)
@@ -75,6 +95,9 @@ def test_bf16_without_native_bf16_is_one_warning_line():
   assert "7.5 is below 8.0" in precision_check.advice("bfloat16", zen4,
                                                       [(7, 5)])
   assert precision_check.advice("float16", epyc, [(7, 0)]) is None
+  capped = cpu_features.capped(cpu_features.parse(SAPPHIRE_RAPIDS), "AVX2")
+  line = precision_check.advice("bfloat16", capped)
+  assert "ONEDNN_MAX_CPU_ISA=AVX2" in line and "aborts" in line
 
 
 def test_a_bf16_run_on_such_a_cpu_logs_the_line(monkeypatch):

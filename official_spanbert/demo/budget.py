@@ -28,6 +28,8 @@ and resumes training to that count.
 import os
 from typing import Optional
 
+from official_spanbert.utils import cpu_features
+
 DEMO_BUDGET_S = 300.0
 MAX_STEPS = 500
 MIN_STEPS = 100
@@ -59,19 +61,12 @@ def pilot_rate(series) -> Optional[float]:
   return float(timed[-1][1]) if timed else None
 
 
-def cpu_name(cpuinfo: str = "/proc/cpuinfo") -> str:
-  """'AMD EPYC, 2 cores, no AVX-512': the CPU the demo's time depends on."""
-  model, flags = "unknown CPU", set()
-  try:
-    with open(cpuinfo, encoding="utf-8", errors="replace") as f:
-      for line in f:
-        key, _, value = line.partition(":")
-        if key.strip() == "model name" and model == "unknown CPU":
-          model = value.strip()
-        elif key.strip() == "flags" and not flags:
-          flags = set(value.split())
-  except OSError:
-    pass
-  avx = ("AVX512-BF16" if "avx512_bf16" in flags else
-         "AVX-512, no BF16" if "avx512f" in flags else "no AVX-512")
-  return f"{model}, {os.cpu_count()} cores, {avx}"
+def cpu_name(cpuinfo: str = cpu_features.CPUINFO) -> str:
+  """'AMD EPYC, 2 cores, no AVX-512': the CPU the demo's time depends on, as
+  TF's oneDNN kernels see it (ONEDNN_MAX_CPU_ISA=AVX2 makes any CPU 'no
+  AVX-512', and says so)."""
+  cpu = cpu_features.read(cpuinfo)
+  avx = ("AVX512-BF16" if "avx512_bf16" in cpu.flags else
+         "AVX-512, no BF16" if "avx512f" in cpu.flags else "no AVX-512")
+  cap = f" (oneDNN capped at {cpu.isa_cap})" if cpu.isa_cap else ""
+  return f"{cpu.name}, {os.cpu_count()} cores, {avx}{cap}"

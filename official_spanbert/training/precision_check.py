@@ -58,6 +58,11 @@ def advice(dtype: Optional[str], cpu: cpu_features.CpuFeatures,
     return (f"runtime.mixed_precision_dtype={dtype}: GPU compute capability "
             f"{have} is below {need[0]}.{need[1]}, so {dtype} has no fast "
             f"path there; {fix}")
+  if dtype == "bfloat16" and cpu.isa_cap and not cpu.native_bf16:
+    return (f"runtime.mixed_precision_dtype=bfloat16: ONEDNN_MAX_CPU_ISA="
+            f"{cpu.isa_cap} leaves oneDNN no bfloat16 matmul, and training "
+            f"aborts ('could not create a primitive descriptor'); unset the "
+            f"cap or {fix}")
   if dtype == "bfloat16" and not cpu.native_bf16:
     return (f"runtime.mixed_precision_dtype=bfloat16: this CPU ({cpu.name}) "
             "has no AVX512-BF16 or AMX, so bfloat16 is emulated (measured "

@@ -25,16 +25,51 @@ widest FMA the flags name (AMD's AVX-512 before Zen 5 is double-pumped
   features = cpu_features.read()
   features.native_bf16            # False on an AVX2-only CPU
   features.peak_flops_per_cycle("float32")   # 32 on AVX2/FMA
+
+`read()` honours oneDNN's own cap, ONEDNN_MAX_CPU_ISA (e.g. `AVX2`): the
+flags above it are dropped, because TensorFlow's oneDNN kernels will not use
+them (bf16 matmuls even fail there), and `isa_cap` names it. Setting it on an
+AVX-512 machine runs TF's kernels as on an AVX2-only CPU.
 """
 
 import dataclasses
+import os
 import platform
-from typing import FrozenSet, Optional
+from typing import FrozenSet, Mapping, Optional
 
 CPUINFO = "/proc/cpuinfo"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 FMA_PIPES = 2  # FMA units a core (Zen 2-4, Intel server cores since Skylake)
 AMX_BF16_FLOPS_PER_CYCLE = 1024
+ISA_CAP_ENV = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+# oneDNN's ISA names (dnnl_cpu_isa_t, oneDNN 3.x), lowest first; a name's
+# rank is its index, aliases share one.
+ONEDNN_ISAS = (("SSE41",), ("AVX",), ("AVX2",), ("AVX2_VNNI",),
+               ("AVX2_VNNI_2",), ("AVX512_CORE",), ("AVX512_CORE_VNNI",),
+               ("AVX512_CORE_BF16",), ("AVX10_1_512", "AVX512_CORE_FP16"),
+               ("AVX10_1_512_AMX", "AVX512_CORE_AMX"),
+               ("AVX10_1_512_AMX_FP16", "AVX512_CORE_AMX_FP16"), ("ALL",))
+
+
+def _isa_rank(name: str) -> Optional[int]:
+  for rank, names in enumerate(ONEDNN_ISAS):
+    if name.upper() in names:
+      return rank
+  return None
+
+
+def _flag_rank(flag: str) -> int:
+  """The lowest oneDNN ISA rank that uses a cpuinfo flag (0: below AVX)."""
+  if flag.startswith("amx"):
+    return _isa_rank("AVX10_1_512_AMX")
+  for prefix, isa in (("avx512_fp16", "AVX10_1_512"),
+                      ("avx512_bf16", "AVX512_CORE_BF16"),
+                      ("avx512_vnni", "AVX512_CORE_VNNI"),
+                      ("avx512", "AVX512_CORE"), ("avx_vnni", "AVX2_VNNI"),
+                      ("avx2", "AVX2"), ("fma", "AVX2"), ("avx", "AVX")):
+    if flag.startswith(prefix):
+      return _isa_rank(isa)
+  return 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +78,7 @@ class CpuFeatures:
   name: str
   flags: FrozenSet[str]
   mhz: Optional[float] = None
+  isa_cap: Optional[str] = None  # ONEDNN_MAX_CPU_ISA, when it drops flags
 
   @property
   def native_bf16(self) -> bool:
@@ -73,7 +109,8 @@ class CpuFeatures:
         "avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile",
         "avx512_vnni", "avx_vnni"))
     clock = f" at {self.mhz:.0f} MHz" if self.mhz else ""
-    return (f"{self.name}{clock}; flags {' '.join(isa) or 'none of note'}; "
+    cap = f" (oneDNN capped at {self.isa_cap})" if self.isa_cap else ""
+    return (f"{self.name}{clock}{cap}; flags {' '.join(isa) or 'none of note'}; "
             f"FMA {self.fma_bits}-bit; bf16 "
             f"{'native' if self.native_bf16 else 'emulated (no AVX512-BF16/AMX)'}"
             f"; peak FLOPs/cycle/core float32 "
@@ -102,10 +139,31 @@ def parse(text: str) -> CpuFeatures:
                      mhz=mhz)
 
 
-def read(cpuinfo: str = CPUINFO) -> CpuFeatures:
-  """This machine's CpuFeatures (no flags when cpuinfo cannot be read)."""
+def capped(features: CpuFeatures, isa: Optional[str]) -> CpuFeatures:
+  """`features` without the flags above oneDNN ISA `isa` (unknown or empty
+  names, which oneDNN ignores too, change nothing).
+
+    capped(parse(text), "AVX2").native_bf16   # False on any CPU
+  """
+  rank = _isa_rank(isa or "")
+  if rank is None:
+    return features
+  kept = frozenset(f for f in features.flags if _flag_rank(f) <= rank)
+  if kept == features.flags:
+    return features
+  return dataclasses.replace(features, flags=kept, isa_cap=isa.upper())
+
+
+def read(cpuinfo: str = CPUINFO,
+         environ: Optional[Mapping[str, str]] = None) -> CpuFeatures:
+  """This machine's CpuFeatures as TensorFlow's oneDNN kernels see them: the
+  flags in cpuinfo (none when it cannot be read), capped by
+  ONEDNN_MAX_CPU_ISA when set."""
+  environ = os.environ if environ is None else environ
   try:
     with open(cpuinfo, encoding="utf-8", errors="replace") as f:
-      return parse(f.read())
+      features = parse(f.read())
   except OSError:
-    return parse("")
+    features = parse("")
+  cap = next((environ[k] for k in ISA_CAP_ENV if environ.get(k)), None)
+  return capped(features, cap)
