@@ -29,6 +29,7 @@ import subprocess
 
 # Whole documents from the start of a corpus file (stdlib only, no TF).
 from official_spanbert.data.pretraining.corpus import copy_head as first_bytes  # noqa: F401
+from official_spanbert.utils import cpu_features
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
@@ -62,7 +63,7 @@ def machine() -> str:
   """Cores, CPU model, TF and Python versions and the load now."""
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  return (f"{os.cpu_count()} cores ({cpu_model()}), TF {tf.__version__}, "
+  return (f"{cpu_features.usable_cores()} cores ({cpu_model()}), TF {tf.__version__}, "
           f"Python {platform.python_version()}, load avg at start "
           f"{load_avg()}")
 

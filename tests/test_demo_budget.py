@@ -20,6 +20,8 @@ with AVX512-BF16 (105 examples/s), 17 examples/s in float32 on a 2-core AMD
 EPYC without AVX-512.
 """
 
+import os
+
 from official_spanbert.demo import budget
 
 
@@ -64,3 +66,8 @@ def test_cpu_name_follows_the_onednn_isa_cap(tmp_path, monkeypatch):
   monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
   assert budget.cpu_name(str(info)).endswith(
       ", no AVX-512 (oneDNN capped at AVX2)")
+
+
+def test_cpu_name_counts_the_cores_this_process_may_use(tmp_path, monkeypatch):
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+  assert ", 1 core, " in budget.cpu_name(str(tmp_path / "missing"))

@@ -25,7 +25,6 @@ and resumes training to that count.
   steps = pick_steps(examples_per_second=17.0, batch=16, elapsed_s=120.0)
 """
 
-import os
 from typing import Optional
 
 from official_spanbert.utils import cpu_features
@@ -69,4 +68,5 @@ def cpu_name(cpuinfo: str = cpu_features.CPUINFO) -> str:
   avx = ("AVX512-BF16" if "avx512_bf16" in cpu.flags else
          "AVX-512, no BF16" if "avx512f" in cpu.flags else "no AVX-512")
   cap = f" (oneDNN capped at {cpu.isa_cap})" if cpu.isa_cap else ""
-  return f"{cpu.name}, {os.cpu_count()} cores, {avx}{cap}"
+  cores = cpu_features.usable_cores()
+  return f"{cpu.name}, {cores} core{'s' * (cores != 1)}, {avx}{cap}"

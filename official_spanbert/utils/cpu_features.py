@@ -139,6 +139,15 @@ def parse(text: str) -> CpuFeatures:
                      mhz=mhz)
 
 
+def usable_cores() -> int:
+  """Cores this process may run on: its affinity (`taskset`, a container's
+  cpuset), which os.cpu_count() ignores."""
+  try:
+    return len(os.sched_getaffinity(0)) or 1
+  except (AttributeError, OSError):  # not Linux
+    return os.cpu_count() or 1
+
+
 def capped(features: CpuFeatures, isa: Optional[str]) -> CpuFeatures:
   """`features` without the flags above oneDNN ISA `isa` (unknown or empty
   names, which oneDNN ignores too, change nothing).
