@@ -97,7 +97,7 @@ def test_bf16_without_native_bf16_is_one_warning_line():
   assert precision_check.advice("float16", epyc, [(7, 0)]) is None
   capped = cpu_features.capped(cpu_features.parse(SAPPHIRE_RAPIDS), "AVX2")
   line = precision_check.advice("bfloat16", capped)
-  assert "ONEDNN_MAX_CPU_ISA=AVX2" in line and "aborts" in line
+  assert "ONEDNN_MAX_CPU_ISA=AVX2" in line and "would abort" in line
 
 
 def test_a_bf16_run_on_such_a_cpu_logs_the_line(monkeypatch):
@@ -109,6 +109,21 @@ def test_a_bf16_run_on_such_a_cpu_logs_the_line(monkeypatch):
   params.runtime.mixed_precision_dtype = "bfloat16"
   line = precision_check.check(params.runtime, gpu_capabilities=[])
   assert warned == [line] and "AMD EPYC" in line
+
+
+def test_bf16_under_an_avx2_cap_is_an_error_before_any_step(monkeypatch):
+  spr = cpu_features.parse(SAPPHIRE_RAPIDS)
+  params = tiny_params(dummy_inputs.DUMMY, "", steps=1)
+  params.runtime.mixed_precision_dtype = "bfloat16"
+  capped = cpu_features.capped(spr, "AVX2")
+  with pytest.raises(precision_check.UnsupportedPrecisionError,
+                     match="ONEDNN_MAX_CPU_ISA=AVX2 leaves oneDNN no bfloat16"):
+    precision_check.check(params.runtime, capped, gpu_capabilities=[])
+  # Uncapped it runs; float32 under the cap runs.
+  assert precision_check.check(params.runtime, spr, gpu_capabilities=[]) is None
+  params.runtime.mixed_precision_dtype = "float32"
+  assert precision_check.check(params.runtime, capped,
+                               gpu_capabilities=[]) is None
 
 
 def test_xla_steps_train_and_evaluate_as_the_plain_steps(tmp_path):

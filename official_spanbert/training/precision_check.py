@@ -19,7 +19,10 @@ measured 10x slower than float32 at the demo size on an AVX2 AMD EPYC
 (benchmarks/RESULTS.md, "Step speed by processor"). On GPUs, bfloat16 needs
 compute capability 8.0 (Ampere) and float16 7.0 (Volta tensor cores) to be
 faster. `check` returns (and logs as a warning) one line saying so; the run
-goes on with the precision it was given.
+goes on with the precision it was given. The one precision that cannot run
+at all, bfloat16 with oneDNN capped below it (ONEDNN_MAX_CPU_ISA=AVX2; the
+process would abort in C++ at the first step), raises
+UnsupportedPrecisionError with that line instead.
 
   line = precision_check.check(params.runtime)   # None when it is fine
 """
@@ -34,6 +37,10 @@ from official_spanbert.utils import cpu_features
 # package float32 step against mixed bfloat16 (benchmarks/RESULTS.md).
 CPU_BF16_SLOWDOWN = 10
 GPU_MIN_CAPABILITY = {"bfloat16": (8, 0), "float16": (7, 0)}
+
+
+class UnsupportedPrecisionError(ValueError):
+  """The precision cannot run at all on this CPU as TensorFlow sees it."""
 
 
 def advice(dtype: Optional[str], cpu: cpu_features.CpuFeatures,
@@ -60,9 +67,9 @@ def advice(dtype: Optional[str], cpu: cpu_features.CpuFeatures,
             f"path there; {fix}")
   if dtype == "bfloat16" and cpu.isa_cap and not cpu.native_bf16:
     return (f"runtime.mixed_precision_dtype=bfloat16: ONEDNN_MAX_CPU_ISA="
-            f"{cpu.isa_cap} leaves oneDNN no bfloat16 matmul, and training "
-            f"aborts ('could not create a primitive descriptor'); unset the "
-            f"cap or {fix}")
+            f"{cpu.isa_cap} leaves oneDNN no bfloat16 matmul, so the first "
+            f"step would abort the process ('could not create a primitive "
+            f"descriptor'); unset the cap or {fix}")
   if dtype == "bfloat16" and not cpu.native_bf16:
     return (f"runtime.mixed_precision_dtype=bfloat16: this CPU ({cpu.name}) "
             "has no AVX512-BF16 or AMX, so bfloat16 is emulated (measured "
@@ -77,6 +84,7 @@ def check(runtime, cpu: Optional[cpu_features.CpuFeatures] = None,
           gpu_capabilities: Optional[Sequence[Tuple[int, int]]] = None
           ) -> Optional[str]:
   """Logs advice() for the run's runtime config as a warning; returns it.
+  Raises UnsupportedPrecisionError where the precision cannot run at all.
 
   The GPUs counted are those the run uses (runtime.num_gpus, or TPU: none
   checked); by default read from TensorFlow.
@@ -85,8 +93,11 @@ def check(runtime, cpu: Optional[cpu_features.CpuFeatures] = None,
     return None
   if gpu_capabilities is None:
     gpu_capabilities = _gpu_capabilities()[:runtime.num_gpus or 0]
-  line = advice(runtime.mixed_precision_dtype, cpu or cpu_features.read(),
-                gpu_capabilities)
+  cpu = cpu or cpu_features.read()
+  line = advice(runtime.mixed_precision_dtype, cpu, gpu_capabilities)
+  if (line and runtime.mixed_precision_dtype == "bfloat16" and cpu.isa_cap
+      and not gpu_capabilities):
+    raise UnsupportedPrecisionError(line)  # an abort in C++ says nothing
   if line:
     logging.warning("%s", line)
   return line
