@@ -154,6 +154,15 @@ def test_bf16_is_the_default_only_where_the_cpu_has_it(tmp_path,
   assert not pipeline.cpu_has_bf16(str(with_bf16))
   assert pipeline.resolve_precision("auto") == "float32"
   assert pipeline.resolve_precision("float32") == "float32"
+  # An explicit bfloat16 under the cap is a one-line error, not an abort.
+  read = pipeline.cpu_features.read
+  monkeypatch.setattr(pipeline.cpu_features, "read",
+                      lambda *_: read(str(with_bf16)))
+  with pytest.raises(pipeline.precision_check.UnsupportedPrecisionError,
+                     match="--precision=float32"):
+    pipeline.resolve_precision("bfloat16")
+  monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+  assert pipeline.resolve_precision("bfloat16") == "bfloat16"
   with pytest.raises(ValueError):
     pipeline.resolve_precision("fp16")
   params = pipeline.build_params("p", "h", "v.txt", 100, 10,

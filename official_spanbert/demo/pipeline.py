@@ -64,6 +64,7 @@ from official.modeling import performance
 from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import cpu_features
 from official_spanbert.utils import console
+from official_spanbert.training import precision_check
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
@@ -109,11 +110,21 @@ def cpu_has_bf16(cpuinfo: str = cpu_features.CPUINFO) -> bool:
 
 
 def resolve_precision(precision: str = "auto") -> str:
-  """'bfloat16' or 'float32' for --precision (auto: by the CPU's flags)."""
+  """'bfloat16' or 'float32' for --precision (auto: by the CPU's flags).
+
+  Raises precision_check.UnsupportedPrecisionError for bfloat16 where oneDNN
+  is capped below it (ONEDNN_MAX_CPU_ISA=AVX2): its first matmul would kill
+  the process."""
   if precision not in PRECISIONS:
     raise ValueError(f"precision={precision!r}: expected one of {PRECISIONS}")
   if precision == "auto":
     return "bfloat16" if cpu_has_bf16() else "float32"
+  cpu = cpu_features.read()
+  if precision == "bfloat16" and cpu.isa_cap and not cpu.native_bf16:
+    raise precision_check.UnsupportedPrecisionError(
+        f"--precision=bfloat16: ONEDNN_MAX_CPU_ISA={cpu.isa_cap} leaves "
+        "oneDNN no bfloat16 matmul, so the first step would abort the "
+        "process; unset the cap, or use --precision=float32 (or auto)")
   return precision
 
 
@@ -416,8 +427,12 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
 
 def main(argv):
   del argv
-  run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
-           FLAGS.sentence, FLAGS.precision)
+  try:
+    run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
+             FLAGS.sentence, FLAGS.precision)
+  except precision_check.UnsupportedPrecisionError as e:
+    sys.stderr.write(f"spanbert-demo: error: {e}\n")
+    return 1
   return 0
 
 
