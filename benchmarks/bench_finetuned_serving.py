@@ -343,7 +343,7 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
   print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; commit {commit()}")
   print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
-  print(f"machine: {os.cpu_count()} cores ({cpu_model()}); load at start "
+  print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}); load at start "
         f"{load_start}")
   print(cpu_line())
   median_pairs, long_pairs, stats = squad_pairs(squad, args.long_chars,
@@ -370,7 +370,7 @@ def main(argv=None):
     print(f"TF {tf.__version__}: intra-op threads "
           f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
           f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
-          f" (0 = TF's default: one per core, {os.cpu_count()} here)")
+          f" (0 = TF's default: one per core, {cpu_features.usable_cores()} here)")
     workers = {}
     try:
       for threads in args.torch_threads:

@@ -61,6 +61,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.serving import export as export_lib
+from official_spanbert.utils import cpu_features
 from benchmarks.common import DATA, cpu_model, load_avg
 
 SEQ = 128
@@ -142,7 +143,7 @@ def main(argv=None):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
 
   torch, transformers, hf, hf_params = hf_model(args.torch_threads)
-  print(f"machine: {os.cpu_count()} cores ({cpu_model()}), Python "
+  print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}), Python "
         f"{platform.python_version()}")
   print(f"TF {tf.__version__} (intra-op threads "
         f"{tf.config.threading.get_intra_op_parallelism_threads()}, inter-op "

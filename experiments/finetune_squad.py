@@ -45,6 +45,7 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.training import train_lib
+from official_spanbert.utils import cpu_features
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import squad
 from official_spanbert import interop as hc
@@ -140,7 +141,7 @@ def main():
   }, is_strict=True)
 
   cpu = platform.processor() or "?"
-  print(f"machine: {os.cpu_count()} cores ({cpu}), TF {tf.__version__}; "
+  print(f"machine: {cpu_features.usable_cores()} cores ({cpu}), TF {tf.__version__}; "
         f"load {os.getloadavg()}")
   print(f"train: {args.train_json}: {len(examples)} questions -> "
         f"{len(features)} features at seq {args.max_seq_length}; {steps} steps "

@@ -143,3 +143,23 @@ def test_xla_steps_train_and_evaluate_as_the_plain_steps(tmp_path):
   assert plain["validation_loss"] > 0
   for key in ("validation_loss", "mlm_loss", "sbo_loss"):
     assert compiled[key] == pytest.approx(plain[key], rel=1e-4), key
+
+
+def test_usable_cores_follow_affinity_and_a_cpu_quota(tmp_path, monkeypatch):
+  monkeypatch.setattr(cpu_features.os, "sched_getaffinity",
+                      lambda pid: set(range(8)))
+  assert cpu_features.usable_cores(str(tmp_path)) == 8  # no quota files
+  (tmp_path / "cpu.max").write_text("max 100000\n")
+  assert cpu_features.usable_cores(str(tmp_path)) == 8  # v2, unlimited
+  (tmp_path / "cpu.max").write_text("150000 100000\n")  # docker --cpus=1.5
+  assert cpu_features.cgroup_cpu_limit(str(tmp_path)) == 2
+  assert cpu_features.usable_cores(str(tmp_path)) == 2
+  (tmp_path / "cpu.max").unlink()
+  (tmp_path / "cpu").mkdir()
+  (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # v1, none
+  (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+  assert cpu_features.cgroup_cpu_limit(str(tmp_path)) is None
+  (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("300000\n")
+  assert cpu_features.usable_cores(str(tmp_path)) == 3
+  monkeypatch.setattr(cpu_features.os, "sched_getaffinity", lambda pid: {0})
+  assert cpu_features.usable_cores(str(tmp_path)) == 1

@@ -41,7 +41,6 @@ corpus, vocab and output paths that every worker sees as local files (the
 corpus reader opens local paths).
 """
 
-import os
 import signal
 import sys
 
@@ -49,6 +48,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
+from official_spanbert.utils import cpu_features
 from official_spanbert.data.pretraining.records import beam_records
 from official_spanbert.data.pretraining import corpus
 from official_spanbert.data.pretraining.records import pretraining_records
@@ -88,8 +88,9 @@ flags.DEFINE_string("runner", None,
                     "Apache Beam runner (DirectRunner, DataflowRunner, ...) "
                     "for --mode=single; unset: one process, no Beam. Other "
                     "Beam pipeline options are passed through.")
-flags.DEFINE_integer("direct_num_workers", os.cpu_count() or 1,
-                     "DirectRunner: parallel workers (default: all cores).")
+flags.DEFINE_integer("direct_num_workers", cpu_features.usable_cores(),
+                     "DirectRunner: parallel workers (default: the cores this "
+                     "process may use, after taskset and a CPU quota).")
 flags.DEFINE_enum("direct_running_mode", "multi_processing",
                   ["in_memory", "multi_threading", "multi_processing"],
                   "DirectRunner: how its workers run.")

@@ -139,13 +139,39 @@ def parse(text: str) -> CpuFeatures:
                      mhz=mhz)
 
 
-def usable_cores() -> int:
-  """Cores this process may run on: its affinity (`taskset`, a container's
-  cpuset), which os.cpu_count() ignores."""
+CGROUP = "/sys/fs/cgroup"
+
+
+def cgroup_cpu_limit(root: str = CGROUP) -> Optional[int]:
+  """Cores a CPU quota allows (`docker --cpus`, a Kubernetes limit), rounded
+  up: cgroup v2's cpu.max or v1's cpu.cfs_quota_us / cpu.cfs_period_us;
+  None without a quota."""
+  for quota_file, period_file in (("cpu.max", None),
+                                  ("cpu/cpu.cfs_quota_us",
+                                   "cpu/cpu.cfs_period_us")):
+    try:
+      with open(os.path.join(root, quota_file), encoding="utf-8") as f:
+        fields = f.read().split()
+      if period_file:
+        with open(os.path.join(root, period_file), encoding="utf-8") as f:
+          fields.append(f.read().strip())
+      quota, period = int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):  # "max", absent, unreadable
+      continue
+    if quota > 0 and period > 0:
+      return max(1, -(-quota // period))
+  return None
+
+
+def usable_cores(cgroup_root: str = CGROUP) -> int:
+  """Cores this process may use: its affinity (`taskset`, a cpuset), capped
+  by a CPU quota; os.cpu_count() sees neither."""
   try:
-    return len(os.sched_getaffinity(0)) or 1
+    cores = len(os.sched_getaffinity(0)) or 1
   except (AttributeError, OSError):  # not Linux
-    return os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+  limit = cgroup_cpu_limit(cgroup_root)
+  return min(cores, limit) if limit else cores
 
 
 def capped(features: CpuFeatures, isa: Optional[str]) -> CpuFeatures:
