@@ -26,6 +26,7 @@ from official_spanbert.training import precision_check
 from official_spanbert.training import train_lib
 from official_spanbert.training import trainer
 from official_spanbert.utils import cpu_features
+from official_spanbert.utils import cpu_threads
 from conftest import tiny_params
 
 AVX2_EPYC = ("processor\t: 0\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2595.1\n"
@@ -148,18 +149,65 @@ def test_xla_steps_train_and_evaluate_as_the_plain_steps(tmp_path):
 def test_usable_cores_follow_affinity_and_a_cpu_quota(tmp_path, monkeypatch):
   monkeypatch.setattr(cpu_features.os, "sched_getaffinity",
                       lambda pid: set(range(8)))
-  assert cpu_features.usable_cores(str(tmp_path)) == 8  # no quota files
-  (tmp_path / "cpu.max").write_text("max 100000\n")
-  assert cpu_features.usable_cores(str(tmp_path)) == 8  # v2, unlimited
-  (tmp_path / "cpu.max").write_text("150000 100000\n")  # docker --cpus=1.5
-  assert cpu_features.cgroup_cpu_limit(str(tmp_path)) == 2
-  assert cpu_features.usable_cores(str(tmp_path)) == 2
-  (tmp_path / "cpu.max").unlink()
-  (tmp_path / "cpu").mkdir()
-  (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")  # v1, none
-  (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-  assert cpu_features.cgroup_cpu_limit(str(tmp_path)) is None
-  (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("300000\n")
-  assert cpu_features.usable_cores(str(tmp_path)) == 3
+  root, proc = tmp_path / "cg", tmp_path / "proc_self_cgroup"
+  root.mkdir()
+  proc.write_text("0::/\n")  # inside a container's cgroup namespace
+  cores = lambda: cpu_features.usable_cores(str(root), str(proc))
+  assert cores() == 8  # no quota files
+  (root / "cpu.max").write_text("max 100000\n")
+  assert cores() == 8  # v2, unlimited
+  (root / "cpu.max").write_text("150000 100000\n")  # docker --cpus=1.5
+  assert cpu_features.cgroup_cpu_limit(str(root), str(proc)) == 2
+  assert cores() == 2
+  # The process's own cgroup below the root; the tighter quota wins.
+  (root / "pod" / "job").mkdir(parents=True)
+  (root / "pod" / "job" / "cpu.max").write_text("400000 100000\n")
+  (root / "pod" / "cpu.max").write_text("100000 100000\n")
+  proc.write_text("0::/pod/job\n")
+  assert cores() == 1
+  (root / "cpu.max").unlink()
+  (root / "pod" / "cpu.max").unlink()
+  assert cores() == 4
+  # cgroup v1: the cpu controller's own directory.
+  proc.write_text("4:memory:/x\n2:cpu,cpuacct:/sb\n")
+  (root / "cpu" / "sb").mkdir(parents=True)
+  (root / "cpu" / "sb" / "cpu.cfs_quota_us").write_text("-1\n")
+  (root / "cpu" / "sb" / "cpu.cfs_period_us").write_text("100000\n")
+  assert cpu_features.cgroup_cpu_limit(str(root), str(proc)) is None
+  (root / "cpu" / "sb" / "cpu.cfs_quota_us").write_text("300000\n")
+  assert cores() == 3
   monkeypatch.setattr(cpu_features.os, "sched_getaffinity", lambda pid: {0})
-  assert cpu_features.usable_cores(str(tmp_path)) == 1
+  assert cores() == 1
+
+
+def test_tf_thread_pools_fit_a_cpu_quota(tmp_path, monkeypatch):
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  set_to = []
+  monkeypatch.setattr(tf.config.threading,
+                      "set_intra_op_parallelism_threads", set_to.append)
+  monkeypatch.setattr(tf.config.threading,
+                      "set_inter_op_parallelism_threads", set_to.append)
+  monkeypatch.setattr(cpu_threads.os, "sched_getaffinity",
+                      lambda pid: set(range(64)))
+  for k in cpu_threads.ENV:
+    monkeypatch.delenv(k, raising=False)
+  root, proc = tmp_path / "cg", tmp_path / "proc_self_cgroup"
+  root.mkdir()
+  proc.write_text("0::/\n")
+  fit = lambda: cpu_threads.fit_to_quota(str(root), str(proc))
+  assert fit() is None and not set_to  # no quota: TF's default
+  (root / "cpu.max").write_text("200000 100000\n")  # --cpus=2 on 64 cores
+  assert fit() == 2 and set_to == [2, 2]
+  monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "8")  # the user's word wins
+  assert fit() is None and set_to == [2, 2]
+  monkeypatch.delenv("TF_NUM_INTRAOP_THREADS")
+
+  def too_late(n):
+    raise RuntimeError("Intra op parallelism cannot be modified after "
+                       "initialization.")
+  monkeypatch.setattr(tf.config.threading,
+                      "set_intra_op_parallelism_threads", too_late)
+  warned = []
+  monkeypatch.setattr(logging, "warning", lambda f, *a: warned.append(f % a))
+  assert fit() is None
+  assert "set TF_NUM_INTRAOP_THREADS=2" in warned[0]

@@ -63,6 +63,7 @@ from official.core import task_factory
 from official.modeling import performance
 from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import cpu_features
+from official_spanbert.utils import cpu_threads
 from official_spanbert.utils import console
 from official_spanbert.training import precision_check
 from official_spanbert.training import train_lib
@@ -427,6 +428,7 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
 
 def main(argv):
   del argv
+  cpu_threads.fit_to_quota()  # before any op: pools sized to a CPU quota
   try:
     run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
              FLAGS.sentence, FLAGS.precision)

@@ -100,6 +100,7 @@ from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
 from official_spanbert.training import trainer as trainer_lib
 from official_spanbert.utils import atomic_io
+from official_spanbert.utils import cpu_threads
 from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
@@ -347,6 +348,7 @@ def main(_):
   # A SIGTERM (or Ctrl-C) unwinds like an error: the lock is released.
   for s in (signal.SIGTERM, signal.SIGINT):
     signal.signal(s, _stop)
+  cpu_threads.fit_to_quota()  # before any op: pools sized to a CPU quota
   try:
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     # A packaged config may be named, e.g. --config_file=models/base.yaml.

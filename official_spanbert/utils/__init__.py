@@ -17,7 +17,8 @@
   atomic_io.py     write to a temporary name, then rename (files and export
                    directories).
   cpu_features.py  what the CPU computes fast (bf16, FMA width, peak
-                   FLOPs), from its flags.
+                   FLOPs), from its flags; the cores a process may use.
+  cpu_threads.py   TensorFlow's thread pools sized to a CPU quota.
   console.py       how much a console script prints (quiet by default, -v);
                    console.run wraps every command-line tool's main.
   progress.py      the one progress reporter: stage lines, steps with ETA.

@@ -142,35 +142,64 @@ def parse(text: str) -> CpuFeatures:
 CGROUP = "/sys/fs/cgroup"
 
 
-def cgroup_cpu_limit(root: str = CGROUP) -> Optional[int]:
+def _own_cgroups(proc_cgroup: str) -> dict:
+  """{"v2": path, "v1": path of the cpu controller} from /proc/self/cgroup
+  ("/" inside a container's cgroup namespace; missing: root)."""
+  paths = {}
+  try:
+    with open(proc_cgroup, encoding="utf-8") as f:
+      for line in f:
+        _, controllers, path = line.rstrip("\n").split(":", 2)
+        if controllers == "":
+          paths["v2"] = path
+        elif "cpu" in controllers.split(","):
+          paths["v1"] = path
+  except (OSError, ValueError):
+    pass
+  return paths
+
+
+def _read_ints(*files) -> Optional[tuple]:
+  try:
+    fields = []
+    for name in files:
+      with open(name, encoding="utf-8") as f:
+        fields += f.read().split()
+    return int(fields[0]), int(fields[1])
+  except (OSError, ValueError, IndexError):  # absent, unreadable, "max"
+    return None
+
+
+def cgroup_cpu_limit(root: str = CGROUP,
+                     proc_cgroup: str = "/proc/self/cgroup") -> Optional[int]:
   """Cores a CPU quota allows (`docker --cpus`, a Kubernetes limit), rounded
-  up: cgroup v2's cpu.max or v1's cpu.cfs_quota_us / cpu.cfs_period_us;
+  up: the tightest cgroup v2 cpu.max or v1 cpu.cfs_quota_us /
+  cpu.cfs_period_us on the way from this process's cgroup up to the root;
   None without a quota."""
-  for quota_file, period_file in (("cpu.max", None),
-                                  ("cpu/cpu.cfs_quota_us",
-                                   "cpu/cpu.cfs_period_us")):
-    try:
-      with open(os.path.join(root, quota_file), encoding="utf-8") as f:
-        fields = f.read().split()
-      if period_file:
-        with open(os.path.join(root, period_file), encoding="utf-8") as f:
-          fields.append(f.read().strip())
-      quota, period = int(fields[0]), int(fields[1])
-    except (OSError, ValueError, IndexError):  # "max", absent, unreadable
-      continue
-    if quota > 0 and period > 0:
-      return max(1, -(-quota // period))
-  return None
+  own = _own_cgroups(proc_cgroup)
+  limits = []
+  for version in ("v2", "v1"):
+    parts = [p for p in own.get(version, "/").split("/") if p]
+    for depth in range(len(parts), -1, -1):  # own cgroup, then its parents
+      here = os.path.join(root, *(["cpu"] if version == "v1" else []),
+                          *parts[:depth])
+      pair = (_read_ints(os.path.join(here, "cpu.max")) if version == "v2"
+              else _read_ints(os.path.join(here, "cpu.cfs_quota_us"),
+                              os.path.join(here, "cpu.cfs_period_us")))
+      if pair and pair[0] > 0 and pair[1] > 0:
+        limits.append(max(1, -(-pair[0] // pair[1])))
+  return min(limits) if limits else None
 
 
-def usable_cores(cgroup_root: str = CGROUP) -> int:
+def usable_cores(cgroup_root: str = CGROUP,
+                 proc_cgroup: str = "/proc/self/cgroup") -> int:
   """Cores this process may use: its affinity (`taskset`, a cpuset), capped
   by a CPU quota; os.cpu_count() sees neither."""
   try:
     cores = len(os.sched_getaffinity(0)) or 1
   except (AttributeError, OSError):  # not Linux
     cores = os.cpu_count() or 1
-  limit = cgroup_cpu_limit(cgroup_root)
+  limit = cgroup_cpu_limit(cgroup_root, proc_cgroup)
   return min(cores, limit) if limit else cores
 
 
