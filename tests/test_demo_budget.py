@@ -21,6 +21,7 @@ EPYC without AVX-512.
 """
 
 import os
+import time
 
 from official_spanbert.demo import budget
 
@@ -35,6 +36,44 @@ def test_a_cpu_without_avx512_trains_what_fits_in_five_minutes():
   assert steps == 40 + int(130 * 17.0 / 16) == 178
   training_s = (steps - budget.PILOT_STEPS) * 16 / 17.0
   assert 110.0 + training_s + budget.AFTER_TRAINING_S <= budget.DEMO_BUDGET_S
+
+
+def test_the_idle_avx2_epyc_of_2026_12_03_fits_with_what_it_measured():
+  """Measured there (fresh clone, make demo): 110 s from the process's start
+  to the pick, "measure before" 22 s, pilot 35.1 s at 30.0 examples/s, then
+  the resumed run's start-up and save 28 s and the stages after it 66 s. A
+  flat 60 s after training picked 333 steps and the demo took 377 s."""
+  after = budget.after_training_s(22.0) + budget.resume_overhead_s(
+      35.1, 30.0, 16)
+  assert after == 66.0 + 2 * (35.1 - 40 * 16 / 30.0)
+  steps = budget.pick_steps(30.0, 16, elapsed_s=110.0, after_s=after)
+  assert steps < 333
+  # What those steps then take there, by the measured costs: <= 5 minutes.
+  training_s = (steps - budget.PILOT_STEPS) * 16 / 30.0 + 28.0
+  assert 110.0 + training_s + 66.0 <= budget.DEMO_BUDGET_S
+
+
+def test_a_fast_machine_keeps_the_flat_allowance():
+  # The idle Xeon: measure before 10 s, 27 s after training.
+  assert budget.after_training_s(10.0) == budget.AFTER_TRAINING_S
+  assert budget.resume_overhead_s(9.0, 118.0, 16) == 2 * (9.0 - 640 / 118.0)
+  assert budget.resume_overhead_s(1.0, 118.0, 16) == 0.0
+
+
+def test_process_start_reads_proc_and_falls_back_to_now(tmp_path):
+  stat = tmp_path / "stat"
+  uptime = tmp_path / "uptime"
+  hz = os.sysconf("SC_CLK_TCK")
+  # comm with a space and a parenthesis; starttime (field 22) = 100 s.
+  fields = ["S"] + ["0"] * 18 + [str(100 * hz)] + ["0"] * 30
+  stat.write_text("4242 (my (prog)) " + " ".join(fields), encoding="utf-8")
+  uptime.write_text("130.00 200.00\n", encoding="utf-8")
+  now = time.time()
+  started = budget.process_start(str(stat), str(uptime))
+  assert abs((now - started) - 30.0) < 1.0
+  assert abs(budget.process_start(str(tmp_path / "none")) - time.time()) < 1.0
+  # This process: started before this test, not in the future.
+  assert budget.process_start() <= time.time()
 
 
 def test_a_very_slow_cpu_still_trains_the_minimum():

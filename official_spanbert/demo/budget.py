@@ -20,11 +20,18 @@ AMD EPYC without AVX-512 (float32) about 470 s. So unless --train_steps is
 given, the demo trains PILOT_STEPS steps first (two loops; the second, past
 tf.function tracing, is timed), then picks the steps that fit what is left of
 the budget after the stages still to come, between MIN_STEPS and MAX_STEPS,
-and resumes training to that count.
+and resumes training to that count. The time already spent counts from the
+process's start (imports included), and what is still to come is scaled by
+what this machine measured: the stages after training by the "measure
+before" stage, the resumed run's start-up by the pilot's.
 
-  steps = pick_steps(examples_per_second=17.0, batch=16, elapsed_s=120.0)
+  after = after_training_s(before_s=22.0) + resume_overhead_s(35.1, 30.0, 16)
+  steps = pick_steps(examples_per_second=30.0, batch=16, elapsed_s=110.0,
+                     after_s=after)
 """
 
+import os
+import time
 from typing import Optional
 
 from official_spanbert.utils import cpu_features
@@ -37,6 +44,40 @@ PILOT_LOOP = 20  # steps per loop of the pilot: the second loop is timed
 # Measuring after training + plot, export and fills: 27 s on the idle
 # AVX512-BF16 machine, up to ~60 s on the loaded 2-core EPYC without AVX-512.
 AFTER_TRAINING_S = 60.0
+# ... and at most 3x the "measure before" stage (model build, two held-out
+# passes): 27/10 s on the idle Xeon, 45/22 s capped at AVX2 on one core,
+# 66/22 s on the idle 2-core AVX2 EPYC (2026-12-03), where a flat 60 s
+# ended the demo at 377 s.
+AFTER_PER_BEFORE = 3.0
+
+
+def after_training_s(before_s: float) -> float:
+  """Seconds the stages after training take, from "measure before"'s."""
+  return max(AFTER_TRAINING_S, AFTER_PER_BEFORE * before_s)
+
+
+def resume_overhead_s(pilot_wall_s: float, examples_per_second: float,
+                      batch: int, steps: int = PILOT_STEPS) -> float:
+  """The resumed run's start-up and final save: twice the pilot's time beyond
+  its steps at the measured rate (restore, tracing, data; 2 x 14 s against
+  28 s measured on the AVX2 EPYC)."""
+  return 2.0 * max(0.0, pilot_wall_s - steps * batch / examples_per_second)
+
+
+def process_start(stat_path: str = "/proc/self/stat",
+                  uptime_path: str = "/proc/uptime") -> float:
+  """time.time() when this process started (Linux), so that the budget
+  counts the imports a user waits for; now where /proc cannot tell."""
+  try:
+    with open(stat_path, encoding="utf-8") as f:
+      # Field 22, starttime in clock ticks after boot; comm may hold spaces.
+      ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open(uptime_path, encoding="utf-8") as f:
+      uptime = float(f.read().split()[0])
+    age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+  except (OSError, ValueError, IndexError):
+    return time.time()
+  return time.time() - max(0.0, age)
 
 
 def pick_steps(examples_per_second: float, batch: int, elapsed_s: float,

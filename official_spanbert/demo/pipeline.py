@@ -45,6 +45,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging as std_logging
 import os
 import shutil
 import sys
@@ -264,7 +265,7 @@ def _quiet_export(model, vocab_path, export_base):
       sys.stderr.write("\n".join(rest) + "\n")
 
 
-def _pilot(params, model_dir: str, start: float):
+def _pilot(params, model_dir: str, process_start: float, before_s: float):
   """Trains the first budget.PILOT_STEPS steps of `params` (a rerun resumes
   past them) and returns (steps to train, examples/s measured or None)."""
   pilot = params.replace(trainer={
@@ -272,14 +273,27 @@ def _pilot(params, model_dir: str, start: float):
       "steps_per_loop": budget.PILOT_LOOP,
       "summary_interval": budget.PILOT_LOOP,
       "checkpoint_interval": budget.PILOT_STEPS})
+  t = time.time()
   train_lib.run(pilot, model_dir, mode="train")
+  pilot_s = time.time() - t
   series = evaluation.read_scalars(os.path.join(model_dir, "train"),
                                    ["examples_per_second"])
   rate = budget.pilot_rate(series.get("examples_per_second", []))
   if rate is None:
     return budget.MAX_STEPS, None
-  return budget.pick_steps(rate, params.task.train_data.global_batch_size,
-                           time.time() - start), rate
+  batch = params.task.train_data.global_batch_size
+  after_s = (budget.after_training_s(before_s) +
+             budget.resume_overhead_s(pilot_s, rate, batch))
+  return budget.pick_steps(rate, batch, time.time() - process_start,
+                           after_s=after_s), rate
+
+
+class _DropResumeNotice(std_logging.Filter):
+  """The resumed run after the pilot is the demo's own plan: its "Resuming
+  from ..." warning is shown with -v only."""
+
+  def filter(self, record):
+    return not str(record.msg).startswith("Resuming from")
 
 
 def run_demo(output_dir: str, train_steps: Optional[int] = None,
@@ -348,7 +362,8 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
     cpu = budget.cpu_name()
     rate = None
     if pick:
-      train_steps, rate = _pilot(params, model_dir, start)
+      train_steps, rate = _pilot(params, model_dir, budget.process_start(),
+                                 seconds["measure_before"])
       measured = (f"{rate:.1f} examples/s over steps {budget.PILOT_LOOP + 1}-"
                   f"{budget.PILOT_STEPS}" if rate is not None else
                   "no throughput measured (a rerun)")
@@ -357,7 +372,13 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
             f"time ({budget.MIN_STEPS}-{budget.MAX_STEPS}; --train_steps sets "
             "them)", flush=True)
       params = params_for(train_steps)
-    model, _ = train_lib.run(params, model_dir, mode="train")
+    notice = _DropResumeNotice()
+    if pick and not logging.level_info():
+      logging.get_absl_logger().addFilter(notice)
+    try:
+      model, _ = train_lib.run(params, model_dir, mode="train")
+    finally:
+      logging.get_absl_logger().removeFilter(notice)
     seconds["training"] = time.time() - t_train
     t_after = time.time()
     after = evaluation.heldout_metrics(task, model, validation, eval_steps)
