@@ -177,3 +177,20 @@ def test_the_verdict_reads_the_loss_against_the_unigram_baseline():
   assert "below the unigram" in verdict({"mlm_loss": 6.3}, unigram)
   assert "at the unigram" in verdict({"mlm_loss": 6.68}, unigram)
   assert "above the unigram" in verdict({"mlm_loss": 7.2}, unigram)
+
+
+def test_the_pilots_resume_warning_is_dropped_and_nothing_else(caplog):
+  """After the 40 pilot steps the demo resumes training by design: the
+  trainer's "Resuming from" warning is not shown without -v."""
+  from absl import logging  # pylint: disable=g-import-not-at-top
+  absl_logger = logging.get_absl_logger()
+  notice = pipeline._DropResumeNotice()  # pylint: disable=protected-access
+  absl_logger.addFilter(notice)
+  try:
+    with caplog.at_level("WARNING"):
+      logging.warning("Resuming from %s (step %d)", "demo_out/model/ckpt-40", 40)
+      logging.warning("Removed 1 partial save(s) of an interrupted run")
+  finally:
+    absl_logger.removeFilter(notice)
+  assert [r.getMessage() for r in caplog.records] == [
+      "Removed 1 partial save(s) of an interrupted run"]
