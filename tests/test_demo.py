@@ -188,7 +188,8 @@ def test_the_pilots_resume_warning_is_dropped_and_nothing_else(caplog):
   absl_logger.addFilter(notice)
   try:
     with caplog.at_level("WARNING"):
-      logging.warning("Resuming from %s (step %d)", "demo_out/model/ckpt-40", 40)
+      logging.warning(pipeline.train_lib.RESUME_MESSAGE,
+                      "demo_out/model/ckpt-40", 40)
       logging.warning("Removed 1 partial save(s) of an interrupted run")
   finally:
     absl_logger.removeFilter(notice)

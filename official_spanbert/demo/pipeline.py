@@ -122,7 +122,7 @@ def resolve_precision(precision: str = "auto") -> str:
   if precision == "auto":
     return "bfloat16" if cpu_has_bf16() else "float32"
   cpu = cpu_features.read()
-  if precision == "bfloat16" and cpu.isa_cap and not cpu.native_bf16:
+  if precision_check.cannot_run(precision, cpu):
     raise precision_check.UnsupportedPrecisionError(
         f"--precision=bfloat16: ONEDNN_MAX_CPU_ISA={cpu.isa_cap} leaves "
         "oneDNN no bfloat16 matmul, so the first step would abort the "
@@ -293,7 +293,7 @@ class _DropResumeNotice(std_logging.Filter):
   from ..." warning is shown with -v only."""
 
   def filter(self, record):
-    return not str(record.msg).startswith("Resuming from")
+    return record.msg != train_lib.RESUME_MESSAGE
 
 
 def run_demo(output_dir: str, train_steps: Optional[int] = None,

@@ -43,6 +43,12 @@ class UnsupportedPrecisionError(ValueError):
   """The precision cannot run at all on this CPU as TensorFlow sees it."""
 
 
+def cannot_run(dtype: Optional[str], cpu: cpu_features.CpuFeatures) -> bool:
+  """True for bfloat16 with oneDNN capped below it (ONEDNN_MAX_CPU_ISA): no
+  bfloat16 matmul is left, and the first step aborts the process."""
+  return dtype == "bfloat16" and bool(cpu.isa_cap) and not cpu.native_bf16
+
+
 def advice(dtype: Optional[str], cpu: cpu_features.CpuFeatures,
            gpu_capabilities: Sequence[Tuple[int, int]] = ()) -> Optional[str]:
   """The warning for `dtype` on these devices, or None.
@@ -65,7 +71,7 @@ def advice(dtype: Optional[str], cpu: cpu_features.CpuFeatures,
     return (f"runtime.mixed_precision_dtype={dtype}: GPU compute capability "
             f"{have} is below {need[0]}.{need[1]}, so {dtype} has no fast "
             f"path there; {fix}")
-  if dtype == "bfloat16" and cpu.isa_cap and not cpu.native_bf16:
+  if cannot_run(dtype, cpu):
     return (f"runtime.mixed_precision_dtype=bfloat16: ONEDNN_MAX_CPU_ISA="
             f"{cpu.isa_cap} leaves oneDNN no bfloat16 matmul, so the first "
             f"step would abort the process ('could not create a primitive "
@@ -95,8 +101,7 @@ def check(runtime, cpu: Optional[cpu_features.CpuFeatures] = None,
     gpu_capabilities = _gpu_capabilities()[:runtime.num_gpus or 0]
   cpu = cpu or cpu_features.read()
   line = advice(runtime.mixed_precision_dtype, cpu, gpu_capabilities)
-  if (line and runtime.mixed_precision_dtype == "bfloat16" and cpu.isa_cap
-      and not gpu_capabilities):
+  if not gpu_capabilities and cannot_run(runtime.mixed_precision_dtype, cpu):
     raise UnsupportedPrecisionError(line)  # an abort in C++ says nothing
   if line:
     logging.warning("%s", line)

@@ -104,6 +104,9 @@ from official_spanbert.utils import cpu_threads
 from official_spanbert.utils import run_lock
 
 FLAGS = flags.FLAGS
+# Logged when a run resumes from its model_dir's checkpoint (the demo, which
+# resumes by design after its pilot steps, hides it without -v).
+RESUME_MESSAGE = "Resuming from %s (step %d)"
 TrainingDivergedError = trainer_lib.TrainingDivergedError
 Stopped = trainer_lib.Stopped
 CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
@@ -279,7 +282,7 @@ def _model_dir_guard(params, model_dir, mode, chief):
       checkpoints.resolve(init)  # missing or truncated: one line, now
     if before and chief:
       logging.warning(
-          "Resuming from %s (step %d)", before,
+          RESUME_MESSAGE, before,
           int(train_utils.read_global_step_from_checkpoint(before)))
     _write_params(params, path)
     try:
