@@ -373,7 +373,13 @@ def test_tiny_cola_memorises_training_sentences_mcc_from_predictions(
   a memorising model learns just as well, cannot pass: with the records'
   labels rotated by one example (scratch run), the logged MCC was 1.0 and
   the recomputed one 0.25.
+
+  The bar is 0.6, between those two: unseeded, the MCC after 160 steps ranged
+  0.84-1.0 over 8 seeds on a 2-core EPYC and was 0.797 in one CI run (a few
+  sentences stay unlearnt for a 1-layer model), so "near 1" was flaky while
+  the rotation it guards against gives 0.25. Seeded, it is 1.0 there.
   """
+  tf.keras.utils.set_random_seed(0)
   train_tsv = data_path("glue", "CoLA", "in_domain_train.tsv")
   records = str(tmp_path / "cola")
   meta = cls_records.create_finetuning_data(
@@ -395,7 +401,7 @@ def test_tiny_cola_memorises_training_sentences_mcc_from_predictions(
   fn = sum(p == 0 and g == 1 for p, g in zip(predicted, gold))
   denominator = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)) ** 0.5
   mcc = (tp * tn - fp * fn) / denominator if denominator else 0.0
-  assert mcc >= 0.8, (mcc, logs)
+  assert mcc >= 0.6, (mcc, logs)
   assert logs["matthews_corrcoef"] == pytest.approx(mcc)
   assert logs["cls_accuracy"] == pytest.approx((tp + tn) / 64)
 
