@@ -72,13 +72,19 @@ test: venv
 	$(MAKE) --no-print-directory test-integration
 	$(MAKE) --no-print-directory bazel-test
 
+# pytest-xdist, 2 workers; tests/conftest.py puts the tests of a file that
+# share a module-scoped fixture in one xdist_group, run on one worker, so the
+# fixture is built once (--dist loadgroup); the others go to whichever worker
+# is free, in the conftest's longest-first order (--no-loadscope-reorder).
+XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
+
 # $(call run_pytest,NAME,PYTEST ARGS,ENV): pytest over tests/ (2 workers); its
 # result line, prefixed with NAME, goes to stdout and $(TEST_SUMMARY). pytest
 # exits 5 when it runs no test (an empty tests/, or a tier without a test):
 # not a failure.
 define run_pytest
 	@log=$$(mktemp); start=$$SECONDS; \
-	$(3) $(PY) -m pytest -q -n 2 --durations=15 $(2) tests 2>&1 | tee $$log; \
+	$(3) $(PY) -m pytest -q $(XDIST) --durations=15 $(2) tests 2>&1 | tee $$log; \
 	rc=$${PIPESTATUS[0]}; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	line="$(1): $$(grep -E '^=* ?[0-9]+ [a-z]+.* in [0-9.]+s' $$log | tail -n 1 \

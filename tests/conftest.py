@@ -249,12 +249,65 @@ def _run_order(item) -> int:
           else len(LONGEST_FIRST))
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects
+# Shared fixtures cheap enough to build on both workers, used by long tests
+# that should spread over both: test_train_reliability.py's `trained` (8
+# steps, 13 s) is used by 17 tests worth ~400 worker-s.
+SPREAD = ("trained",)
+
+
+def shared_fixtures(item) -> list:
+  """The module- or class-scoped fixtures of the item's own test file that
+  the item uses (a trained model, an export, a demo run), but SPREAD."""
+  fixture_info = getattr(item, "_fixtureinfo", None)
+  if fixture_info is None:
+    return []
+  path = os.path.realpath(str(item.fspath))
+  names = []
+  for name in item.fixturenames:
+    for d in fixture_info.name2fixturedefs.get(name, ()):
+      code = getattr(d.func, "__code__", None)
+      if (d.scope in ("module", "class") and name not in SPREAD and
+          code is not None and
+          os.path.realpath(code.co_filename) == path):
+        names.append(name)
+  return sorted(set(names))
+
+
+# `make test-*` runs pytest-xdist with --dist loadgroup: tests marked with one
+# xdist_group run on one worker, the others go wherever a worker is free.
+# Under plain `load`, the tests of a file were dealt to both workers in turn,
+# so both built each module-scoped fixture: the demo test file ran the demo 3
+# times instead of 2 (87 + 83 + 79 s of a 292 s unit tier). The tests of a
+# file that share such fixtures (directly or through one another) form one
+# group, so each fixture is built once; the file's other tests stay free.
+def xdist_groups(items) -> dict:
+  """{item: group name} for the items that use a shared fixture."""
+  parent = {}
+
+  def find(key):
+    while parent.setdefault(key, key) != key:
+      key = parent[key]
+    return key
+
+  uses = {}
+  for item in items:
+    keys = [(os.path.basename(str(item.fspath)), name)
+            for name in shared_fixtures(item)]
+    if keys:
+      uses[item] = keys
+      for key in keys[1:]:
+        parent[find(key)] = find(keys[0])
+  return {item: ":".join(find(keys[0])) for item, keys in uses.items()}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects, before xdist's hook
 def pytest_collection_modifyitems(config, items):
   del config
   for item in items:
     if not any(item.get_closest_marker(t) for t in TIERS):
       item.add_marker(tier(item))
+  for item, group in xdist_groups(items).items():
+    item.add_marker(pytest.mark.xdist_group(group))
   # Stable: each file's tests stay together and in their order.
   items.sort(key=_run_order)
 
