@@ -273,13 +273,13 @@ def shared_fixtures(item) -> list:
   return sorted(set(names))
 
 
-# `make test-*` runs pytest-xdist with --dist loadgroup: tests marked with one
-# xdist_group run on one worker, the others go wherever a worker is free.
-# Under plain `load`, the tests of a file were dealt to both workers in turn,
-# so both built each module-scoped fixture: the demo test file ran the demo 3
-# times instead of 2 (87 + 83 + 79 s of a 292 s unit tier). The tests of a
-# file that share such fixtures (directly or through one another) form one
-# group, so each fixture is built once; the file's other tests stay free.
+# `make test-*` runs pytest-xdist with --dist loadgroup: the tests of a group
+# run on one worker, the others go wherever a worker is free. Under plain
+# `load`, the tests of a file were dealt to both workers in turn, so both
+# built each module-scoped fixture: the demo test file ran the demo 3 times
+# instead of 2 (87 + 83 + 79 s of a 292 s unit tier). The tests of a file
+# that share such fixtures (directly or through one another) form one group,
+# so each fixture is built once; the file's other tests stay free.
 def xdist_groups(items) -> dict:
   """{item: group name} for the items that use a shared fixture."""
   parent = {}
@@ -300,14 +300,88 @@ def xdist_groups(items) -> dict:
   return {item: ":".join(find(keys[0])) for item, keys in uses.items()}
 
 
+# pytest-xdist 3.8's own loadgroup reads the group from a suffix it appends to
+# item._nodeid, which pytest 9 no longer uses for nodeid (the groups were
+# silently ignored). So the scheduler is ours: each worker writes its
+# {nodeid: group} to a file the controller named (workerinput), and the
+# controller's scheduler, xdist's LoadScopeScheduling, takes a test's scope
+# from it (a test without a group is a scope of its own).
+_GROUPS_KEY = "spanbert_xdist_groups"
+
+
+def _loadgroup(config) -> bool:
+  return (config.pluginmanager.hasplugin("xdist") and
+          config.getoption("dist", "no") == "loadgroup")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+  """Controller: where this worker writes its groups."""
+  if _loadgroup(node.config):
+    if not hasattr(node.config, "_spanbert_groups_dir"):
+      import tempfile  # pylint: disable=g-import-not-at-top
+      node.config._spanbert_groups_dir = tempfile.mkdtemp(  # pylint: disable=protected-access
+          prefix="xdist-groups-")
+    node.workerinput[_GROUPS_KEY] = os.path.join(
+        node.config._spanbert_groups_dir,  # pylint: disable=protected-access
+        node.gateway.id + ".json")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+  if not _loadgroup(config):
+    return None
+  from xdist.scheduler import LoadGroupScheduling  # pylint: disable=g-import-not-at-top
+
+  class GroupScheduling(LoadGroupScheduling):
+    """xdist's loadgroup with the groups the workers wrote."""
+    groups = None
+
+    def _split_scope(self, nodeid):
+      if self.groups is None:
+        import glob as glob_lib  # pylint: disable=g-import-not-at-top
+        import json  # pylint: disable=g-import-not-at-top
+        self.groups = {}
+        for path in glob_lib.glob(os.path.join(
+            getattr(config, "_spanbert_groups_dir", "/nonexistent"),
+            "*.json")):
+          with open(path, encoding="utf-8") as f:
+            self.groups.update(json.load(f))
+      if nodeid in self.groups:
+        return self.groups[nodeid]
+      # pytest < 9: xdist's own "nodeid@group" suffix.
+      return super()._split_scope(nodeid)
+
+  return GroupScheduling(config, log)
+
+
+def pytest_unconfigure(config):
+  groups_dir = getattr(config, "_spanbert_groups_dir", None)
+  if groups_dir:
+    import shutil  # pylint: disable=g-import-not-at-top
+    shutil.rmtree(groups_dir, ignore_errors=True)
+
+
+def _write_groups(config, groups) -> None:
+  """Worker: {nodeid: group} for the controller's scheduler."""
+  path = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
+  if path:
+    import json  # pylint: disable=g-import-not-at-top
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+      json.dump({item.nodeid: "group:" + group
+                 for item, group in groups.items()}, f)
+    os.replace(path + ".tmp", path)
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects, before xdist's hook
 def pytest_collection_modifyitems(config, items):
-  del config
   for item in items:
     if not any(item.get_closest_marker(t) for t in TIERS):
       item.add_marker(tier(item))
-  for item, group in xdist_groups(items).items():
+  groups = xdist_groups(items)
+  for item, group in groups.items():
     item.add_marker(pytest.mark.xdist_group(group))
+  _write_groups(config, groups)
   # Stable: each file's tests stay together and in their order.
   items.sort(key=_run_order)
 
