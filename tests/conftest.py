@@ -273,7 +273,7 @@ def shared_fixtures(item) -> list:
   return sorted(set(names))
 
 
-# `make test-*` runs pytest-xdist with --dist loadgroup: the tests of a group
+# `make test-unit` runs pytest-xdist with --dist loadgroup: the tests of a group
 # run on one worker, the others go wherever a worker is free. Under plain
 # `load`, the tests of a file were dealt to both workers in turn, so both
 # built each module-scoped fixture: the demo test file ran the demo 3 times

@@ -65,8 +65,8 @@ def test_users_of_a_shared_fixture_form_one_group_the_rest_stay_free():
   assert "trained" in conftest.SPREAD
 
 
-def test_the_makefile_runs_pytest_with_loadgroup():
+def test_the_makefile_runs_the_unit_tier_with_loadgroup():
   with open(f"{conftest.REPO}/Makefile", encoding="utf-8") as f:
     make = f.read()
-  assert "XDIST := -n 2 --dist loadgroup --no-loadscope-reorder" in make
-  assert "$(PY) -m pytest -q $(XDIST) " in make
+  assert "XDIST_GROUPED := -n 2 --dist loadgroup --no-loadscope-reorder" in make
+  assert "$(XDIST_GROUPED) -m unit," in make
