@@ -77,8 +77,9 @@ test: venv
 # worker, so the fixture is built once (--dist loadgroup: the demo runs twice,
 # not three times); the others go to whichever worker is free, in the
 # conftest's longest-first order (--no-loadscope-reorder). The integration
-# tier keeps xdist's default `load`: on one idle 2-core EPYC it took 1,299 s
-# with it and 1,664 s grouped (one run each, 2026-12-03; docs/testing.md).
+# tier keeps xdist's default `load`: it has few duplicates to save, and
+# grouped it showed no gain beyond the noise (1,664 s; with `load` 1,299 s
+# and 1,740 s, on an idle 2-core EPYC whose runs vary by ~25%; docs/testing.md).
 XDIST := -n 2
 XDIST_GROUPED := -n 2 --dist loadgroup --no-loadscope-reorder
 
