@@ -16,9 +16,13 @@
 
 import ast
 import functools
+import glob
 import inspect
+import json
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
 
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
@@ -251,7 +255,9 @@ def _run_order(item) -> int:
 
 # Shared fixtures cheap enough to build on both workers, used by long tests
 # that should spread over both: test_train_reliability.py's `trained` (8
-# steps, 13 s) is used by 17 tests worth ~400 worker-s.
+# steps, 13 s) is used by 17 tests worth ~400 worker-s. (It matters when the
+# integration tier is run grouped; `make test-integration` runs it with
+# `load`, see the Makefile.)
 SPREAD = ("trained",)
 
 
@@ -304,8 +310,8 @@ def xdist_groups(items) -> dict:
 # item._nodeid, which pytest 9 no longer uses for nodeid (the groups were
 # silently ignored). So the scheduler is ours: each worker writes its
 # {nodeid: group} to a file the controller named (workerinput), and the
-# controller's scheduler, xdist's LoadScopeScheduling, takes a test's scope
-# from it (a test without a group is a scope of its own).
+# controller's scheduler, a subclass of xdist's LoadGroupScheduling, takes a
+# test's scope from it (a test without a group is a scope of its own).
 _GROUPS_KEY = "spanbert_xdist_groups"
 
 
@@ -319,7 +325,6 @@ def pytest_configure_node(node):
   """Controller: where this worker writes its groups."""
   if _loadgroup(node.config):
     if not hasattr(node.config, "_spanbert_groups_dir"):
-      import tempfile  # pylint: disable=g-import-not-at-top
       node.config._spanbert_groups_dir = tempfile.mkdtemp(  # pylint: disable=protected-access
           prefix="xdist-groups-")
     node.workerinput[_GROUPS_KEY] = os.path.join(
@@ -339,10 +344,8 @@ def pytest_xdist_make_scheduler(config, log):
 
     def _split_scope(self, nodeid):
       if self.groups is None:
-        import glob as glob_lib  # pylint: disable=g-import-not-at-top
-        import json  # pylint: disable=g-import-not-at-top
         self.groups = {}
-        for path in glob_lib.glob(os.path.join(
+        for path in glob.glob(os.path.join(
             getattr(config, "_spanbert_groups_dir", "/nonexistent"),
             "*.json")):
           with open(path, encoding="utf-8") as f:
@@ -358,7 +361,6 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_unconfigure(config):
   groups_dir = getattr(config, "_spanbert_groups_dir", None)
   if groups_dir:
-    import shutil  # pylint: disable=g-import-not-at-top
     shutil.rmtree(groups_dir, ignore_errors=True)
 
 
@@ -366,7 +368,6 @@ def _write_groups(config, groups) -> None:
   """Worker: {nodeid: group} for the controller's scheduler."""
   path = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
   if path:
-    import json  # pylint: disable=g-import-not-at-top
     with open(path + ".tmp", "w", encoding="utf-8") as f:
       json.dump({item.nodeid: "group:" + group
                  for item, group in groups.items()}, f)
