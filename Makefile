@@ -2,9 +2,9 @@
 #
 #   make venv        create .venv (python3.11) and install the package
 #   make test        test-unit, test-integration, then bazel-test
-#   make test-unit   the unit tier: pytest -m unit (2 workers), run with
+#   make test-unit   the unit tier: pytest -m unit (3 workers), run with
 #                    SPANBERT_DATA_DIR pointing nowhere (it needs no data)
-#   make test-integration  the integration tier: pytest -m integration (2
+#   make test-integration  the integration tier: pytest -m integration (3
 #                    workers), on the real data
 #   make pytest      both tiers in one pytest run
 #   make bazel-test  Bazel: //:ci_unit_tests and //:ci_integration_tests, offline
@@ -80,18 +80,19 @@ test: venv
 	$(MAKE) --no-print-directory test-integration
 	$(MAKE) --no-print-directory bazel-test
 
-# pytest-xdist, 2 workers. In the unit tier, tests/conftest.py puts the
+# pytest-xdist, 3 workers. tests/conftest.py puts the
 # tests of a file that share a module-scoped fixture in one group, run on one
 # worker, so the fixture is built once (--dist loadgroup: the demo runs twice,
 # not three times); the others go to whichever worker is free, in the
-# conftest's longest-first order (--no-loadscope-reorder). The integration
-# tier keeps xdist's default `load`: it has few duplicates to save, and
-# grouped it showed no gain beyond the noise (1,664 s; with `load` 1,299 s
-# and 1,740 s, on an idle 2-core EPYC whose runs vary by ~25%; docs/testing.md).
-XDIST := -n 2
-XDIST_GROUPED := -n 2 --dist loadgroup --no-loadscope-reorder
+# conftest's longest-first order (--no-loadscope-reorder). Both tiers run so,
+# with 3 workers on the 2 cores: many tests wait on a subprocess, a lock or a
+# signal, and the cores were ~15% idle with 2. Integration tier on an idle
+# 2-core EPYC (docs/testing.md): 1,134 s with 2 workers and `load`, 1,078 s
+# with 3, 1,025 s with 3 grouped; unit tier 263 s with 2, 220 s with 3.
+XDIST := -n 3
+XDIST_GROUPED := -n 3 --dist loadgroup --no-loadscope-reorder
 
-# $(call run_pytest,NAME,PYTEST ARGS,ENV): pytest over tests/ (2 workers); its
+# $(call run_pytest,NAME,PYTEST ARGS,ENV): pytest over tests/ (3 workers); its
 # result line, prefixed with NAME, goes to stdout and $(TEST_SUMMARY). pytest
 # exits 5 when it runs no test (an empty tests/, or a tier without a test):
 # not a failure.
@@ -111,7 +112,7 @@ test-unit: venv
 	$(call run_pytest,pytest unit tier (SPANBERT_DATA_DIR=$(NO_DATA_DIR)),$(XDIST_GROUPED) -m unit,SPANBERT_DATA_DIR=$(NO_DATA_DIR))
 
 test-integration: venv
-	$(call run_pytest,pytest integration tier,$(XDIST) -m integration,)
+	$(call run_pytest,pytest integration tier,$(XDIST_GROUPED) -m integration,)
 
 pytest: venv
 	$(call run_pytest,pytest (both tiers),$(XDIST),)

@@ -253,12 +253,12 @@ def _run_order(item) -> int:
           else len(LONGEST_FIRST))
 
 
-# Shared fixtures cheap enough to build on both workers, used by long tests
-# that should spread over both: test_train_reliability.py's `trained` (8
-# steps, 13 s) is used by 17 tests worth ~400 worker-s. (It matters when the
-# integration tier is run grouped; `make test-integration` runs it with
-# `load`, see the Makefile.)
-SPREAD = ("trained",)
+# Shared fixtures cheap enough to build on every worker, used by long tests
+# that should spread over them, as (test file, fixture): test_train_reliability.py's
+# `trained` (8 steps, 13 s) is used by 17 tests worth ~400 worker-s. By file:
+# test_coref_task.py's `trained` (a 60 s coreference run) must not spread;
+# when it did (the name alone was listed), 3 workers built it 3 times.
+SPREAD = (("test_train_reliability.py", "trained"),)
 
 
 def shared_fixtures(item) -> list:
@@ -272,7 +272,8 @@ def shared_fixtures(item) -> list:
   for name in item.fixturenames:
     for d in fixture_info.name2fixturedefs.get(name, ()):
       code = getattr(d.func, "__code__", None)
-      if (d.scope in ("module", "class") and name not in SPREAD and
+      if (d.scope in ("module", "class") and
+          (os.path.basename(path), name) not in SPREAD and
           code is not None and
           os.path.realpath(code.co_filename) == path):
         names.append(name)

@@ -26,7 +26,7 @@ def exported():  # stands for a module-scoped fixture of this file
   return None
 
 
-def trained():  # a SPREAD one
+def trained():  # SPREAD here (the test sets it), as in test_train_reliability
   return None
 
 
@@ -46,8 +46,10 @@ class _Item(types.SimpleNamespace):
   __hash__ = object.__hash__  # as pytest's items: by identity
 
 
-def test_users_of_a_shared_fixture_form_one_group_the_rest_stay_free():
+def test_users_of_a_shared_fixture_form_one_group_the_rest_stay_free(
+    monkeypatch):
   here = "test_xdist_groups.py"
+  monkeypatch.setattr(conftest, "SPREAD", ((here, "trained"),))
   a = _item("a", exported=("module", exported))
   b = _item("b", exported=("module", exported), tmp_path=("function", _item))
   both = _item("both", exported=("module", exported),
@@ -62,11 +64,22 @@ def test_users_of_a_shared_fixture_form_one_group_the_rest_stay_free():
   assert {item.name for item in groups} == {"a", "b", "both", "c"}
   assert len(set(groups.values())) == 1
   assert next(iter(groups.values())).startswith(here + ":")
-  assert "trained" in conftest.SPREAD
 
 
-def test_the_makefile_runs_the_unit_tier_with_loadgroup():
+def test_spread_names_a_file_not_only_a_fixture(monkeypatch):
+  """test_coref_task.py's `trained` (60 s) groups although
+  test_train_reliability.py's `trained` spreads."""
+  assert ("test_train_reliability.py", "trained") in conftest.SPREAD
+  monkeypatch.setattr(conftest, "SPREAD", (("test_other.py", "trained"),))
+  a = _item("a", trained=("module", trained))
+  b = _item("b", trained=("module", trained))
+  assert set(conftest.xdist_groups([a, b]).values()) == {
+      "test_xdist_groups.py:trained"}
+
+
+def test_the_makefile_runs_both_tiers_with_loadgroup():
   with open(f"{conftest.REPO}/Makefile", encoding="utf-8") as f:
     make = f.read()
-  assert "XDIST_GROUPED := -n 2 --dist loadgroup --no-loadscope-reorder" in make
+  assert "XDIST_GROUPED := -n 3 --dist loadgroup --no-loadscope-reorder" in make
   assert "$(XDIST_GROUPED) -m unit," in make
+  assert "$(XDIST_GROUPED) -m integration," in make
