@@ -51,6 +51,26 @@ def weighted_cross_entropy(labels, logits, weights):
   return tf.math.divide_no_nan(tf.reduce_sum(losses * weights), denominator)
 
 
+def summed_rows(grad):
+  """`grad` with each row once: an IndexedSlices' repeated rows are summed.
+
+  A gather's gradient lists a row once per lookup, and tf.linalg.global_norm
+  reads IndexedSlices.values: a type embedding looked up 512 times counts as
+  512 rows, so the norm is not the dense gradient's. fairseq clips the dense
+  gradient. Tensors are returned as they are.
+
+  >>> g = tf.IndexedSlices(tf.ones([2, 3]), tf.constant([0, 0]), [4, 3])
+  >>> float(tf.linalg.global_norm([summed_rows(g)]))  # |(2, 2, 2)|
+  3.46...
+  """
+  if not isinstance(grad, tf.IndexedSlices):
+    return grad
+  rows, position = tf.unique(grad.indices)
+  return tf.IndexedSlices(
+      tf.math.unsorted_segment_sum(grad.values, position, tf.shape(rows)[0]),
+      rows, grad.dense_shape)
+
+
 def records_vocab_sizes(input_path) -> Dict[str, int]:
   """{records prefix: vocab size} from the stats of the records that
   `input_path` (globs, comma-separated) matches; prefixes without a stats
@@ -279,6 +299,8 @@ class SpanBertPretrainTask(base_task.Task):
     is_lso = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
     if is_lso:
       grads = optimizer.get_unscaled_gradients(grads)
+    # The norm (clip and metric) of the dense gradient, as fairseq's.
+    grads = [summed_rows(g) for g in grads]
     if self.task_config.gradient_normalization == "reference":
       # As fairseq's multiply_grads: after backprop, before clipping.
       scale = self._gradient_scale(inputs)
