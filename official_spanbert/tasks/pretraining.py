@@ -32,6 +32,8 @@ from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 
 
+# do_not_convert: TF ops only; autograph has nothing to convert.
+@tf.autograph.experimental.do_not_convert
 def weighted_cross_entropy(labels, logits, weights):
   """Mean sparse cross-entropy over the weighted positions (float32).
 
@@ -51,6 +53,7 @@ def weighted_cross_entropy(labels, logits, weights):
   return tf.math.divide_no_nan(tf.reduce_sum(losses * weights), denominator)
 
 
+@tf.autograph.experimental.do_not_convert
 def summed_rows(grad):
   """`grad` with each row once: an IndexedSlices' repeated rows are summed.
 

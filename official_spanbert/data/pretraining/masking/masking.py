@@ -66,6 +66,9 @@ from official_spanbert.data.pretraining.masking.masking_config import TAGGED_SCH
 MASK, RANDOM, KEEP = 0, 1, 2
 
 
+# do_not_convert: TF ops only, so autograph (~1 s of CPU per process for
+# mask_batch) has nothing to convert.
+@tf.autograph.experimental.do_not_convert
 def rows_to_dense(values: tf.Tensor, rows: tf.Tensor, nrows, width: int
                   ) -> tf.Tensor:
   """Lays row-sorted values out as [nrows, width], zero-padded/truncated."""
@@ -73,6 +76,7 @@ def rows_to_dense(values: tf.Tensor, rows: tf.Tensor, nrows, width: int
       default_value=tf.zeros([], values.dtype), shape=[None, width])
 
 
+@tf.autograph.experimental.do_not_convert
 def masked_runs(masked: tf.Tensor):
   """Locates each masked token's maximal run of masked tokens.
 
@@ -139,6 +143,7 @@ def _select(maskable, word_starts, word_idx, seed, params: MaskingParams,
   return masked, (None if scheme == "whole_word" else hist), budget
 
 
+@tf.autograph.experimental.do_not_convert
 def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
                word_starts: tf.Tensor, seed: tf.Tensor, params: MaskingParams,
                random_ids: Sequence[int],
