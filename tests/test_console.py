@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from official_spanbert.utils import console
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,3 +77,25 @@ def test_quiet_by_default_and_the_detail_with_v():
   assert "library detail" in verbose.stderr
   assert "unseeded" in verbose.stderr
   assert "a real warning" in verbose.stderr
+
+
+# Their flags need nothing from TensorFlow's side of the package.
+LIGHT_HELP_TOOLS = ("train", "export_savedmodel", "export_tfhub",
+                    "convert_checkpoint", "export_keras_hub",
+                    "build_demo_corpus")
+
+
+@pytest.mark.parametrize("tool", LIGHT_HELP_TOOLS)
+def test_help_does_not_load_tensorflow(tool):
+  """--help is answered while the flags are parsed, before main imports TF."""
+  code = (f"import sys\nfrom official_spanbert.tools import {tool} as t\n"
+          "sys.argv = ['prog', '--help']\n"
+          "try:\n  t.run()\nexcept SystemExit:\n  pass\n"
+          "print('tensorflow loaded:', 'tensorflow' in sys.modules)\n")
+  result = subprocess.run([sys.executable, "-c", code],
+                          env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=120,
+                          check=False)
+  assert "USAGE:" in result.stdout + result.stderr, result.stderr[-2000:]
+  assert result.stdout.strip().endswith("tensorflow loaded: False"), (
+      result.stdout[-500:], result.stderr[-2000:])

@@ -63,7 +63,7 @@ def main(argv):
 
 
 def run():
-  console.run(main)
+  console.run(main, tensorflow=False)
 
 
 if __name__ == "__main__":

@@ -66,10 +66,6 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert.data import tokenization
-from official_spanbert import interop
-from official_spanbert.interop import hf_files
-from official_spanbert.interop import progress
 
 FLAGS = flags.FLAGS
 
@@ -133,6 +129,13 @@ flags.mark_flags_as_required(["direction", "input", "output"])
 
 
 def main(argv):
+  # Imported once the flags are parsed: --help does not load TensorFlow.
+  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data import tokenization
+  from official_spanbert import interop
+  from official_spanbert.interop import hf_files
+  from official_spanbert.interop import progress
+  # pylint: enable=g-import-not-at-top
   if len(argv) > 1:
     sys.stderr.write(f"convert_checkpoint: error: unexpected arguments "
                      f"{' '.join(argv[1:])}\n")

@@ -40,8 +40,6 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import registry
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -74,6 +72,11 @@ flags.mark_flag_as_required("export_base")
 
 
 def main(argv):
+  # Imported once the flags are parsed: --help does not load TensorFlow.
+  # pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401
+  from official_spanbert.serving import registry
+  # pylint: enable=g-import-not-at-top
   del argv
   try:
     params, experiment = registry.load_run(

@@ -31,9 +31,6 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
-from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import export as export_lib
-from official_spanbert.serving import hub_export
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -55,6 +52,12 @@ flags.mark_flag_as_required("export_dir")
 
 
 def main(argv):
+  # Imported once the flags are parsed: --help does not load TensorFlow.
+  # pylint: disable=g-import-not-at-top
+  from official_spanbert import registry_imports  # noqa: F401
+  from official_spanbert.serving import export as export_lib
+  from official_spanbert.serving import hub_export
+  # pylint: enable=g-import-not-at-top
   del argv
   start = time.time()
   try:

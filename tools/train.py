@@ -25,14 +25,20 @@ What a run does around Model Garden's runner (the model_dir lock, checkpoint
 recovery, the divergence bound, one-line errors) is told in train_lib.py.
 """
 
-from official_spanbert.training import train_lib
+from official_spanbert.training import train_flags
 from official_spanbert.utils import console
+
+
+def main(argv):
+  # Imported once the flags are parsed: --help does not load TensorFlow.
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  return train_lib.main(argv)
 
 
 def run():
   """The console script: flags, then train_lib.main with one-line errors."""
-  train_lib.define_flags()
-  console.run(train_lib.main)
+  train_flags.define_flags()
+  console.run(main)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,6 @@ import tensorflow as tf
 import tf_keras
 
 from official.common import distribute_utils
-from official.common import flags as tfm_flags
 from official.core import config_definitions as cfg
 from official.core import task_factory
 from official.core import train_lib as tfm_train_lib
@@ -98,6 +97,7 @@ from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
+from official_spanbert.training import train_flags
 from official_spanbert.training import trainer as trainer_lib
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import cpu_threads
@@ -414,18 +414,6 @@ def stopped_line(e: Stopped, model_dir: str, mode: str) -> str:
 
 
 def define_flags():
-  tfm_flags.define_flags()
-  flags.DEFINE_bool(
-      "enable_async_checkpointing", False,
-      "Save checkpoints in the background (Model Garden's async "
-      "checkpointing; official/nlp/train.py defaults it to True).")
-  flags.DEFINE_integer(
-      "pretrain_steps", None,
-      "continuous_train_and_eval: the pretraining run's last step; until a "
-      "checkpoint of that step was fine-tuned, keep waiting for new ones.")
-  flags.DEFINE_string(
-      "eval_summary_dir", None,
-      "eval, continuous_eval: write the evaluation summaries here instead of "
-      "<model_dir>/validation (default: none when model_dir is read-only).")
-  flags.mark_flags_as_required(["experiment", "mode", "model_dir"])
+  """spanbert-train's flags (train_flags.py, which imports no TensorFlow)."""
+  train_flags.define_flags()
 
