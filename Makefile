@@ -80,7 +80,7 @@ test: venv
 	$(MAKE) --no-print-directory test-integration
 	$(MAKE) --no-print-directory bazel-test
 
-# pytest-xdist, 3 workers. tests/conftest.py puts the
+# pytest-xdist, 3 workers, for all three targets. tests/conftest.py puts the
 # tests of a file that share a module-scoped fixture in one group, run on one
 # worker, so the fixture is built once (--dist loadgroup: the demo runs twice,
 # not three times); the others go to whichever worker is free, in the
@@ -89,8 +89,7 @@ test: venv
 # signal, and the cores were ~15% idle with 2. Integration tier on an idle
 # 2-core EPYC (docs/testing.md): 1,134 s with 2 workers and `load`, 1,078 s
 # with 3, 1,025 s with 3 grouped; unit tier 263 s with 2, 220 s with 3.
-XDIST := -n 3
-XDIST_GROUPED := -n 3 --dist loadgroup --no-loadscope-reorder
+XDIST := -n 3 --dist loadgroup --no-loadscope-reorder
 
 # $(call run_pytest,NAME,PYTEST ARGS,ENV): pytest over tests/ (3 workers); its
 # result line, prefixed with NAME, goes to stdout and $(TEST_SUMMARY). pytest
@@ -109,10 +108,10 @@ define run_pytest
 endef
 
 test-unit: venv
-	$(call run_pytest,pytest unit tier (SPANBERT_DATA_DIR=$(NO_DATA_DIR)),$(XDIST_GROUPED) -m unit,SPANBERT_DATA_DIR=$(NO_DATA_DIR))
+	$(call run_pytest,pytest unit tier (SPANBERT_DATA_DIR=$(NO_DATA_DIR)),$(XDIST) -m unit,SPANBERT_DATA_DIR=$(NO_DATA_DIR))
 
 test-integration: venv
-	$(call run_pytest,pytest integration tier,$(XDIST_GROUPED) -m integration,)
+	$(call run_pytest,pytest integration tier,$(XDIST) -m integration,)
 
 pytest: venv
 	$(call run_pytest,pytest (both tiers),$(XDIST),)

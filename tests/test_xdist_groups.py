@@ -77,9 +77,10 @@ def test_spread_names_a_file_not_only_a_fixture(monkeypatch):
       "test_xdist_groups.py:trained"}
 
 
-def test_the_makefile_runs_both_tiers_with_loadgroup():
+def test_the_makefile_runs_every_pytest_target_with_loadgroup():
   with open(f"{conftest.REPO}/Makefile", encoding="utf-8") as f:
     make = f.read()
-  assert "XDIST_GROUPED := -n 3 --dist loadgroup --no-loadscope-reorder" in make
-  assert "$(XDIST_GROUPED) -m unit," in make
-  assert "$(XDIST_GROUPED) -m integration," in make
+  assert "XDIST := -n 3 --dist loadgroup --no-loadscope-reorder" in make
+  assert "$(XDIST) -m unit," in make
+  assert "$(XDIST) -m integration," in make
+  assert "pytest (both tiers),$(XDIST),)" in make
