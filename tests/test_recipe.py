@@ -132,8 +132,9 @@ def test_reference_gradient_normalization_matches_fairseq_update(
   Each of 3 steps agrees to <= 1e-6 relative (~1e-8 to 2e-7 over 8 seeds),
   two of them clipped: the clip sees the dense gradient's norm, as
   fairseq's does, with a gather's repeated rows summed (before 2026-12-03 it
-  read IndexedSlices.values, over-counted the type and SBO position
-  embeddings' rows, and clipped steps differed by up to 1.5e-4). With the
+  read IndexedSlices.values, counted each row of the SBO head's
+  relative-position embeddings once per lookup, and clipped steps differed
+  by up to 1.5e-4). With the
   mean-loss gradient (the default `gradient_normalization: mean`) the same
   step differs by > 0.1%: the clip binds and eps acts on a ~S times
   larger gradient.
