@@ -14,8 +14,8 @@
 
 r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 
-`run()` is the library; `main()` and `define_flags()` are the binary's
-(tools/train.py, installed as spanbert-train):
+`run()` is the library; `main()` is the binary's (tools/train.py, installed
+as spanbert-train, with the flags of train_flags.py):
 
   spanbert-train --experiment=spanbert/pretraining \
     --config_file=models/base.yaml \
@@ -97,7 +97,6 @@ from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
-from official_spanbert.training import train_flags
 from official_spanbert.training import trainer as trainer_lib
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import cpu_threads
@@ -411,9 +410,3 @@ def stopped_line(e: Stopped, model_dir: str, mode: str) -> str:
            e.evaluating_step == step else "")
   return (f"stopped by {e.signal_name}{evaluating}; the newest checkpoint "
           f"{last} (step {step}) is intact: rerun to resume from it{again}")
-
-
-def define_flags():
-  """spanbert-train's flags (train_flags.py, which imports no TensorFlow)."""
-  train_flags.define_flags()
-
