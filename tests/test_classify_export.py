@@ -272,3 +272,18 @@ def test_run_without_records_meta_is_one_line(tmp_path, small_vocab):
     registry.entry_for(params).export(params, registry.ExportOptions(
         export_base=str(tmp_path / "x"), model_dir=str(tmp_path)))
   assert "meta_data.json" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_nul_bytes_are_whitespace_in_relation_text(relation_export):
+  """A NUL before the object ended the text for the word split: 'the object
+  span covers no word of text'. It is a space now, offsets unchanged."""
+  fn = relation_export["loaded"].signatures["classify_relation"]
+  with_nul = TEXT[:7] + "\x00" + TEXT[8:]  # "It is a\x00truth ..."
+  plain = TEXT[:7] + " " + TEXT[8:]
+  np.testing.assert_allclose(
+      _relation(fn, text=with_nul, s=(0, 2), o=(8, 13))["probabilities"],
+      _relation(fn, text=plain, s=(0, 2), o=(8, 13))["probabilities"],
+      atol=1e-6)
+  tail = TEXT + "\x00 Elizabeth"
+  out = _relation(fn, text=tail, s=(0, 2), o=(len(TEXT) + 2, len(tail)))
+  assert out["probabilities"].shape[0] == 1

@@ -236,3 +236,36 @@ def test_resolve_refuses_a_batch_in_one_line(exported):
                      r"text\]"):
     resolve(text=tf.constant(["Jane saw Jane .", "She left ."]))
   assert resolve(text=tf.constant("Jane saw Jane ."))["num_clusters"] >= 0
+
+
+def test_uncased_resolve_offsets_land_on_word_boundaries(uncased_vocab):
+  """An uncased vocab folds 'ê' to 'e' (one byte less): every mention of
+  the served graph still starts and ends on a word boundary of the original
+  text, to the end of a LitBank document (an untrained model and singletons
+  on, so every top span is a mention)."""
+  import unicodedata  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import coref_module  # pylint: disable=g-import-not-at-top
+  params = _params("", uncased_vocab, 10)
+  params.task.model.encoder.bert_v2.vocab_size = 30522
+  model = coreference.build_model(params.task.model)
+  module = coref_module.CorefServingModule(
+      model, uncased_vocab, lower_case=True, max_segment_len=128,
+      predict_singletons=True)
+  doc, = conll2012.read_file(data_path(
+      "coref", "litbank", "conll", "1064_the_masque_of_the_red_death_brat.conll"))
+  text, spans = _raw_text(doc)
+  first_accent = next(i for i, c in enumerate(text) if ord(c) > 127)
+  out = {k: v.numpy() for k, v in module.resolve(tf.constant(text)).items()}
+  punct = lambda c: unicodedata.category(c).startswith("P")  # pylint: disable=unnecessary-lambda-assignment
+  starts = {s for s, _ in spans} | {i for i in range(1, len(text)) if
+                                   punct(text[i]) or punct(text[i - 1])}
+  ends = {e for _, e in spans} | {i for i in range(1, len(text)) if
+                                 punct(text[i]) or punct(text[i - 1])}
+  late = [(s, e) for s, e in zip(out["mention_starts"], out["mention_ends"])
+          if s > first_accent]
+  assert len(late) > 50
+  assert [(s, e, text[s:e]) for s, e in late
+          if s not in starts or e not in ends] == []
+  assert all(t.decode("utf-8") == text[s:e] for s, e, t in zip(
+      out["mention_starts"], out["mention_ends"], out["mention_texts"]))

@@ -24,6 +24,10 @@ import tensorflow_text as tf_text
 
 # Tokens every vocab used here must contain.
 REQUIRED_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# Read as " " before tokenizing: space separators (BERT's whitespace, not
+# tf.text's cased tokenizer's), the line and paragraph separators (Python's
+# whitespace, the words of SQuAD's contexts) and NUL.
+SPACE_LIKE = r"[\p{Zs}\x{2028}\x{2029}\x00]"
 
 
 class VocabError(ValueError):
@@ -128,8 +132,15 @@ class WordpieceTokenizer(tf.Module):
   Basic tokenization follows BERT: whitespace and control characters split and
   are dropped, punctuation and CJK characters become tokens of their own. With
   `lower_case=False` (the cased SpanBERT vocab) text is neither lower-cased nor
-  stripped of accents; with `lower_case=True` it is lower-cased, NFD-normalised
-  and stripped of accents, like BERT's uncased models.
+  stripped of accents; with `lower_case=True` it is case-folded (NFKC),
+  NFD-normalised and stripped of accents, like BERT's uncased models.
+  `tokenize_with_offsets` gives offsets into the original text for both.
+
+  Example:
+    tokenizer = WordpieceTokenizer("vocab.txt", lower_case=True)
+    ids, begin, end = tokenizer.tokenize_with_offsets(
+        tf.constant(["Anna moved to Zürich."]))
+    # begin/end: character offsets of each wordpiece in the original text.
 
   Args:
     vocab_file: WordPiece vocab, one token per line.
@@ -147,6 +158,10 @@ class WordpieceTokenizer(tf.Module):
     self._bert = tf_text.BertTokenizer(
         self._table, lower_case=lower_case, token_out_type=tf.int64,
         unknown_token="[UNK]")
+    # Runs on text this class has normalized itself (normalize_chars).
+    self._bert_on_normalized = tf_text.BertTokenizer(
+        self._table, lower_case=False, token_out_type=tf.int64,
+        unknown_token="[UNK]")
 
   def tokenize(self, strings: tf.Tensor) -> Tuple[tf.RaggedTensor,
                                                    tf.RaggedTensor]:
@@ -160,9 +175,7 @@ class WordpieceTokenizer(tf.Module):
       word_starts is 1 where a wordpiece starts a word (is not a `##`
       continuation) and 0 elsewhere.
     """
-    # BERT treats every space separator (Unicode Zs, e.g. U+00A0) as
-    # whitespace; tf.text's cased basic tokenizer does not, so map them first.
-    strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
+    strings = tf.strings.regex_replace(strings, SPACE_LIKE, " ")
     pieces = self._bert.tokenize(strings)  # [batch, words, pieces]
     per_word = pieces.values  # [total words, (pieces)]
     word_starts = tf.cast(
@@ -170,19 +183,77 @@ class WordpieceTokenizer(tf.Module):
     return (pieces.merge_dims(-2, -1),
             pieces.with_values(word_starts).merge_dims(-2, -1))
 
-  def tokenize_with_offsets(self, strings: tf.Tensor
+  def normalize_chars(self, chars: tf.Tensor) -> tf.Tensor:
+    """Each character (a string of one) as the tf.text tokenizer reads it.
+
+    The steps and their order are tf.text's BasicTokenizer's (case folding
+    with NFKC, NFD, dropping combining marks, then control and format
+    characters -> " "), applied to one character at a time so that every
+    byte of the result knows the character it came from. Space separators,
+    U+2028/U+2029 (whitespace to Python, not to tf.text) and NUL become " ".
+    """
+    chars = tf.strings.regex_replace(chars, SPACE_LIKE, " ")
+    if self.lower_case:
+      chars = tf_text.case_fold_utf8(chars)
+      chars = tf_text.normalize_utf8(chars, "NFD")
+      chars = tf.strings.regex_replace(chars, r"\p{Mn}", "")
+    return tf.strings.regex_replace(chars, r"\p{Cc}|\p{Cf}", " ")
+
+  def tokenize_words_with_offsets(self, strings: tf.Tensor, unit: str = "CHAR"
+                                  ) -> Tuple[tf.RaggedTensor, tf.RaggedTensor,
+                                             tf.RaggedTensor]:
+    """(ids, begin, end), each [batch, (words), (pieces)], offsets exact.
+
+    Offsets index the original `strings` for every tokenizer setting:
+    lower-casing, accent stripping, ligatures or full-width letters that
+    fold to other lengths, and characters the tokenizer drops (soft hyphens,
+    zero-width joiners, NUL) no longer shift them. A piece ends after its
+    last character and the combining marks that follow it. Ids equal
+    `tokenize`'s.
+
+    Args:
+      strings: a 1-D string Tensor (invalid UTF-8 reads as U+FFFD).
+      unit: "CHAR" (Unicode characters) or "BYTE" (UTF-8 bytes).
+    """
+    if unit not in ("CHAR", "BYTE"):
+      raise ValueError(f"unit must be CHAR or BYTE, not {unit!r}")
+    chars = tf.strings.unicode_split(strings, "UTF-8", errors="replace")
+    normal = self.normalize_chars(chars.flat_values)  # [chars]
+    normal_bytes = tf.cast(tf.strings.length(normal), tf.int64)
+    text = tf.strings.reduce_join(chars.with_flat_values(normal), axis=1)
+    ids, begin, end = self._bert_on_normalized.tokenize_with_offsets(text)
+    # Each byte of the normalized batch -> its character (batch-global).
+    source = tf.repeat(tf.range(tf.size(normal, tf.int64)), normal_bytes)
+    text_start = tf.cumsum(tf.cast(tf.strings.length(text), tf.int64), exclusive=True)
+    row = begin.merge_dims(1, 2).value_rowids()
+    first = tf.gather(text_start, row)
+    begin_char = tf.gather(source, begin.flat_values + first)
+    last_char = tf.gather(source, end.flat_values - 1 + first)
+    # End after the last character and the dropped marks that follow it:
+    # the next character with bytes of its own (or the end of the row).
+    kept = tf.cumsum(tf.cast(normal_bytes > 0, tf.int64))
+    end_char = tf.searchsorted(kept[tf.newaxis],
+                               tf.gather(kept, last_char)[tf.newaxis] + 1,
+                               out_type=tf.int64)[0]
+    end_char = tf.minimum(end_char, tf.gather(chars.row_limits(), row))
+    if unit == "CHAR":
+      row_first = tf.gather(chars.row_starts(), row)
+      begin_at, end_at = begin_char - row_first, end_char - row_first
+    else:
+      char_bytes = tf.cast(tf.strings.length(chars.flat_values), tf.int64)
+      byte_at = tf.concat([[0], tf.cumsum(char_bytes)], 0)
+      row_first = tf.gather(byte_at, tf.gather(chars.row_starts(), row))
+      begin_at = tf.gather(byte_at, begin_char) - row_first
+      end_at = tf.gather(byte_at, end_char) - row_first
+    return ids, begin.with_flat_values(begin_at), end.with_flat_values(end_at)
+
+  def tokenize_with_offsets(self, strings: tf.Tensor, unit: str = "CHAR"
                             ) -> Tuple[tf.RaggedTensor, tf.RaggedTensor,
                                        tf.RaggedTensor]:
-    """(ids, begin, end): [batch, (pieces)], byte offsets of each wordpiece.
-
-    Offsets index `strings` itself when it has no non-ASCII space
-    separators (those are mapped to " " first, which changes byte lengths);
-    serving splits text on whitespace before it calls this.
-    """
-    strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
-    ids, begin, end = self._bert.tokenize_with_offsets(strings)
-    return (ids.merge_dims(-2, -1), begin.merge_dims(-2, -1),
-            end.merge_dims(-2, -1))
+    """(ids, begin, end): [batch, (pieces)], offsets of each wordpiece into
+    the original `strings` (see tokenize_words_with_offsets)."""
+    return tuple(x.merge_dims(-2, -1)
+                 for x in self.tokenize_words_with_offsets(strings, unit))
 
   def detokenize_ids(self, ids: tf.Tensor) -> tf.Tensor:
     """Maps ids to their token strings (no joining)."""

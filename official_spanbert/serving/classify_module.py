@@ -232,8 +232,11 @@ class ClassifyModule(tf.Module):
         spans.append(tuple(tf.gather_nd(byte_at, i) for i in index))
     subj_id = self._marker("SUBJ", subject_type, "subject_type")
     obj_id = self._marker("OBJ", object_type, "object_type")
+    # regex_split_with_offsets ends a text at its first NUL: read NUL as a
+    # space (one byte for one, so the offsets stay those of `text`).
     words, begin, end = tf_text.regex_split_with_offsets(
-        text, qa_module.WHITESPACE_PATTERN)
+        tf.strings.regex_replace(text, r"\x00", " "),
+        qa_module.WHITESPACE_PATTERN)
     row = words.value_rowids()
     begin, end = begin.flat_values, end.flat_values
 

@@ -57,7 +57,6 @@ from typing import Dict, Optional
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
@@ -169,19 +168,12 @@ class CorefServingModule(tf.Module):
                max_num_speakers: int = 0):
     super().__init__(name="coref_serving")
     self._model = _Untracked(model)
-    self.vocab = tokenization.load_vocab(vocab_file)
+    self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+    self.vocab = self.tokenizer.vocab
     self.max_segment_len = max_segment_len
     self.max_wordpieces = max_wordpieces
     self.max_num_speakers = max_num_speakers
     self.predict_singletons = predict_singletons
-    table = tf.lookup.StaticHashTable(
-        tf.lookup.KeyValueTensorInitializer(
-            tf.constant(self.vocab.tokens),
-            tf.range(self.vocab.size, dtype=tf.int64)), default_value=-1)
-    self._table = table
-    self._bert = tf_text.BertTokenizer(table, lower_case=lower_case,
-                                       token_out_type=tf.int64,
-                                       unknown_token="[UNK]")
 
   def _speakers(self, text: tf.Tensor, word_bytes: tf.Tensor,
                 line_speakers: Optional[tf.Tensor]) -> tf.Tensor:
@@ -200,7 +192,10 @@ class CorefServingModule(tf.Module):
   def _features(self, text: tf.Tensor, genre: tf.Tensor,
                 line_speakers: Optional[tf.Tensor]):
     """Model inputs of one text, plus each wordpiece's word byte span."""
-    pieces, starts, ends = self._bert.tokenize_with_offsets(text[None])
+    # Byte offsets into `text` itself, exact for uncased vocabs and for the
+    # characters the tokenizer drops.
+    pieces, starts, ends = self.tokenizer.tokenize_words_with_offsets(
+        text[None], unit="BYTE")
     pieces, starts, ends = pieces[0], starts[0], ends[0]  # [words, (pieces)]
     ids = tf.cast(pieces.flat_values, tf.int32)
     word_of_piece = tf.cast(pieces.value_rowids(), tf.int32)
@@ -283,7 +278,7 @@ class CorefServingModule(tf.Module):
 
   def _within_limit(self, text: tf.Tensor) -> tf.Tensor:
     """The number of wordpieces, after refusing more than max_wordpieces."""
-    n = tf.size(self._bert.tokenize(text[None]).flat_values)
+    n = tf.size(self.tokenizer.tokenize(text[None])[0].flat_values)
     if not self.max_wordpieces:
       return n
     fits = tf.debugging.Assert(n <= self.max_wordpieces, [
