@@ -135,6 +135,52 @@ def test_odd_inputs_get_a_defined_answer(qa_export, question, context):
       assert ctx[start:end] == answer and answer.strip() == answer
 
 
+@pytest.mark.parametrize("contexts", [
+    [""], ["", "   "], ["\u200b\u200d"], ["\ufeff"], ["\x00"]])
+def test_a_request_of_empty_contexts_only_gets_no_answer(qa_export, contexts):
+  out = qa_export["answer"](question=tf.constant(["Who?"] * len(contexts)),
+                            context=tf.constant(contexts))
+  assert out["answer_start"].numpy().tolist() == [-1] * len(contexts)
+  assert out["answer_end"].numpy().tolist() == [-1] * len(contexts)
+  assert out["answer_text"].numpy().tolist() == [b""] * len(contexts)
+
+
+def test_nul_bytes_do_not_cut_the_context(qa_export):
+  context = "Note\x00 " + CONTEXT + "\x00 The end."
+  out = qa_export["answer"](question=tf.constant(["Who is single?"] * 2),
+                            context=tf.constant([context, context.replace(
+                                "\x00", " ")]))
+  for key in ("answer_start", "answer_end", "answer_text"):
+    assert out[key][0].numpy() == out[key][1].numpy(), key
+
+
+def test_windows_fit_the_call_and_answers_do_not_depend_on_it(qa_export):
+  """A short passage alone is padded to its own length; beside a passage of
+  many windows to theirs: the same answer and score either way."""
+  short = "Elizabeth wrote the letter in Kent."
+  alone = qa_export["answer"](question=tf.constant(["Who wrote?"]),
+                              context=tf.constant([short]))
+  mixed = qa_export["answer"](question=tf.constant(["Who wrote?", "Who?"]),
+                              context=tf.constant([short, CONTEXT * 3]))
+  for key in ("answer_start", "answer_end", "answer_text"):
+    assert alone[key][0].numpy() == mixed[key][0].numpy(), key
+  assert float(alone["score"][0]) == pytest.approx(float(mixed["score"][0]),
+                                                   abs=1e-5)
+
+
+def test_contexts_over_the_limit_are_refused_naming_the_context(small_vocab):
+  from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
+  module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
+                                  0.0, max_context_wordpieces=40)
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match=r"context 1 of the request has \d+ wordpieces, "
+                     r"more than the 40 .*--qa_max_context_wordpieces"):
+    module.answer(tf.constant(["Who?", "Who?"]),
+                  tf.constant(["Short.", CONTEXT]))
+  assert module.answer(tf.constant(["Who?"]), tf.constant(["Short."]))[
+      "answer_text"].shape == [1]
+
+
 def test_batches_of_different_sizes_are_invalid_argument(qa_export):
   with pytest.raises(tf.errors.InvalidArgumentError,
                      match="question and context"):

@@ -13,13 +13,16 @@
 # limitations under the License.
 
 
-"""The served `answer` is the offline evaluation's answer (issue 33).
+"""The served `answer` is the offline evaluation's answer (issues 33, 45).
 
-One tiny SQuAD model is fine-tuned a few steps on SQuADShifts training data
-(new_wiki); `--mode=eval` writes predictions.json for 500 real dev questions
-of v1.1 and of v2.0; the run is exported with the registry and the
-SavedModel answers the same questions from raw text. A short exported
-sequence length (64, stride 32) makes most contexts need several windows.
+A tiny SQuAD model is fine-tuned a few steps on SQuADShifts training data
+(new_wiki), once with the cased vocab and once with the uncased vocab of
+all-MiniLM-L6-v2; `--mode=eval` writes predictions.json for real dev
+questions of v1.1 and of v2.0 (500 from the start of the file, cased; 300
+whose contexts hold non-ASCII letters, uncased); the run is exported with
+the registry and the SavedModel answers the same questions from raw text. A
+short exported sequence length (64, stride 32) makes most contexts need
+several windows.
 """
 
 import collections
@@ -38,34 +41,62 @@ import test_squad as squad_tests
 
 SEQ, STRIDE, QUERY = 64, 32, 24
 DEV_QUESTIONS = 500
+UNCASED_QUESTIONS = 300
 
 
-def _params(tmp_path, experiment, train_json, eval_json):
+def _params(tmp_path, experiment, train_json, eval_json, uncased_vocab=None):
   params = squad_tests._tiny_params(tmp_path, experiment, train_json,  # pylint: disable=protected-access
                                     eval_json, steps=40)
   for data in (params.task.train_data, params.task.validation_data):
     data.seq_length, data.doc_stride, data.query_length = SEQ, STRIDE, QUERY
+    if uncased_vocab:
+      data.vocab_file, data.do_lower_case = uncased_vocab, True
+  if uncased_vocab:
+    params.task.model.encoder.bert_v2.vocab_size = 30522
   params.trainer.best_checkpoint_export_subdir = ""
   return params
 
 
-@pytest.fixture(scope="module")
-def squad_run(tmp_path_factory):
+@pytest.fixture(scope="module", params=["cased", "uncased"])
+def squad_run(request, tmp_path_factory):
   """A model dir fine-tuned 40 steps (seq 64) on 400 new_wiki questions."""
-  d = tmp_path_factory.mktemp("qa_run")
+  uncased = (request.getfixturevalue("uncased_vocab")
+             if request.param == "uncased" else None)
+  d = tmp_path_factory.mktemp(f"qa_run_{request.param}")
   train_json = squad_tests._slice_json(  # pylint: disable=protected-access
       data_path("squad", "new_wiki_v1.0.json"), str(d / "train.json"), 400)
-  params = _params(d, "spanbert/squad_v1", train_json, train_json)
+  params = _params(d, "spanbert/squad_v1", train_json, train_json, uncased)
   model_dir = str(d / "model")
   train.run(params, model_dir, mode="train")
-  return {"dir": d, "model_dir": model_dir, "train_json": train_json}
+  return {"dir": d, "model_dir": model_dir, "train_json": train_json,
+          "uncased_vocab": uncased}
+
+
+def _slice_dev(squad_run, dev):
+  """Cased: the first 500 questions; uncased: the first 300 whose contexts
+  hold a non-ASCII character (accented names, dashes, Greek)."""
+  dst = str(squad_run["dir"] / dev)
+  if not squad_run["uncased_vocab"]:
+    return squad_tests._slice_json(data_path("squad", dev), dst, DEV_QUESTIONS)  # pylint: disable=protected-access
+  with open(data_path("squad", dev), encoding="utf-8") as f:
+    data = json.load(f)
+  out, n = [], 0
+  for article in data["data"]:
+    paragraphs = [p for p in article["paragraphs"]
+                  if any(ord(c) > 127 for c in p["context"])]
+    if paragraphs and n < UNCASED_QUESTIONS:
+      out.append(dict(article, paragraphs=paragraphs))
+      n += sum(len(p["qas"]) for p in paragraphs)
+  with open(dst, "w", encoding="utf-8") as f:
+    json.dump({"version": data["version"], "data": out}, f)
+  return dst
 
 
 def _offline_and_served(squad_run, experiment, dev):
   d = squad_run["dir"]
-  eval_json = squad_tests._slice_json(  # pylint: disable=protected-access
-      data_path("squad", dev), str(d / dev), DEV_QUESTIONS)
-  params = _params(d, experiment, squad_run["train_json"], eval_json)
+  eval_json = _slice_dev(squad_run, dev)
+  params = _params(d, experiment, squad_run["train_json"], eval_json,
+                   squad_run["uncased_vocab"])
   params.task.predictions_dir = str(d / f"predictions-{experiment[-2:]}")
   train.run(params, squad_run["model_dir"], mode="eval")
   threshold = None
@@ -116,7 +147,10 @@ def _check_spans(served, offline):
 def test_served_answers_are_the_offline_evaluations(squad_run, experiment,
                                                     dev):
   params, served, threshold = _offline_and_served(squad_run, experiment, dev)
-  assert len(served) >= DEV_QUESTIONS
+  assert len(served) >= (UNCASED_QUESTIONS if squad_run["uncased_vocab"]
+                         else DEV_QUESTIONS)
+  if squad_run["uncased_vocab"]:
+    assert all(any(ord(c) > 127 for c in s["context"]) for s in served.values())
   nbest = _read(params, "nbest_predictions.json")
   offline = _read(params, "predictions.json")
   if experiment.endswith("v2"):
@@ -151,6 +185,7 @@ def _window_counts(params):
   examples = squad.read_examples(data.input_path, False,
                                  data.version_2_with_negative)
   features = squad.convert_examples(
-      examples, tokenization.WordpieceTokenizer(data.vocab_file),
+      examples, tokenization.WordpieceTokenizer(data.vocab_file,
+                                                data.do_lower_case),
       max_seq_length=SEQ, doc_stride=STRIDE, max_query_length=QUERY)
   return np.bincount([f.example_index for f in features]).tolist()

@@ -63,6 +63,9 @@ flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
 flags.DEFINE_integer("coref_max_wordpieces", 32768,
                      "Coreference: resolve refuses longer texts (0: no "
                      "limit).")
+flags.DEFINE_integer("qa_max_context_wordpieces", 65536,
+                     "SQuAD: answer refuses longer contexts (0: no limit); "
+                     "memory grows linearly with the context.")
 flags.DEFINE_float("null_score_diff_threshold", None,
                    "SQuAD 2.0: no answer when null - best score exceeds it "
                    "(default: the evaluation's null_threshold.json).")
@@ -90,7 +93,8 @@ def main(argv):
         max_masks=FLAGS.max_masks,
         preprocessing_export_base=FLAGS.preprocessing_export_base,
         null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-        coref_max_wordpieces=FLAGS.coref_max_wordpieces))
+        coref_max_wordpieces=FLAGS.coref_max_wordpieces,
+        qa_max_context_wordpieces=FLAGS.qa_max_context_wordpieces))
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")
     return 1

@@ -60,7 +60,10 @@ def null_threshold(params, model_dir: Optional[str],
 
 
 def build_module(params, checkpoint: Optional[str], vocab_file: str,
-                 threshold: float) -> qa_module.QuestionAnsweringModule:
+                 threshold: float,
+                 max_context_wordpieces: int = (
+                     qa_module.DEFAULT_MAX_CONTEXT_WORDPIECES)
+                 ) -> qa_module.QuestionAnsweringModule:
   """The answer module of the run's span labeler, restored if `checkpoint`."""
   # Without validation_data: the task would convert the evaluation JSON.
   model = task_factory.get_task(
@@ -74,18 +77,22 @@ def build_module(params, checkpoint: Optional[str], vocab_file: str,
       query_length=data.query_length, n_best_size=task.n_best_size,
       max_answer_length=task.max_answer_length,
       version_2_with_negative=data.version_2_with_negative,
-      null_score_diff_threshold=threshold)
+      null_score_diff_threshold=threshold,
+      max_context_wordpieces=max_context_wordpieces)
 
 
 def export_from_params(params, checkpoint: str, export_base: str, *,
                        model_dir: Optional[str] = None,
                        vocab_file: Optional[str] = None,
                        null_score_diff_threshold: Optional[float] = None,
-                       version: Optional[int] = None) -> Dict[str, str]:
+                       version: Optional[int] = None,
+                       max_context_wordpieces: int = (
+                           qa_module.DEFAULT_MAX_CONTEXT_WORDPIECES)
+                       ) -> Dict[str, str]:
   """Writes <export_base>/<version>/ with `answer`; returns {"model": dir}."""
   vocab = export_lib.vocab_of(params, vocab_file)
   module = build_module(params, checkpoint, vocab, null_threshold(
-      params, model_dir, null_score_diff_threshold))
+      params, model_dir, null_score_diff_threshold), max_context_wordpieces)
   return export_lib.export_module(module, export_base, {
       "answer": WARMUP, "serving_default": WARMUP},
                                   version=version,

@@ -19,8 +19,9 @@ Everything the offline SQuAD evaluation does (data/finetuning/squad.py and
 squad_predictions.py) runs inside the graph with tf.text and core ops, so the
 stock tensorflow_model_server serves it:
 
-  * the passage is split on whitespace into words (squad_examples'
-    definition), the words and the question are WordPiece-tokenized, the
+  * the passage and the question are WordPiece-tokenized (the passage's
+    pieces are those of its whitespace words, squad_examples' definition,
+    with exact character offsets for cased and uncased vocabs), the
     question is cut to query_length;
   * the passage tokens are cut into [CLS] q [SEP] window [SEP] features with
     the run's doc_stride, as many as the passage needs;
@@ -30,7 +31,8 @@ stock tensorflow_model_server serves it:
     the best start + end logit over all windows wins (ties: the first, in
     the offline order);
   * its characters are the first piece's start and the last piece's end in
-    the passage (tf.text offsets);
+    the passage, and its text the passage's substring between them (as
+    offline);
   * SQuAD 2.0: null score = smallest [CLS] start + end logit over the
     windows; no answer when null - best > null_score_diff_threshold.
 
@@ -43,7 +45,6 @@ from typing import Dict
 
 import official_spanbert  # noqa: F401
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
 
@@ -52,6 +53,8 @@ _SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
            "\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029"
            "\u202f\u205f\u3000")
 WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
+# ~250,000 characters of English prose; answer's memory is linear in it.
+DEFAULT_MAX_CONTEXT_WORDPIECES = 65536
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
 
@@ -83,6 +86,8 @@ class QuestionAnsweringModule(tf.Module):
     n_best_size, max_answer_length: the run's post-processing.
     version_2_with_negative: SQuAD 2.0 (adds has_answer).
     null_score_diff_threshold: SQuAD 2.0 threshold (null - best).
+    max_context_wordpieces: a request with a longer context is refused with
+      InvalidArgumentError (0: no limit); memory grows linearly with it.
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
@@ -90,7 +95,8 @@ class QuestionAnsweringModule(tf.Module):
                query_length: int = 64, n_best_size: int = 20,
                max_answer_length: int = 30,
                version_2_with_negative: bool = False,
-               null_score_diff_threshold: float = 0.0):
+               null_score_diff_threshold: float = 0.0,
+               max_context_wordpieces: int = DEFAULT_MAX_CONTEXT_WORDPIECES):
     super().__init__(name="spanbert_question_answering")
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "
@@ -105,30 +111,37 @@ class QuestionAnsweringModule(tf.Module):
     self.max_answer_length = max_answer_length
     self.version_2 = version_2_with_negative
     self.threshold = float(null_score_diff_threshold)
+    self.max_context_wordpieces = max_context_wordpieces
 
   def _passage(self, context: tf.Tensor):
-    """Passage tokens: ids and char start / end, [batch, (tokens)]."""
-    words, begin, _ = tf_text.regex_split_with_offsets(context,
-                                                       WHITESPACE_PATTERN)
-    ids, p_begin, p_end = self.tokenizer.tokenize_with_offsets(
-        words.flat_values)  # [words, (pieces)], bytes within the word
-    word_begin = tf.expand_dims(begin.flat_values, 1)
-    p_begin, p_end = p_begin + word_begin, p_end + word_begin
-    # Bytes -> characters: the number of characters starting before.
-    chars = tf.strings.unicode_decode_with_offsets(context, "UTF-8")[1]
-    total = tf.strings.length(context)
-    char_starts = tf.concat(
-        [chars, tf.expand_dims(tf.cast(total, tf.int64), 1)], axis=1
-    ).to_tensor(default_value=tf.int64.max)
-    # Rows of contexts without words would be missing from segment_sum.
-    def per_context(x):
-      lengths = tf.math.unsorted_segment_sum(
-          x.row_lengths(), words.value_rowids(), tf.shape(context)[0])
-      return tf.RaggedTensor.from_row_lengths(x.flat_values, lengths)
-    to_char = lambda b: tf.searchsorted(  # pylint: disable=g-long-lambda
-        char_starts, b.to_tensor(default_value=0), side="left")
-    ids, p_begin, p_end = (per_context(x) for x in (ids, p_begin, p_end))
-    return ids, to_char(p_begin), to_char(p_end)
+    """Passage tokens: ids and char start / end, [batch, (tokens)].
+
+    The tokenizer reads all of Python's whitespace as " ", so tokenizing the
+    whole passage gives the pieces of its whitespace words (the offline
+    path tokenizes word by word); offsets are exact for uncased vocabs too.
+    """
+    ids, begin, end = self.tokenizer.tokenize_with_offsets(context)
+    # One column more, so that a batch of empty passages can be indexed.
+    pad = lambda x: tf.pad(x.to_tensor(0), [[0, 0], [0, 1]])  # pylint: disable=unnecessary-lambda-assignment
+    return ids, pad(begin), pad(end)
+
+  def _within_limit(self, doc: tf.RaggedTensor) -> tf.RaggedTensor:
+    """`doc`, after refusing a passage longer than max_context_wordpieces."""
+    if not self.max_context_wordpieces:
+      return doc
+    lengths = doc.row_lengths()
+    longest = tf.argmax(tf.concat([lengths, [0]], 0))
+    fits = tf.debugging.Assert(
+        tf.reduce_all(lengths <= self.max_context_wordpieces), [
+            tf.strings.format(
+                "context {} of the request has {} wordpieces, more than the "
+                "{} this model was exported for (max_context_wordpieces): "
+                "split the context or re-export with a larger "
+                "--qa_max_context_wordpieces", (longest,
+                                                tf.reduce_max(lengths),
+                                                self.max_context_wordpieces))])
+    with tf.control_dependencies([fits]):
+      return tf.nest.map_structure(tf.identity, doc, expand_composites=True)
 
   @tf.function(input_signature=[_STRING("question"), _STRING("context")])
   def answer(self, question, context):
@@ -140,6 +153,7 @@ class QuestionAnsweringModule(tf.Module):
     batch = tf.shape(context)[0]
     q_ids = self.tokenizer.tokenize(question)[0][:, :self.query_length]
     doc, char_begin, char_end = self._passage(context)
+    doc = self._within_limit(doc)
     q_len = q_ids.row_lengths()
     doc_len = doc.row_lengths()
     max_doc = self.seq_length - q_len - 3
@@ -162,50 +176,64 @@ class QuestionAnsweringModule(tf.Module):
     types = tf.concat([tf.zeros_like(ids[:, :1]), tf.zeros_like(f_q),
                        tf.zeros_like(ids[:, :1]), tf.ones_like(window_ids),
                        tf.ones_like(ids[:, :1])], axis=1)
-    shape = [None, self.seq_length]
+    # Windows fitted to the call: padded to its longest window, not to
+    # seq_length (the offline n-best ignores padding positions alike).
     inputs = {
-        "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id, shape=shape),
-                                  tf.int32),
-        "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
-        "input_type_ids": tf.cast(types.to_tensor(0, shape=shape), tf.int32)}
+        "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id), tf.int32),
+        "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32),
+        "input_type_ids": tf.cast(types.to_tensor(0), tf.int32)}
     outputs = self.model(inputs, training=False)
     if isinstance(outputs, dict):
       outputs = (outputs["start_logits"], outputs["end_logits"])
-    start_logits, end_logits = (tf.cast(x, tf.float64) for x in outputs)
+    real = tf.cast(inputs["input_mask"], tf.bool)
+    start_logits, end_logits = (
+        tf.where(real, tf.cast(x, tf.float64), -float("inf")) for x in outputs)
     return self._choose(start_logits, end_logits, example, w_start, w_len,
-                        f_q_len, windows, doc, char_begin, char_end, context)
+                        f_q_len, windows, char_begin, char_end, context)
 
-  def _choose(self, start_logits, end_logits, example, w_start, w_len, f_q_len,
-              windows, doc, char_begin, char_end, context):
-    batch = tf.shape(context)[0]
-    n = self.n_best
-    pos = tf.range(self.seq_length, dtype=tf.int64)[tf.newaxis]  # [1, S]
-    offset = f_q_len[:, tf.newaxis] + 2
-    in_passage = (pos >= offset) & (pos < offset + w_len[:, tf.newaxis])
-    token = w_start[:, tf.newaxis] + pos - offset  # passage token index
-    # Max context: score of every window of the example for this token.
-    max_windows = tf.reduce_max(windows)
-    k_all = tf.range(max_windows)[tf.newaxis, tf.newaxis]  # [1, 1, K]
-    ex_windows = tf.gather(windows, example)[:, tf.newaxis, tf.newaxis]
+  def _max_context(self, example, w_start, w_len, windows, token):
+    """[features, positions]: whether the feature's window gives the token
+    its most context (the first such window on ties, as offline).
+
+    A token lies in at most ceil(seq_length / doc_stride) windows on either
+    side of its own, so only those are scored: memory is linear in the
+    number of windows.
+    """
+    n_feat = tf.shape(example, tf.int64)[0]
     first = tf.gather(tf.cumsum(windows, exclusive=True), example)
-    k_rows = tf.minimum(first[:, tf.newaxis, tf.newaxis] + k_all,
-                        tf.cast(tf.shape(example)[0], tf.int64) - 1)
-    o_start = tf.gather(w_start, k_rows)
-    o_len = tf.gather(w_len, k_rows)
+    k_self = tf.range(n_feat) - first
+    reach = -(-self.seq_length // self.doc_stride)
+    d = tf.range(-reach, reach + 1, dtype=tf.int64)[tf.newaxis, tf.newaxis]
+    k = k_self[:, tf.newaxis, tf.newaxis] + d  # [F, 1, D]
+    ex_windows = tf.gather(windows, example)[:, tf.newaxis, tf.newaxis]
+    rows = tf.clip_by_value(tf.range(n_feat)[:, tf.newaxis, tf.newaxis] + d,
+                            0, tf.maximum(n_feat - 1, 0))
+    o_start, o_len = tf.gather(w_start, rows), tf.gather(w_len, rows)
     t = token[:, :, tf.newaxis]
-    contains = ((k_all < ex_windows) & (t >= o_start) &
+    contains = ((k >= 0) & (k < ex_windows) & (t >= o_start) &
                 (t <= o_start + o_len - 1))
     score = (tf.cast(tf.minimum(t - o_start, o_start + o_len - 1 - t),
                      tf.float64) + 0.01 * tf.cast(o_len, tf.float64))
     score = tf.where(contains, score, tf.constant(-1e300, tf.float64))
     best = tf.reduce_max(score, axis=2, keepdims=True)
-    best_k = tf.reduce_min(tf.where(score == best, k_all, max_windows), axis=2)
-    k_self = tf.range(tf.shape(example, tf.int64)[0]) - first
-    max_context = in_passage & (best_k == k_self[:, tf.newaxis])
+    best_d = tf.reduce_min(tf.where(score == best, d, reach + 1), axis=2)
+    return best_d == 0
+
+  def _choose(self, start_logits, end_logits, example, w_start, w_len, f_q_len,
+              windows, char_begin, char_end, context):
+    batch = tf.shape(context)[0]
+    length = tf.shape(start_logits, tf.int64)[1]
+    n = tf.minimum(tf.constant(self.n_best, tf.int64), length)
+    pos = tf.range(length)[tf.newaxis]  # [1, L]
+    offset = f_q_len[:, tf.newaxis] + 2
+    in_passage = (pos >= offset) & (pos < offset + w_len[:, tf.newaxis])
+    token = w_start[:, tf.newaxis] + pos - offset  # passage token index
+    max_context = in_passage & self._max_context(example, w_start, w_len,
+                                                 windows, token)
     # n-best starts and ends (top_k puts the lower index first on ties, like
     # the stable argsort offline).
-    s_val, s_pos = tf.math.top_k(start_logits, n)
-    e_val, e_pos = tf.math.top_k(end_logits, n)
+    s_val, s_pos = tf.math.top_k(start_logits, tf.cast(n, tf.int32))
+    e_val, e_pos = tf.math.top_k(end_logits, tf.cast(n, tf.int32))
     s_pos, e_pos = tf.cast(s_pos, tf.int64), tf.cast(e_pos, tf.int64)
     s_ok = tf.gather(max_context, s_pos, batch_dims=1)
     e_ok = tf.gather(in_passage, e_pos, batch_dims=1)
@@ -235,7 +263,6 @@ class QuestionAnsweringModule(tf.Module):
     s_tok = tf.stack([ex, f_start + s - f_offset], 1)
     e_tok = tf.stack([ex, f_start + e - f_offset], 1)
     safe = lambda i: tf.where(found[:, tf.newaxis], i, 0)  # pylint: disable=unnecessary-lambda-assignment
-    del doc
     start_char = tf.gather_nd(char_begin, safe(s_tok))
     end_char = tf.gather_nd(char_end, safe(e_tok))
     best_score = tf.where(found, tf.gather(ex_best, ex), 0.0)

@@ -57,6 +57,7 @@ class ExportOptions:
   preprocessing_export_base: Optional[str] = None
   null_score_diff_threshold: Optional[float] = None
   coref_max_wordpieces: int = 32768  # coref_module.DEFAULT_MAX_WORDPIECES
+  qa_max_context_wordpieces: int = 65536  # qa_module.DEFAULT_MAX_CONTEXT_...
 
   @property
   def checkpoint(self) -> str:
@@ -163,7 +164,8 @@ def _export_qa(params, options: ExportOptions) -> Dict[str, str]:
       params, options.checkpoint, options.export_base,
       model_dir=options.model_dir, vocab_file=options.vocab_file,
       null_score_diff_threshold=options.null_score_diff_threshold,
-      version=options.version)
+      version=options.version,
+      max_context_wordpieces=options.qa_max_context_wordpieces)
 
 
 def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:

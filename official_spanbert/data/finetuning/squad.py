@@ -73,6 +73,8 @@ class SquadFeature:
     example_index: index of its example.
     tokens: the wordpiece strings of the window ([CLS] ... [SEP]).
     token_to_word: position -> passage word index (passage tokens only).
+    token_to_chars: position -> (start, end) character offsets of the piece
+      in the example's context, end exclusive (passage tokens only).
     token_is_max_context: position -> whether this window gives the token its
       most context (passage tokens only).
     input_ids, input_mask, segment_ids: the model inputs.
@@ -90,25 +92,35 @@ class SquadFeature:
   start_position: int = 0
   end_position: int = 0
   is_impossible: bool = False
+  token_to_chars: Dict[int, Tuple[int, int]] = dataclasses.field(
+      default_factory=dict)
 
 
 class _PieceCache:
-  """WordPiece ids of words and questions, tokenized in large batches."""
+  """WordPiece ids of words and questions, tokenized in large batches, with
+  each piece's character offsets in its text."""
 
   def __init__(self, tokenizer: tokenization.WordpieceTokenizer):
     self._tokenizer = tokenizer
     self._cache: Dict[str, List[int]] = {}
+    self._offsets: Dict[str, List[Tuple[int, int]]] = {}
 
   def add(self, texts: Iterable[str], batch_size: int = 8192):
     todo = sorted({t for t in texts if t not in self._cache})
     for i in range(0, len(todo), batch_size):
       chunk = todo[i:i + batch_size]
-      ids, _ = self._tokenizer.tokenize(tf.constant(chunk))
-      for text, row in zip(chunk, ids.to_list()):
+      ids, begin, end = self._tokenizer.tokenize_with_offsets(
+          tf.constant(chunk))
+      for text, row, b, e in zip(chunk, ids.to_list(), begin.to_list(),
+                                 end.to_list()):
         self._cache[text] = row
+        self._offsets[text] = list(zip(b, e))
 
   def __getitem__(self, text: str) -> List[int]:
     return self._cache[text]
+
+  def offsets(self, text: str) -> List[Tuple[int, int]]:
+    return self._offsets[text]
 
 
 def _improve_answer_span(doc_ids, start, end, answer_ids):
@@ -190,11 +202,13 @@ def convert_examples(examples: Sequence[SquadExample],
           f"question {example.qas_id}: {len(query)} question tokens, "
           f"truncated to max_query_length {max_query_length}")
       query = query[:max_query_length]
-    doc_ids, tok_to_word, word_to_tok = [], [], []
+    doc_ids, tok_to_word, word_to_tok, tok_chars = [], [], [], []
     for w, word in enumerate(example.words):
       word_to_tok.append(len(doc_ids))
-      for piece in pieces[word]:
+      first = example.word_starts[w] if example.word_starts else 0
+      for piece, (b, e) in zip(pieces[word], pieces.offsets(word)):
         tok_to_word.append(w)
+        tok_chars.append((first + b, first + e))
         doc_ids.append(piece)
     if not doc_ids:
       continue
@@ -218,9 +232,10 @@ def convert_examples(examples: Sequence[SquadExample],
     for s, (start, length) in enumerate(spans):
       ids = [vocab.cls_id] + query + [vocab.sep_id]
       segment = [0] * len(ids)
-      token_to_word, max_context = {}, {}
+      token_to_word, max_context, token_to_chars = {}, {}, {}
       for i in range(length):
         token_to_word[len(ids)] = tok_to_word[start + i]
+        token_to_chars[len(ids)] = tok_chars[start + i]
         max_context[len(ids)] = _is_max_context(spans, s, start + i)
         ids.append(doc_ids[start + i])
         segment.append(1)
@@ -232,6 +247,7 @@ def convert_examples(examples: Sequence[SquadExample],
           unique_id=unique_id, example_index=index,
           tokens=[vocab.tokens[i] for i in ids],
           token_to_word=token_to_word, token_is_max_context=max_context,
+          token_to_chars=token_to_chars,
           input_ids=ids + [vocab.pad_id] * pad, input_mask=mask + [0] * pad,
           segment_ids=segment + [0] * pad,
           is_impossible=example.is_impossible)

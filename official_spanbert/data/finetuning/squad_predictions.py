@@ -18,8 +18,11 @@ BERT's run_squad post-processing: for each example, over all its windows, the
 n_best_size best start and end positions form candidate spans that lie in the
 passage, end after they start, are at most max_answer_length tokens long and
 start where the window gives the token its most context; a span's score is
-start logit + end logit. Its text is projected back onto the original passage
-words (Model Garden's squad_lib.get_final_text). For SQuAD 2.0 the null score
+start logit + end logit. Its text is the passage's own substring from the first
+piece's first character to the last piece's last (what the served `answer`
+returns, and what a client can highlight; the official metric normalises
+whitespace and punctuation itself). Features without character offsets fall
+back to Model Garden's squad_lib.get_final_text over the words. For SQuAD 2.0 the null score
 is the smallest [CLS] start + end logit over the windows; the question is
 answered "" when null score - best span score > null_score_diff_threshold.
 """
@@ -69,6 +72,18 @@ def _softmax(scores: Sequence[float]) -> List[float]:
   return [e / total for e in exp]
 
 
+def _span_text(example: squad.SquadExample, f: squad.SquadFeature, s: int,
+               e: int, lower_case: bool) -> str:
+  """The text of tokens s..e of feature f: the context's substring."""
+  if example.context and f.token_to_chars:
+    return example.context[f.token_to_chars[s][0]:f.token_to_chars[e][1]]
+  pieces = f.tokens[s:e + 1]
+  tok_text = " ".join(pieces).replace(" ##", "").replace("##", "")
+  tok_text = " ".join(tok_text.strip().split())
+  orig_text = " ".join(example.words[f.token_to_word[s]:f.token_to_word[e] + 1])
+  return squad_lib.get_final_text(tok_text, orig_text, lower_case)
+
+
 def postprocess(examples: Sequence[squad.SquadExample],
                 features: Sequence[squad.SquadFeature],
                 logits: Mapping[int, Tuple[np.ndarray, np.ndarray]],
@@ -102,7 +117,10 @@ def postprocess(examples: Sequence[squad.SquadExample],
     for f in by_example[index]:
       if f.unique_id not in logits:
         continue
-      start_logits, end_logits = (np.asarray(x, np.float64)
+      # Padding positions are no candidates (the served graph pads each
+      # call to its longest window, not to max_seq_length).
+      real = int(np.sum(f.input_mask))
+      start_logits, end_logits = (np.asarray(x, np.float64)[:real]
                                   for x in logits[f.unique_id])
       if version_2_with_negative:
         score = start_logits[0] + end_logits[0]
@@ -123,12 +141,7 @@ def postprocess(examples: Sequence[squad.SquadExample],
     for score, f, s, e, sl, el in candidates:
       if len(entries) >= n_best_size:
         break
-      pieces = f.tokens[s:e + 1]
-      tok_text = " ".join(pieces).replace(" ##", "").replace("##", "")
-      tok_text = " ".join(tok_text.strip().split())
-      orig_text = " ".join(
-          example.words[f.token_to_word[s]:f.token_to_word[e] + 1])
-      text = squad_lib.get_final_text(tok_text, orig_text, lower_case)
+      text = _span_text(example, f, s, e, lower_case)
       if text in seen:
         continue
       seen.add(text)
