@@ -30,6 +30,7 @@ from typing import List, Tuple
 from absl import logging
 
 from official_spanbert.data.finetuning import json_file
+from official_spanbert.data.finetuning import mrqa
 
 # Warnings of one kind beyond this many are counted, not logged one by one.
 _MAX_WARNINGS_PER_KIND = 20
@@ -53,6 +54,8 @@ class SquadExample:
     end_word: last word of the training answer (-1: none).
     answer_text: the training answer text.
     is_impossible: SQuAD 2.0 unanswerable question.
+    context: the passage itself (answers are substrings of it).
+    word_starts: the character offset of each word in `context`.
   """
   qas_id: str
   question: str
@@ -62,6 +65,8 @@ class SquadExample:
   end_word: int = -1
   answer_text: str = ""
   is_impossible: bool = False
+  context: str = ""
+  word_starts: List[int] = dataclasses.field(default_factory=list)
 
 
 class Warnings:
@@ -84,11 +89,14 @@ class Warnings:
 
 
 def load_data(path: str) -> list:
-  """The "data" list (articles) of a SQuAD JSON file.
+  """The "data" list (articles) of a SQuAD JSON file, or of an MRQA file
+  (.jsonl or .jsonl.gz, data/finetuning/mrqa.py).
 
   Raises:
     SquadFormatError: the file is missing, not JSON or not SQuAD-shaped.
   """
+  if mrqa.is_mrqa(path):
+    return mrqa.read_as_squad(path, SquadFormatError)
   data = json_file.read_json(
       path, SquadFormatError, hint="; expected SQuAD JSON (evaluation reads "
       "the JSON itself, not TFRecords)")
@@ -99,21 +107,23 @@ def load_data(path: str) -> list:
   return data["data"]
 
 
-def _split_words(context: str) -> Tuple[List[str], List[int]]:
-  """Whitespace words and, per character, the index of its word."""
-  words, char_to_word = [], []
+def _split_words(context: str) -> Tuple[List[str], List[int], List[int]]:
+  """Whitespace words, per character the index of its word, and each word's
+  first character."""
+  words, char_to_word, starts = [], [], []
   prev_space = True
-  for c in context:
+  for i, c in enumerate(context):
     if _WHITESPACE.fullmatch(c):
       prev_space = True
     else:
       if prev_space:
         words.append(c)
+        starts.append(i)
       else:
         words[-1] += c
       prev_space = False
     char_to_word.append(len(words) - 1)
-  return words, char_to_word
+  return words, char_to_word, starts
 
 
 def _locate(context: str, text: str, start: int) -> int:
@@ -159,7 +169,7 @@ def read_examples(path: str, is_training: bool,
         raise SquadFormatError(
             f"{path}: {where} needs a string 'context' and a list 'qas'")
       context = paragraph["context"]
-      words, char_to_word = _split_words(context)
+      words, char_to_word, word_starts = _split_words(context)
       for qa in paragraph["qas"]:
         if (not isinstance(qa, dict) or "id" not in qa or
             not isinstance(qa.get("question"), str)):
@@ -183,7 +193,8 @@ def read_examples(path: str, is_training: bool,
               "v1.1; set version_2_with_negative for SQuAD 2.0 data")
         example = SquadExample(
             qas_id=qid, question=qa["question"], words=words,
-            gold_answers=[x["text"] for x in answers],
+            context=context, word_starts=word_starts,
+            gold_answers=qa.get("gold_texts", [x["text"] for x in answers]),
             is_impossible=impossible)
         if not words:
           warnings.warn("an empty context",
