@@ -359,7 +359,10 @@ def test_resolve_with_speakers_defaults_and_refusals(exported):
        r"default\)\]"),
       ("", ["A", "B"], r"\[line_speakers has 2 strings but the text has 14 "
        r"lines: give one speaker per line \(the text split at line "
-       r"breaks\), or none\]"))
+       r"breaks\), or none\]"),
+      (["bc", "nw"], [], r"genre takes one string \(a scalar, one of bc, bn, "
+       r"mz, nw, pt, tc, wb or empty\), not a batch of shape \[2\]"),
+      (b"\xffbc", [], "genre \ufffdbc is not one of"))
   for genre, speakers, message in refusals:
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
       loaded.signatures["resolve_with_speakers"](

@@ -66,7 +66,7 @@ DEFAULT_MAX_WORDPIECES = 32768
 OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
                "mention_texts", "num_clusters")
 # text, genre, line_speakers.
-_WITH_SPEAKERS = (tf.TensorSpec(None, tf.string), tf.TensorSpec([], tf.string),
+_WITH_SPEAKERS = (tf.TensorSpec(None, tf.string), tf.TensorSpec(None, tf.string),
                   tf.TensorSpec([None], tf.string))
 # The model's outputs that resolve_scores returns beside the features.
 SCORE_KEYS = ("top_span_starts", "top_span_ends", "top_span_mention_scores",
@@ -292,11 +292,21 @@ class CorefServingModule(tf.Module):
   def _genre_id(self, genre: tf.Tensor) -> tf.Tensor:
     """The index of `genre` in ontonotes.GENRES ('' -> 0), after refusing
     any other string."""
-    known = tf.equal(genre, tf.constant(ontonotes.GENRES))
     names = ", ".join(ontonotes.GENRES)
+    one = tf.debugging.Assert(tf.equal(tf.rank(genre), 0), [
+        tf.strings.format(f"genre takes one string (a scalar, one of {names} "
+                          "or empty), not a batch of shape {}",
+                          tf.shape(genre))])
+    with tf.control_dependencies([one]):
+      genre = tf.reshape(genre, [])
+    known = tf.equal(genre, tf.constant(ontonotes.GENRES))
+    # Echoed as valid UTF-8: clients decode the error message.
+    shown = tf.strings.unicode_transcode(genre, "UTF-8", "UTF-8",
+                                         errors="replace",
+                                         replacement_char=0xFFFD)
     valid = tf.debugging.Assert(
         tf.reduce_any(known) | tf.equal(genre, ""), [tf.strings.join([
-            "genre ", genre, f" is not one of {names}: pass one of them, or "
+            "genre ", shown, f" is not one of {names}: pass one of them, or "
             f"an empty genre for {ontonotes.GENRES[0]} (the reference "
             "default)"])])
     with tf.control_dependencies([valid]):
