@@ -80,6 +80,9 @@ class Arm:
   experiment: str               # "" for none: no continued pretraining
   masking_scheme: str
   records: str = "single"
+  # Whether the preset's head warm-up (head_warmup_steps, a preset field of
+  # experiments/continued_shifts.py) applies to this arm.
+  head_warmup: bool = True
 
 
 def _yaml(name: str) -> dict:
@@ -88,8 +91,8 @@ def _yaml(name: str) -> dict:
     return yaml.safe_load(f)
 
 
-def load_arms() -> dict:
-  return {name: Arm(**_yaml(name)) for name in ARM_NAMES}
+def load_arms(names=ARM_NAMES) -> dict:
+  return {name: Arm(**_yaml(name)) for name in names}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,23 +126,26 @@ class Preset:
   dev_every_article: int
   train_questions: int
   dev_questions: int
-  coref_epochs: float
-  coref_evaluations: int
-  coref_ffnn_size: int
-  coref_max_training_segments: int
-  coref_learning_rate: float
-  coref_head_multiplier: float
-  coref_max_segment_len: int
-  coref_max_train_docs: int
-  coref_max_eval_docs: int
+  # LitBank fine-tuning (0: a preset without coref stages).
+  coref_epochs: float = 0
+  coref_evaluations: int = 0
+  coref_ffnn_size: int = 0
+  coref_max_training_segments: int = 0
+  coref_learning_rate: float = 0
+  coref_head_multiplier: float = 0
+  coref_max_segment_len: int = 0
+  coref_max_train_docs: int = 0
+  coref_max_eval_docs: int = 0
   num_gpus: int = 0
   arms: tuple = ARM_NAMES
 
 
-def load_preset(name: str) -> Preset:
+def load_preset(name: str, cls=Preset) -> Preset:
   data = _yaml(name)
-  return Preset(**dict(data, corpus=tuple(data["corpus"]),
-                       seeds=tuple(data["seeds"])))
+  data.update(corpus=tuple(data["corpus"]), seeds=tuple(data["seeds"]))
+  if "arms" in data:
+    data["arms"] = tuple(data["arms"])
+  return cls(**data)
 
 
 @dataclasses.dataclass
@@ -289,10 +295,12 @@ def needs(study: Study, stage: str) -> List[str]:
           "finetune": ["finetune_records"] + pretrain}.get(kind, [])
 
 
-def committed(study: Study, stage: str) -> bool:
-  """study_lib.committed; a pretraining once its arm's later stages are."""
+def committed(study: Study, stage: str, plan_fn=None) -> bool:
+  """study_lib.committed; a pretraining once its arm's later stages (in
+  plan_fn's plan, default this study's) are."""
   arm = arm_of(stage)
-  later = [s for s in plan(study, [arm], list(study.preset.seeds))
+  later = [s for s in (plan_fn or plan)(study, [arm],
+                                        list(study.preset.seeds))
            if arm_of(s) == arm and not s.startswith("pretrain:")
            ] if stage.startswith("pretrain:") else []
   return study_lib.committed(study, stage, later)
@@ -322,8 +330,12 @@ def run_study(study: Study, arms: List[str], seeds: List[int],
       arm_result=lambda a, m: study_lib.arm_result(study, a, m))
 
 
-def main(argv=None):
-  ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def cli(argv, *, module: str, doc: str, make_study_fn, arm_names,
+        run_study_fn, pilot_inputs) -> None:
+  """The command line of a continued-pretraining study module: --preset,
+  --work_dir, --arms, --stages, --seeds, --threads, --pilot_steps (the
+  pilot first runs the stages `pilot_inputs`)."""
+  ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
   ap.add_argument("--preset", default="cpu",
                   help="configs/experiments/continued/<preset>.yaml")
   ap.add_argument("--work_dir", required=True)
@@ -341,23 +353,29 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
   signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
   try:
-    study = make_study(args.preset, args.work_dir, command=shlex.join(
-        ["python", "-m", "experiments.continued"] + (
+    study = make_study_fn(args.preset, args.work_dir, command=shlex.join(
+        ["python", "-m", module] + (
             argv if argv is not None else sys.argv[1:])))
   except (FileNotFoundError, TypeError) as e:
     ap.error(f"preset {args.preset}: {e}")
   arms = args.arms.split(",") if args.arms else list(study.preset.arms)
-  if [a for a in arms if a not in ARM_NAMES]:
-    ap.error(f"unknown arms in {arms}; choose from {list(ARM_NAMES)}")
+  if [a for a in arms if a not in arm_names]:
+    ap.error(f"unknown arms in {arms}; choose from {list(arm_names)}")
   try:
     if args.pilot_steps:
-      run_study(study, ["span_sbo"], [], ["base", "records:single"])
+      run_study_fn(study, ["span_sbo"], [], pilot_inputs)
       pilot(study, args.pilot_steps)
       return
-    run_study(study, arms, args.seeds or list(study.preset.seeds),
-              args.stages.split(",") if args.stages else None)
+    run_study_fn(study, arms, args.seeds or list(study.preset.seeds),
+                 args.stages.split(",") if args.stages else None)
   except study_lib.StudyError as e:
     ap.exit(1, f"{ap.prog}: error: {e}\n")
+
+
+def main(argv=None):
+  cli(argv, module="experiments.continued", doc=__doc__,
+      make_study_fn=make_study, arm_names=ARM_NAMES, run_study_fn=run_study,
+      pilot_inputs=["base", "records:single"])
 
 
 if __name__ == "__main__":

@@ -150,8 +150,9 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
 # The code a study runs (experiments/...): a result names its commit, with
 # "+dirty" when any of these or the library differ from it.
 CODE = ("ablation.py", "ablation_report.py", "continued.py",
-        "continued_report.py", "study_lib.py", "study_stages.py", "common.py",
-        "finetune_coref.py", "finetune_squad.py", "finetune_glue.py")
+        "continued_report.py", "continued_shifts.py", "study_lib.py",
+        "study_stages.py", "common.py", "finetune_coref.py",
+        "finetune_squad.py", "finetune_glue.py")
 
 
 def git_commit() -> str:

@@ -333,16 +333,28 @@ def pretrain_params(study: Study, arm: str):
           "shuffle_buffer_size": preset.shuffle_buffer}
   params.override({
       "runtime": _runtime(preset),
-      "task": {"model": {"encoder": study.encoder()},
-               "init_checkpoint": study.pretrain_init,
-               "train_data": data,
-               "validation_data": {"input_path": ""}},
+      "task": dict({"model": {"encoder": study.encoder()},
+                    "init_checkpoint": study.pretrain_init,
+                    "train_data": data,
+                    "validation_data": {"input_path": ""}},
+                   **head_warmup(preset, spec)),
       "trainer": _trainer(preset.pretrain_steps, preset.warmup_steps,
                           preset.learning_rate, preset.steps_per_loop,
                           preset.checkpoint_interval),
   }, is_strict=True)
   params.validate()
   return params
+
+
+def head_warmup(preset, spec) -> dict:
+  """The task's head warm-up settings for an arm: the preset's
+  head_warmup_steps and encoder_warmup_steps unless the arm opts out
+  (`head_warmup: false`); {} for a preset without them."""
+  steps = getattr(preset, "head_warmup_steps", 0)
+  if not steps or not getattr(spec, "head_warmup", True):
+    return {}
+  return {"head_warmup_steps": steps,
+          "encoder_warmup_steps": getattr(preset, "encoder_warmup_steps", 0)}
 
 
 def stage_pretrain(study: Study, arm: str) -> dict:

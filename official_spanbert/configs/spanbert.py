@@ -119,12 +119,25 @@ class SpanBertPretrainTaskConfig(cfg.TaskConfig):
       metrics are reported unscaled; gradient_norm is the norm the clip sees.
     reference_sequences_per_gpu: sequences per GPU batch of the reference run
       (256 over 32 GPUs = 8).
+    head_warmup_steps: N > 0 trains only the heads (MLM transform and bias,
+      SBO head, NSP head) for steps 0..N-1, then everything: the encoder,
+      and the word embeddings the MLM output is tied to, stay bit-identical
+      and their Adam moments zero until step N (modeling/head_warmup.py).
+      For an init_checkpoint without the heads (a converted sentence
+      encoder): docs/pretraining.md, "Continued pretraining from a headless
+      checkpoint". 0: one optimizer for all variables, as before.
+    encoder_warmup_steps: the encoder's own linear learning-rate warm-up
+      from step head_warmup_steps: its rate is the schedule's times
+      min(1, (step - N + 1) / encoder_warmup_steps) (0: no extra warm-up).
+      The heads follow trainer.optimizer_config's schedule from step 0.
   """
   model: SpanBertPretrainerConfig = dataclasses.field(
       default_factory=SpanBertPretrainerConfig)
   sbo_weight: float = 1.0
   gradient_normalization: str = "mean"
   reference_sequences_per_gpu: int = 8
+  head_warmup_steps: int = 0
+  encoder_warmup_steps: int = 0
   train_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
       dataclasses.field(
           default_factory=pretrain_dataloader.SpanBertPretrainDataConfig))

@@ -60,6 +60,21 @@ def _clip_norm(optimizer_config: optimization.OptimizationConfig) -> float:
   return max(float(getattr(inner, f, 0.0) or 0.0) for f in _CLIP_FIELDS)
 
 
+def unclipped_factory(optimizer_config: optimization.OptimizationConfig
+                      ) -> Tuple[optimization.OptimizerFactory, float]:
+  """Model Garden's factory of the config with its clipping removed, and
+  that global clip norm (0: none): for an optimizer of several inner ones
+  that clips the gradients of all variables together, once."""
+  unclipped = copy.deepcopy(optimizer_config)
+  inner = unclipped.optimizer.get()
+  if getattr(inner, "gradient_clip_norm", None) is not None:
+    inner.gradient_clip_norm = 0.0
+  if getattr(inner, "global_clipnorm", None) is not None:
+    inner.global_clipnorm = None
+  return (optimization.OptimizerFactory(unclipped),
+          _clip_norm(optimizer_config))
+
+
 class SplitLearningRateOptimizer(tf.Module):
   """Applies the encoder's gradients and the others' with two optimizers.
 
@@ -75,14 +90,7 @@ class SplitLearningRateOptimizer(tf.Module):
                head_multiplier: float,
                encoder_variables: Callable[[], Iterable[tf.Variable]]):
     super().__init__(name="split_learning_rate_optimizer")
-    self.clip_norm = _clip_norm(optimizer_config)
-    unclipped = copy.deepcopy(optimizer_config)
-    inner = unclipped.optimizer.get()
-    if getattr(inner, "gradient_clip_norm", None) is not None:
-      inner.gradient_clip_norm = 0.0
-    if getattr(inner, "global_clipnorm", None) is not None:
-      inner.global_clipnorm = None
-    factory = optimization.OptimizerFactory(unclipped)
+    factory, self.clip_norm = unclipped_factory(optimizer_config)
     schedule = factory.build_learning_rate()
     self.encoder_optimizer = factory.build_optimizer(schedule)
     self.head_optimizer = factory.build_optimizer(

@@ -24,12 +24,14 @@ import tf_keras
 
 from official.core import base_task
 from official.core import task_factory
+from official.modeling import performance
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import head_warmup
 
 
 # do_not_convert: TF ops only; autograph has nothing to convert.
@@ -130,6 +132,10 @@ def check_config(params) -> None:
   if params.reference_sequences_per_gpu < 1:
     raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
                      f"{params.reference_sequences_per_gpu}")
+  for field in ("head_warmup_steps", "encoder_warmup_steps"):
+    if getattr(params, field) < 0:
+      raise ValueError(f"task.{field} must be >= 0, got "
+                       f"{getattr(params, field)}")
 
 
 @task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
@@ -144,6 +150,12 @@ class SpanBertPretrainTask(base_task.Task):
 
   With `gradient_normalization: reference` the loss the optimizer sees is
   scaled as in the fairseq reference (see SpanBertPretrainTaskConfig).
+
+  With `head_warmup_steps` N (and `encoder_warmup_steps`) the optimizer is a
+  HeadWarmupOptimizer (modeling/head_warmup.py) of the model build_model()
+  built last: heads only until step N (the encoder's gradients are zeroed
+  before the norm and the clip), then the encoder too with its own linear
+  learning-rate warm-up, logged as `encoder_learning_rate`.
 
   Raises (at construction): ValueError when a data config's seq_length exceeds
   the encoder's max_position_embeddings, its records were written with a
@@ -172,7 +184,38 @@ class SpanBertPretrainTask(base_task.Task):
 
   def build_model(self, params=None) -> tf_keras.Model:
     """modeling/builder.py's pretrainer of `params` (default: task.model)."""
-    return builder.build_pretrainer(params or self.task_config.model)
+    self._model = builder.build_pretrainer(params or self.task_config.model)
+    return self._model
+
+  def warms_up_heads(self) -> bool:
+    """Whether the heads and the encoder have their own optimizers
+    (task.head_warmup_steps or task.encoder_warmup_steps set)."""
+    return bool(self.task_config.head_warmup_steps or
+                self.task_config.encoder_warmup_steps)
+
+  def create_optimizer(self, optimizer_config, runtime_config=None,
+                       dp_config=None):
+    """Model Garden's optimizer; with a head warm-up, a HeadWarmupOptimizer
+    of the model build_model() built last (loss-scaled under float16)."""
+    if not self.warms_up_heads():
+      return super().create_optimizer(optimizer_config, runtime_config,
+                                       dp_config)
+    if dp_config is not None:
+      raise ValueError("task.head_warmup_steps does not support differential "
+                       "privacy")
+    model = getattr(self, "_model", None)
+    if model is None:
+      raise ValueError("build_model() must come before create_optimizer()")
+    optimizer = head_warmup.HeadWarmupOptimizer(
+        optimizer_config, self.task_config.head_warmup_steps,
+        self.task_config.encoder_warmup_steps,
+        lambda: model.encoder_network.trainable_variables)
+    if runtime_config:
+      optimizer = performance.configure_optimizer(
+          optimizer,
+          use_float16=runtime_config.mixed_precision_dtype == "float16",
+          loss_scale=runtime_config.loss_scale)
+    return optimizer
 
   def initialize(self, model: tf_keras.Model):
     """Loads `init_checkpoint` (used when model_dir has no checkpoint yet).
@@ -234,12 +277,18 @@ class SpanBertPretrainTask(base_task.Task):
           tf_keras.metrics.Mean(name="next_sentence_loss")]
     if training:
       metrics.append(tf_keras.metrics.Mean(name="gradient_norm"))
+      if self.warms_up_heads():
+        metrics.append(tf_keras.metrics.Mean(name="encoder_learning_rate"))
     return metrics
 
-  def _update_metrics(self, metrics, labels, outputs, losses, grad_norm=None):
+  def _update_metrics(self, metrics, labels, outputs, losses, grad_norm=None,
+                      encoder_learning_rate=None):
     if not metrics:
       return
     by_name = {m.name: m for m in metrics or []}
+    if (encoder_learning_rate is not None and
+        "encoder_learning_rate" in by_name):
+      by_name["encoder_learning_rate"].update_state(encoder_learning_rate)
     for name, value in losses.items():
       if name in by_name:
         by_name[name].update_state(value)
@@ -303,6 +352,13 @@ class SpanBertPretrainTask(base_task.Task):
     is_lso = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
     if is_lso:
       grads = optimizer.get_unscaled_gradients(grads)
+    warmup = head_warmup.find(optimizer)
+    encoder_lr = None
+    if warmup is not None:
+      # Before task.head_warmup_steps the encoder's gradients are zeros, so
+      # that the norm and the clip are the heads' (the step counter decides).
+      encoder_lr = warmup.encoder_learning_rate()
+      grads = warmup.mask_gradients(grads, tvars)
     # The norm (clip and metric) of the dense gradient, as fairseq's.
     grads = [summed_rows(g) for g in grads]
     if self.task_config.gradient_normalization == "reference":
@@ -318,7 +374,8 @@ class SpanBertPretrainTask(base_task.Task):
       grads, _ = tf.clip_by_global_norm(grads, clip_norm, use_norm=grad_norm)
     optimizer.apply_gradients(list(zip(grads, tvars)),
                               experimental_aggregate_gradients=False)
-    self._update_metrics(metrics, inputs, outputs, losses, grad_norm)
+    self._update_metrics(metrics, inputs, outputs, losses, grad_norm,
+                         encoder_lr)
     return {self.loss: loss}
 
   def validation_step(self, inputs, model: tf_keras.Model, metrics=None):

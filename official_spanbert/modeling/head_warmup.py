@@ -1,0 +1,266 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Head warm-up: fresh heads learn alone first, then the encoder joins.
+
+Continued pretraining from an encoder without an MLM head (a converted
+sentence encoder such as all-MiniLM-L6-v2) starts random MLM and SBO heads;
+trained through the whole encoder from step 0, their first, nearly random
+gradients reach the pretrained weights at full learning rate. With
+`task.head_warmup_steps` N > 0 the pretraining task trains the heads only for
+steps 0..N-1, then everything, the encoder's learning rate rising linearly
+from step N over `task.encoder_warmup_steps` E.
+
+HeadWarmupOptimizer holds two optimizers built by Model Garden's factory
+from the same OptimizationConfig (type, betas, weight decay, schedule):
+
+- the heads' (every trainable variable outside the encoder: MLM transform
+  and bias, SBO head, NSP head) follows the config's schedule from step 0;
+- the encoder's (the encoder network's variables, among them the word
+  embeddings that the MLM and SBO outputs are tied to) has learning rate 0
+  before step N and the config's schedule times min(1, (step - N + 1) / E)
+  from it (EncoderWarmupSchedule).
+
+The phase is read from the step counter (`iterations`, the heads'
+optimizer's, in the checkpoint), never from Python state, so a run resumed
+from a checkpoint written in the middle of the warm-up keeps the encoder
+frozen until step N. Before step N the encoder's gradients are replaced by
+zeros (mask_gradients; the task does it before the gradient norm, so clipping
+and `gradient_norm` see the heads' only): with zero gradients and learning
+rate 0, Adam's moments stay exactly zero and the variables bit-identical
+(the decoupled weight decay is a multiple of the learning rate). The encoder
+optimizer's own step counter is set to step - N before each update, so its
+Adam bias correction starts at step N as a fresh optimizer's would.
+
+Both optimizers update at every step (no tf.cond around apply_gradients,
+which a distribution strategy's merge_call would refuse in a replica
+context), so a warm-up step costs as much CPU as any other: the encoder's
+backward pass still runs and its gradients are discarded.
+
+The class is a Keras (legacy) optimizer, so Model Garden's
+performance.configure_optimizer wraps it in a LossScaleOptimizer under
+float16 (the finite check and a skipped step cover both groups). The
+config's gradient clipping (AdamW's gradient_clip_norm or global_clipnorm)
+is taken out of the inner optimizers and exposed as gradient_clip_norm,
+which the task's train step applies over all gradients, as without the
+warm-up.
+
+  optimizer = head_warmup.HeadWarmupOptimizer(
+      params.trainer.optimizer_config, head_warmup_steps=300,
+      encoder_warmup_steps=100,
+      encoder_variables=lambda: model.encoder_network.trainable_variables)
+"""
+
+from typing import Callable, Iterable, List, Optional
+
+import official_spanbert  # noqa: F401
+import tensorflow as tf
+import tf_keras
+
+from official.modeling import optimization
+from official_spanbert.modeling import coref_optimizer
+
+
+class EncoderWarmupSchedule(
+    tf_keras.optimizers.schedules.LearningRateSchedule):
+  """The encoder's learning rate at the global step.
+
+  0 before `start_step`; from it, `schedule`(step) (the heads' schedule,
+  e.g. Model Garden's warm-up + polynomial decay) times a linear ramp
+  min(1, (step - start_step + 1) / warmup_steps) (1 for warmup_steps 0): the
+  encoder's first update, at start_step, has 1/warmup_steps of the rate.
+  """
+
+  def __init__(self, schedule, start_step: int, warmup_steps: int):
+    super().__init__()
+    self.schedule = schedule
+    self.start_step = int(start_step)
+    self.warmup_steps = int(warmup_steps)
+
+  def __call__(self, step):
+    step = tf.cast(step, tf.float32)
+    base = tf.cast(self.schedule(step) if callable(self.schedule)
+                   else self.schedule, tf.float32)
+    ramp = 1.0
+    if self.warmup_steps > 0:
+      ramp = tf.clip_by_value(
+          (step - self.start_step + 1.0) / self.warmup_steps, 0.0, 1.0)
+    return tf.where(step < self.start_step, 0.0, base * ramp)
+
+  def get_config(self):
+    return {"schedule": self.schedule, "start_step": self.start_step,
+            "warmup_steps": self.warmup_steps}
+
+
+class HeadWarmupOptimizer(tf_keras.optimizers.legacy.Optimizer):
+  """The heads' optimizer from step 0, the encoder's from head_warmup_steps.
+
+  See the module docstring. `iterations` is the heads' optimizer's (the
+  global step: a LossScaleOptimizer's skipped step counts it too);
+  `learning_rate` is the heads' schedule (the trainer logs it);
+  encoder_learning_rate() is the encoder's at the current step.
+
+  Args:
+    optimizer_config: Model Garden's OptimizationConfig, for both optimizers
+      (its EMA is not supported).
+    head_warmup_steps: N, the steps that train the heads only.
+    encoder_warmup_steps: E, the encoder's linear learning-rate warm-up from
+      step N (0: the config's schedule at once).
+    encoder_variables: returns the encoder's variables (called when
+      gradients are masked or applied, so the model may be built later);
+      every other variable is a head's.
+  """
+
+  def __init__(self, optimizer_config: optimization.OptimizationConfig,
+               head_warmup_steps: int, encoder_warmup_steps: int,
+               encoder_variables: Callable[[], Iterable[tf.Variable]],
+               name: str = "HeadWarmup"):
+    super().__init__(name)
+    if optimizer_config.ema is not None:
+      raise ValueError("task.head_warmup_steps does not support "
+                       "trainer.optimizer_config.ema")
+    factory, self._clip_norm = coref_optimizer.unclipped_factory(
+        optimizer_config)
+    schedule = factory.build_learning_rate()
+    self.head_warmup_steps = int(head_warmup_steps)
+    self.encoder_schedule = EncoderWarmupSchedule(
+        schedule, head_warmup_steps, encoder_warmup_steps)
+    self.head_optimizer = factory.build_optimizer(schedule)
+    # A callable learning rate: the legacy optimizers call it when they
+    # prepare an update (it reads the global step before the heads'
+    # optimizer increments it, see apply_gradients).
+    self.encoder_optimizer = factory.build_optimizer(
+        self.encoder_learning_rate)
+    self._track_trackable(self.head_optimizer, "head")
+    self._track_trackable(self.encoder_optimizer, "encoder")
+    self._encoder_variables = encoder_variables
+    # The step counters exist before any tf.function reads them (created
+    # inside one, a MirroredStrategy's replicas cannot initialise them).
+    with tf.init_scope():
+      _ = self.head_optimizer.iterations, self.encoder_optimizer.iterations
+
+  # The global step and what the trainer reads --------------------------
+
+  @property
+  def iterations(self):
+    return self.head_optimizer.iterations
+
+  @iterations.setter
+  def iterations(self, variable):
+    self.head_optimizer.iterations = variable
+
+  @property
+  def learning_rate(self):
+    """The heads' schedule (Model Garden's trainer logs it)."""
+    return self.head_optimizer.learning_rate
+
+  @property
+  def gradient_clip_norm(self) -> float:
+    """The config's global clip norm; the task's train step clips."""
+    return self._clip_norm
+
+  def encoder_learning_rate(self) -> tf.Tensor:
+    """The encoder's learning rate at the current global step."""
+    return self.encoder_schedule(self.iterations)
+
+  def training_encoder(self) -> tf.Tensor:
+    """Whether this step updates the encoder (step >= head_warmup_steps)."""
+    return self.iterations >= self.head_warmup_steps
+
+  # Gradients -------------------------------------------------------------
+
+  def _is_encoder(self) -> Callable[[tf.Variable], bool]:
+    refs = {v.ref() for v in self._encoder_variables()}
+    return lambda v: v.ref() in refs
+
+  def mask_gradients(self, grads: List[Optional[tf.Tensor]],
+                     variables: List[tf.Variable]) -> List:
+    """`grads` with the encoder's replaced by zeros before step N (tf.where,
+    so a NaN or Inf there cannot leak)."""
+    if self.head_warmup_steps <= 0:
+      return list(grads)
+    train = self.training_encoder()
+    is_encoder = self._is_encoder()
+
+    def masked(g):
+      if isinstance(g, tf.IndexedSlices):
+        return tf.IndexedSlices(masked(g.values), g.indices, g.dense_shape)
+      return tf.where(train, g, tf.zeros_like(g))
+
+    return [masked(g) if g is not None and is_encoder(v) else g
+            for g, v in zip(grads, variables)]
+
+  def _split(self, grads_and_vars):
+    pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+    grads = self.mask_gradients([g for g, _ in pairs], [v for _, v in pairs])
+    is_encoder = self._is_encoder()
+    encoder = [(g, v) for g, (_, v) in zip(grads, pairs) if is_encoder(v)]
+    heads = [(g, v) for g, (_, v) in zip(grads, pairs) if not is_encoder(v)]
+    return heads, encoder
+
+  def apply_gradients(self, grads_and_vars, name=None,
+                      experimental_aggregate_gradients=True):
+    """Applies the heads' gradients, and the encoder's (zeros with learning
+    rate 0 before step N); increments `iterations` once."""
+    heads, encoder = self._split(grads_and_vars)
+    with tf.init_scope():  # as OptimizerV2.apply_gradients: slots first
+      self._create_all_weights([v for _, v in heads + encoder])
+    ops = []
+    if encoder:
+      # First: the encoder's learning rate and step read the global step
+      # before the heads' update increments it.
+      ops.append(self.encoder_optimizer.iterations.assign(tf.maximum(
+          self.iterations - self.head_warmup_steps, 0)))
+      ops.append(self.encoder_optimizer.apply_gradients(
+          encoder, name=name,
+          experimental_aggregate_gradients=experimental_aggregate_gradients))
+    if heads:
+      ops.append(self.head_optimizer.apply_gradients(
+          heads, name=name,
+          experimental_aggregate_gradients=experimental_aggregate_gradients))
+    else:
+      ops.append(self.iterations.assign_add(1))
+    return tf.group([op for op in ops if op is not None])
+
+  def _create_all_weights(self, var_list):
+    is_encoder = self._is_encoder()
+    # pylint: disable=protected-access
+    self.head_optimizer._create_all_weights(
+        [v for v in var_list if not is_encoder(v)])
+    self.encoder_optimizer._create_all_weights(
+        [v for v in var_list if is_encoder(v)])
+
+  # Keras optimizer API -----------------------------------------------------
+
+  def get_slot_names(self):
+    return self.head_optimizer.get_slot_names()
+
+  def variables(self):
+    return self.head_optimizer.variables() + self.encoder_optimizer.variables()
+
+  @property
+  def weights(self):
+    return self.variables()
+
+  def get_config(self):
+    return {"name": self._name, "head_warmup_steps": self.head_warmup_steps,
+            "encoder_warmup_steps": self.encoder_schedule.warmup_steps,
+            "head_optimizer": self.head_optimizer.get_config()}
+
+
+def find(optimizer) -> Optional[HeadWarmupOptimizer]:
+  """The HeadWarmupOptimizer `optimizer` is or wraps (a LossScaleOptimizer's
+  inner one), else None."""
+  inner = getattr(optimizer, "inner_optimizer", optimizer)
+  return inner if isinstance(inner, HeadWarmupOptimizer) else None
