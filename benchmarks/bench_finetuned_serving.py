@@ -85,10 +85,13 @@ import sys
 import tempfile
 import time
 
-HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
-                           "/work/tmp/hf4venv/bin/python")
 from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
     MAX_ANSWER, N_BEST, QUERY, SEQ_CLS, SEQ_QA, STRIDE, Worker)
+# Stdlib only (no TensorFlow): main's machine lines count the usable cores.
+from official_spanbert.utils import cpu_features
+
+HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
+                           "/work/tmp/hf4venv/bin/python")
 TESTS = (  # name, kind, batch
     ("answer, median context", "qa_median", 1),
     ("answer, ~5,000-char context", "qa_long", 1),
@@ -266,7 +269,6 @@ def percentile(xs, q):
 
 
 def cpu_line() -> str:
-  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
   cpu = cpu_features.read()
   simd = sorted(f for f in cpu.flags if f.startswith(("avx", "sse", "fma",
                                                       "amx", "f16c")))
