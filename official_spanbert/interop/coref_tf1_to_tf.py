@@ -39,7 +39,7 @@ SKIPPED_NAMES = ("global_step", "beta1_power", "beta2_power")
 
 
 def _ffnn(tf1_scope: str, layer: str, depth: int = 1) -> Dict[str, str]:
-  """util.ffnn's variables -> a coref_model._FFNN's."""
+  """util.ffnn's variables -> a modeling/ffnn.FFNN's."""
   out = {}
   for i in range(depth):
     out[f"{tf1_scope}hidden_weights_{i}"] = f"{layer}/hidden_{i}/kernel"
@@ -121,7 +121,7 @@ def assign_checkpoint(model, checkpoint: str) -> List[str]:
             if not n.endswith(SKIPPED_SUFFIXES) and n not in SKIPPED_NAMES}
   layers = model.encoder.get_config()["num_layers"]
   encoder = encoder_values(model.encoder, layers)
-  depth = len(model.mention_scorer._hidden)  # pylint: disable=protected-access
+  depth = len(model.mention_scorer.hidden_layers)
   task = task_variables(depth)
   ours = {}
   for v in model.variables:

@@ -25,7 +25,7 @@ One document per call, encoded as independent segments (SpanBERT's
      mentions can be);
   3. span embedding g = [x_start, x_end, head, width embedding], head the
      attention-weighted sum of the span's x (one learned score per
-     wordpiece, softmax over the span);
+     wordpiece, softmax over the span; modeling/span_embedding.py);
   4. mention score s_m(g) (FFNN); up to k = top_span_ratio x N spans are
      kept (`top_spans`): taken in order of s_m, a span that crosses one
      already kept (start1 < start2 <= end1 < end2) is skipped, nested spans
@@ -50,6 +50,9 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 
+from official_spanbert.modeling import ffnn
+from official_spanbert.modeling import span_embedding
+
 NUM_DISTANCE_BUCKETS = 10
 _NEG = -1e9
 
@@ -62,63 +65,6 @@ def bucket_distance(distance: tf.Tensor) -> tf.Tensor:
                        tf.int32) + 3
   bucket = tf.where(distance <= 4, distance, log_bucket)
   return tf.clip_by_value(bucket, 0, NUM_DISTANCE_BUCKETS - 1)
-
-
-class _FFNN(tf_keras.layers.Layer):
-  """`depth` ReLU layers of `size` with dropout, then a linear output
-  (`initializer` makes a fresh kernel initializer)."""
-
-  def __init__(self, size: int, depth: int, output_size: int,
-               dropout_rate: float, initializer, **kwargs):
-    super().__init__(**kwargs)
-    self._hidden = [tf_keras.layers.Dense(size, activation="relu",
-                                          kernel_initializer=initializer(),
-                                          name=f"hidden_{i}")
-                    for i in range(depth)]
-    self._dropout = tf_keras.layers.Dropout(dropout_rate)
-    self._out = tf_keras.layers.Dense(output_size,
-                                      kernel_initializer=initializer(),
-                                      name="output")
-
-  def call(self, x, training=None):
-    for layer in self._hidden:
-      x = self._dropout(layer(x), training=training)
-    return self._out(x)
-
-
-def span_heads(x: tf.Tensor, token_scores: tf.Tensor, starts: tf.Tensor,
-               ends: tf.Tensor, max_width: int) -> tf.Tensor:
-  """Softmax(token_scores)-weighted sums of x over each [start, end].
-
-  An online softmax along the width: at offset w every start's running max,
-  normaliser and weighted sum take in token start + w, and a span reads its
-  start's values at w = end - start (< max_width). Each span is normalised
-  by its own max, so any range of scores is exact up to float32 rounding
-  (prefix sums over the document cancel catastrophically once one token's
-  score is ~36 above a span's), and memory is [max_width, tokens, H], not
-  [spans, max_width, H].
-  """
-  dtype = x.dtype
-  x = tf.cast(x, tf.float32)
-  scores = tf.cast(token_scores, tf.float32)
-  n = tf.shape(x)[0]
-  positions = tf.range(n)
-  run_max, total, weighted = scores, tf.ones_like(scores), x
-  heads = [weighted]
-  for w in range(1, max_width):
-    inside = positions + w < n
-    j = tf.minimum(positions + w, n - 1)
-    s = tf.gather(scores, j)
-    new_max = tf.where(inside, tf.maximum(run_max, s), run_max)
-    decay = tf.exp(run_max - new_max)
-    add = tf.where(inside, tf.exp(s - new_max), 0.0)
-    total = total * decay + add
-    weighted = weighted * decay[:, None] + add[:, None] * tf.gather(x, j)
-    run_max = new_max
-    heads.append(weighted / total[:, None])
-  heads = tf.stack(heads)  # [max_width, n, H]
-  return tf.cast(tf.gather_nd(heads, tf.stack([ends - starts, starts], 1)),
-                 dtype)
 
 
 def top_spans(scores: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor,
@@ -216,21 +162,23 @@ class CorefModel(tf_keras.Model):
     def init():
       return tf_keras.initializers.TruncatedNormal(stddev=initializer_range)
 
-    self.width_embedding = tf_keras.layers.Embedding(
-        max_span_width, feature_size, embeddings_initializer=init(),
-        name="span_width_embedding")
+    self.span_embedding = span_embedding.SpanEmbedding(
+        max_span_width, feature_size, initializer_range, name="span_embedding")
+    # Also tracked as the model's own, the paths of checkpoints written
+    # before the span embedding was a layer of its own.
+    self.width_embedding = self.span_embedding.width_embedding
+    self.head_scorer = self.span_embedding.head_scorer
     self.distance_embedding = tf_keras.layers.Embedding(
         NUM_DISTANCE_BUCKETS, feature_size, embeddings_initializer=init(),
         name="antecedent_distance_embedding")
     self.speaker_embedding = tf_keras.layers.Embedding(
         2, feature_size, embeddings_initializer=init(),
         name="same_speaker_embedding")
-    self.head_scorer = tf_keras.layers.Dense(1, kernel_initializer=init(),
-                                             name="head_scores")
-    self.mention_scorer = _FFNN(ffnn_size, ffnn_depth, 1, dropout_rate,
-                                init, name="mention_scores")
-    self.antecedent_scorer = _FFNN(ffnn_size, ffnn_depth, 1, dropout_rate,
-                                   init, name="antecedent_scores")
+    self.mention_scorer = ffnn.FFNN(ffnn_size, ffnn_depth, 1, dropout_rate,
+                                    init, name="mention_scores")
+    self.antecedent_scorer = ffnn.FFNN(ffnn_size, ffnn_depth, 1,
+                                       dropout_rate, init,
+                                       name="antecedent_scores")
     hidden = encoder.get_config()["hidden_size"]
     self.coarse_projection = tf_keras.layers.Dense(
         3 * hidden + feature_size, use_bias=False, kernel_initializer=init(),
@@ -254,25 +202,14 @@ class CorefModel(tf_keras.Model):
 
   def candidates(self, sentence_map, word_start, word_end):
     """(starts, ends) of the candidate spans, in (start, end) order."""
-    n = tf.shape(sentence_map)[0]
-    starts = tf.repeat(tf.range(n), self.max_span_width)
-    ends = starts + tf.tile(tf.range(self.max_span_width), [n])
-    inside = ends < n
-    ends_c = tf.minimum(ends, n - 1)
-    keep = (inside &
-            tf.equal(tf.gather(sentence_map, starts),
-                     tf.gather(sentence_map, ends_c)) &
-            tf.equal(tf.gather(word_start, starts), 1) &
-            tf.equal(tf.gather(word_end, ends_c), 1))
-    return tf.boolean_mask(starts, keep), tf.boolean_mask(ends_c, keep)
+    starts, ends, keep = span_embedding.candidate_spans(
+        sentence_map, word_start, word_end, self.max_span_width)
+    return tf.boolean_mask(starts, keep), tf.boolean_mask(ends, keep)
 
   def _embed(self, x, head_scores, starts, ends, training=None):
     """Span embeddings g = [x_start, x_end, head, width] of spans in x."""
     del training  # dropout is applied to the whole g by the caller
-    return tf.concat([tf.gather(x, starts), tf.gather(x, ends),
-                      span_heads(x, head_scores, starts, ends,
-                                 self.max_span_width),
-                      self.width_embedding(ends - starts)], axis=-1)
+    return self.span_embedding(x, starts, ends, head_scores)
 
   def _windowed(self, x, head_scores, starts, ends, fn, dtype, inner_shape):
     """fn(g) of spans sorted by start, over windows of `chunk_size` starts.
@@ -372,7 +309,7 @@ class CorefModel(tf_keras.Model):
     sentence_map = inputs["sentence_map"][0]
     starts, ends = self.candidates(sentence_map, inputs["word_start"][0],
                                    inputs["word_end"][0])
-    head_scores = tf.squeeze(self.head_scorer(x), -1)
+    head_scores = self.span_embedding.token_scores(x)
     chunked = self.chunk_size > 0 and not training
 
     def mention_score(g):
@@ -400,7 +337,7 @@ class CorefModel(tf_keras.Model):
     if chunked:
       top_g = self._windowed(x, head_scores, top_starts, top_ends,
                              tf.identity, x.dtype,
-                             [3 * x.shape[-1] + self.width_embedding.output_dim])
+                             [self.span_embedding.output_size(x.shape[-1])])
     else:
       top_g = tf.gather(g, top)
     top_scores = tf.gather(mention_scores, top)

@@ -52,6 +52,7 @@ import tf_keras
 
 from official_spanbert.data.finetuning import ontonotes
 from official_spanbert.modeling import coref_model
+from official_spanbert.modeling import ffnn
 
 GENRES = ontonotes.GENRES  # the data's genre ids index these
 SPEAKER_OF_MARKERS = -1  # [CLS]/[SEP] ('[SPL]' in the reference)
@@ -89,12 +90,12 @@ class ReferenceCorefModel(coref_model.CorefModel):
                                        embeddings_initializer=init(),
                                        name=name)
 
-    size = self.mention_scorer._hidden[0].units  # pylint: disable=protected-access
-    depth = len(self.mention_scorer._hidden)  # pylint: disable=protected-access
+    size = self.mention_scorer.hidden_layers[0].units
+    depth = len(self.mention_scorer.hidden_layers)
     self.width_prior_embedding = embedding(self.max_span_width,
                                            "span_width_prior_embeddings")
-    self.width_scorer = coref_model._FFNN(size, depth, 1, rate, init,  # pylint: disable=protected-access
-                                          name="width_scores")
+    self.width_scorer = ffnn.FFNN(size, depth, 1, rate, init,
+                                  name="width_scores")
     self.coarse_distance_embedding = embedding(
         coref_model.NUM_DISTANCE_BUCKETS, "coarse_distance_embedding")
     self.coarse_distance_scorer = tf_keras.layers.Dense(
@@ -137,11 +138,10 @@ class ReferenceCorefModel(coref_model.CorefModel):
             tf.maximum(before, 0))
 
   def _embed(self, x, head_scores, starts, ends, training=None):
-    return tf.concat([tf.gather(x, starts), tf.gather(x, ends),
-                      self.dropout(self.width_embedding(ends - starts),
-                                   training=training),
-                      coref_model.span_heads(x, head_scores, starts, ends,
-                                             self.max_span_width)], axis=-1)
+    start, end, head, width = self.span_embedding.parts(x, starts, ends,
+                                                        head_scores)
+    return tf.concat([start, end, self.dropout(width, training=training),
+                      head], axis=-1)
 
   def _coarse_rows(self, a, b, g, proj, scores, prior, c):
     """Top c antecedents of spans a..b-1 by the coarse score."""
@@ -196,7 +196,7 @@ class ReferenceCorefModel(coref_model.CorefModel):
                                                                 training)
     ones = tf.ones_like(sentence)
     starts, ends = self.candidates(sentence, ones, ones)
-    head_scores = tf.squeeze(self.head_scorer(x), -1)
+    head_scores = self.span_embedding.token_scores(x)
     chunked = self.chunk_size > 0 and not training
     width_scores = tf.squeeze(self.width_scorer(
         self.width_prior_embedding(tf.range(self.max_span_width)), training=training), -1)
@@ -204,7 +204,7 @@ class ReferenceCorefModel(coref_model.CorefModel):
     def mention_score(g):
       return tf.squeeze(self.mention_scorer(g, training=training), -1)
 
-    span_size = 3 * x.shape[-1] + self.width_embedding.output_dim
+    span_size = self.span_embedding.output_size(x.shape[-1])
     if chunked:
       mention_scores = self._windowed(x, head_scores, starts, ends,
                                       mention_score, x.dtype, [])

@@ -52,6 +52,7 @@ import tensorflow as tf
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
+from official_spanbert.data.finetuning import split_lists
 from official_spanbert.metrics import conll2012
 
 META_FILE = "meta_data.json"
@@ -209,21 +210,8 @@ def document_list(path: str) -> List[str]:
   """CoNLL files named by `path`: a .conll file, a glob, or a split list
   (one document name per line, each `<dir of the list>/../../conll/<name>
   .conll` as in LitBank's splits/<fold>/<part>.txt, or a path)."""
-  if path.endswith(".txt"):
-    root = os.path.join(os.path.dirname(path), os.pardir, os.pardir, "conll")
-    try:
-      with open(path, encoding="utf-8") as f:
-        names = [line.strip() for line in f if line.strip()]
-    except (OSError, UnicodeDecodeError) as e:
-      raise conll2012.ConllError(f"{path}: cannot read the document list "
-                                 f"({e})") from None
-    return [n if n.endswith(".conll") and os.path.exists(n)
-            else os.path.normpath(os.path.join(root, n + ".conll"))
-            for n in names]
-  files = sorted(tf.io.gfile.glob(path))
-  if not files:
-    raise conll2012.ConllError(f"{path}: matches no file")
-  return files
+  return split_lists.document_files(path, "conll", ".conll",
+                                    conll2012.ConllError)
 
 
 def encode_documents(docs: Sequence[conll2012.Document],
