@@ -55,6 +55,8 @@ _SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
 WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
 # ~250,000 characters of English prose; answer's memory is linear in it.
 DEFAULT_MAX_CONTEXT_WORDPIECES = 65536
+# Windows the encoder takes at once; a call with more runs them in chunks.
+ENCODER_BATCH_WINDOWS = 64
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
 
@@ -88,6 +90,8 @@ class QuestionAnsweringModule(tf.Module):
     null_score_diff_threshold: SQuAD 2.0 threshold (null - best).
     max_context_wordpieces: a request with a longer context is refused with
       InvalidArgumentError (0: no limit); memory grows linearly with it.
+    encoder_batch_windows: the encoder takes at most this many windows at
+      once (more run one chunk after another, in bounded memory).
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
@@ -96,7 +100,8 @@ class QuestionAnsweringModule(tf.Module):
                max_answer_length: int = 30,
                version_2_with_negative: bool = False,
                null_score_diff_threshold: float = 0.0,
-               max_context_wordpieces: int = DEFAULT_MAX_CONTEXT_WORDPIECES):
+               max_context_wordpieces: int = DEFAULT_MAX_CONTEXT_WORDPIECES,
+               encoder_batch_windows: int = ENCODER_BATCH_WINDOWS):
     super().__init__(name="spanbert_question_answering")
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "
@@ -112,6 +117,7 @@ class QuestionAnsweringModule(tf.Module):
     self.version_2 = version_2_with_negative
     self.threshold = float(null_score_diff_threshold)
     self.max_context_wordpieces = max_context_wordpieces
+    self.encoder_batch_windows = encoder_batch_windows
 
   def _passage(self, context: tf.Tensor):
     """Passage tokens: ids and char start / end, [batch, (tokens)].
@@ -182,14 +188,38 @@ class QuestionAnsweringModule(tf.Module):
         "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id), tf.int32),
         "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32),
         "input_type_ids": tf.cast(types.to_tensor(0), tf.int32)}
-    outputs = self.model(inputs, training=False)
-    if isinstance(outputs, dict):
-      outputs = (outputs["start_logits"], outputs["end_logits"])
+    outputs = self._span_logits(inputs)
     real = tf.cast(inputs["input_mask"], tf.bool)
     start_logits, end_logits = (
         tf.where(real, tf.cast(x, tf.float64), -float("inf")) for x in outputs)
     return self._choose(start_logits, end_logits, example, w_start, w_len,
                         f_q_len, windows, char_begin, char_end, context)
+
+  def _logits(self, inputs):
+    outputs = self.model(inputs, training=False)
+    if isinstance(outputs, dict):
+      outputs = (outputs["start_logits"], outputs["end_logits"])
+    return tuple(tf.cast(x, tf.float32) for x in outputs)
+
+  def _span_logits(self, inputs):
+    """(start, end) logits of every window: one batch up to
+    ENCODER_BATCH_WINDOWS windows, else that many at a time, so that the
+    encoder's memory does not grow with the context."""
+    n = tf.shape(inputs["input_word_ids"])[0]
+    chunk = self.encoder_batch_windows
+
+    def in_chunks():
+      chunks = (n + chunk - 1) // chunk
+      padded = {k: tf.pad(v, [[0, chunks * chunk - n], [0, 0]])
+                for k, v in inputs.items()}
+      shaped = {k: tf.reshape(v, [chunks, chunk, -1])
+                for k, v in padded.items()}
+      spec = tf.TensorSpec([chunk, None], tf.float32)
+      out = tf.map_fn(self._logits, shaped, fn_output_signature=(spec, spec),
+                      parallel_iterations=1)
+      return tuple(tf.reshape(x, [chunks * chunk, -1])[:n] for x in out)
+
+    return tf.cond(n <= chunk, lambda: self._logits(inputs), in_chunks)
 
   def _max_context(self, example, w_start, w_len, windows, token):
     """[features, positions]: whether the feature's window gives the token
