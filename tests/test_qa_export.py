@@ -168,6 +168,26 @@ def test_windows_fit_the_call_and_answers_do_not_depend_on_it(qa_export):
                                                    abs=1e-5)
 
 
+def test_windows_beyond_one_encoder_batch_run_in_chunks(small_vocab):
+  """A call of 3 long contexts (hundreds of windows) through the chunked
+  encoder gives the answers of one unchunked batch."""
+  from official_spanbert.serving import qa_module  # pylint: disable=g-import-not-at-top
+  params = _qa_params(small_vocab)
+  model = task_factory.get_task(
+      params.task.replace(validation_data=None)).build_model()
+  data = params.task.validation_data
+  modules = [qa_module.QuestionAnsweringModule(
+      model, small_vocab, seq_length=data.seq_length,
+      doc_stride=data.doc_stride, query_length=data.query_length,
+      encoder_batch_windows=size) for size in (16, 100_000)]
+  questions = tf.constant(["Who is single?", "What is known?", "Whose?"])
+  contexts = tf.constant([CONTEXT * 8, CONTEXT * 3, CONTEXT])
+  chunked, whole = (m.answer(questions, contexts) for m in modules)
+  for key in ("answer_start", "answer_end", "answer_text"):
+    assert chunked[key].numpy().tolist() == whole[key].numpy().tolist(), key
+  np.testing.assert_allclose(chunked["score"], whole["score"], atol=1e-5)
+
+
 def test_contexts_over_the_limit_are_refused_naming_the_context(small_vocab):
   from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
   module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
@@ -232,3 +252,19 @@ def test_predict_request_round_trip_and_warmup_requests(qa_export):
   # Every signature has a warmup record that runs.
   assert serving_client.replay_warmup(loaded, qa_export["model"]) == set(
       loaded.signatures)
+
+
+def test_bfloat16_export_without_native_bf16_is_one_line():
+  from official_spanbert.serving import export_precision  # pylint: disable=g-import-not-at-top
+  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
+  avx2 = cpu_features.CpuFeatures(name="AMD EPYC", flags=frozenset(
+      {"avx2", "fma"}))
+  with pytest.raises(export_precision.PrecisionError) as e:
+    export_precision.check("bfloat16", avx2)
+  assert "\n" not in str(e.value) and "--precision=float32" in str(e.value)
+  with pytest.raises(export_precision.PrecisionError, match="one of"):
+    export_precision.check("float16", avx2)
+  export_precision.check("float32", avx2)
+  native = cpu_features.CpuFeatures(name="AMD EPYC", flags=frozenset(
+      {"avx2", "fma", "avx512f", "avx512_bf16"}))
+  export_precision.check("bfloat16", native)

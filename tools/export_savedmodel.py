@@ -66,6 +66,9 @@ flags.DEFINE_integer("coref_max_wordpieces", 32768,
 flags.DEFINE_integer("qa_max_context_wordpieces", 65536,
                      "SQuAD: answer refuses longer contexts (0: no limit); "
                      "memory grows linearly with the context.")
+flags.DEFINE_enum("precision", "float32", ["float32", "bfloat16"],
+                  "What the exported graph computes in: bfloat16 needs a CPU "
+                  "with AVX512-BF16 or AMX (weights stay float32).")
 flags.DEFINE_float("null_score_diff_threshold", None,
                    "SQuAD 2.0: no answer when null - best score exceeds it "
                    "(default: the evaluation's null_threshold.json).")
@@ -94,7 +97,8 @@ def main(argv):
         preprocessing_export_base=FLAGS.preprocessing_export_base,
         null_score_diff_threshold=FLAGS.null_score_diff_threshold,
         coref_max_wordpieces=FLAGS.coref_max_wordpieces,
-        qa_max_context_wordpieces=FLAGS.qa_max_context_wordpieces))
+        qa_max_context_wordpieces=FLAGS.qa_max_context_wordpieces,
+        precision=FLAGS.precision))
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")
     return 1

@@ -37,6 +37,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_precision
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import question_answering
@@ -58,6 +59,7 @@ class ExportOptions:
   null_score_diff_threshold: Optional[float] = None
   coref_max_wordpieces: int = 32768  # coref_module.DEFAULT_MAX_WORDPIECES
   qa_max_context_wordpieces: int = 65536  # qa_module.DEFAULT_MAX_CONTEXT_...
+  precision: str = "float32"  # export_precision.PRECISIONS
 
   @property
   def checkpoint(self) -> str:
@@ -212,7 +214,8 @@ def export(params, experiment: str, options: ExportOptions
   """
   entry = entry_for(params)
   try:
-    return entry.export(params, options)
+    with export_precision.scope(options.precision):
+      return entry.export(params, options)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)
     found = yaml and run_experiment(yaml)

@@ -1,0 +1,67 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The precision an exported graph computes in (float32 or bfloat16).
+
+Example:
+  with export_precision.scope("bfloat16"):
+    registry_entry.export(params, options)  # models built here run in bf16
+"""
+
+import contextlib
+from typing import Iterator, Optional
+
+import official_spanbert  # noqa: F401
+import tf_keras
+
+from official_spanbert.utils import cpu_features
+
+PRECISIONS = ("float32", "bfloat16")
+
+
+class PrecisionError(ValueError):
+  """A precision this export cannot use here."""
+
+
+def check(precision: str,
+          cpu: Optional[cpu_features.CpuFeatures] = None) -> None:
+  """Raises PrecisionError (one line) for an unknown precision, or for
+  bfloat16 on a CPU that would only emulate it."""
+  if precision not in PRECISIONS:
+    raise PrecisionError(f"--precision must be one of {', '.join(PRECISIONS)},"
+                         f" not {precision!r}")
+  if precision == "bfloat16":
+    cpu = cpu or cpu_features.read()
+    if not cpu.native_bf16 or cpu.isa_cap:
+      raise PrecisionError(
+          f"--precision=bfloat16: this CPU ({cpu.name}) has no AVX512-BF16 or "
+          "AMX (or oneDNN is capped below them), so a bfloat16 graph would be "
+          "emulated, about 10x slower than float32: export with "
+          "--precision=float32, or on the kind of machine that will serve it")
+
+
+@contextlib.contextmanager
+def scope(precision: str) -> Iterator[None]:
+  """Models built inside compute in `precision` (weights stay float32, so
+  float32 checkpoints restore); the Keras policy is restored after."""
+  check(precision)
+  if precision == "float32":
+    yield
+    return
+  before = tf_keras.mixed_precision.global_policy()
+  tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+  try:
+    yield
+  finally:
+    tf_keras.mixed_precision.set_global_policy(before)
