@@ -359,7 +359,8 @@ def check_output(output_dir: str, names: Sequence[str], overwrite: bool):
   present = [n for n in names if os.path.exists(os.path.join(output_dir, n))]
   if present and not overwrite:
     raise ConversionError(f"output {output_dir} already holds {present[0]}; "
-                          "choose an empty directory or allow overwriting")
+                          "choose an empty directory or pass --overwrite to "
+                          "replace it")
 
 
 def files_size(paths: Sequence[str]) -> int:
