@@ -25,10 +25,13 @@ top-k with the transcription's. Unit tier: the committed vocab excerpt.
 
 import argparse
 import importlib
+import io
 import json
 import math
 import os
+import re
 import sys
+import tarfile
 import types
 
 import numpy as np
@@ -330,6 +333,73 @@ def test_a_file_that_would_run_code_is_refused(reference, small_vocab,
                      r"could run code; refused"):
     hc.fairseq_to_tf(str(tmp_path / "model.pt"), str(tmp_path / "out"),
                      vocab_file=small_vocab, progress=False)
+
+
+def test_nan_weights_are_refused_naming_the_tensor(reference, small_vocab,
+                                                  tmp_path):
+  """Issue 48 item 6: a model.pt with NaN weights converted silently."""
+  d, _, _ = reference
+  state = torch.load(d / "model.pt", weights_only=True)
+  key = "decoder.bert.encoder.layer.1.attention.self.key.weight"
+  state[key] = state[key].clone()
+  state[key][3, :2] = float("nan")
+  torch.save(state, tmp_path / "model.pt")
+  with pytest.raises(hc.ConversionError, match=(
+      rf"^{re.escape(str(tmp_path))}/model\.pt: tensor 'decoder\.bert\.encoder"
+      r"\.layer\.1\.attention\.self\.key\.weight' holds 2 NaN or infinite "
+      r"values \(of 2304\); the checkpoint is corrupt \(or of a diverged "
+      r"run\): use another one$")):
+    hc.fairseq_to_tf(str(tmp_path / "model.pt"), str(tmp_path / "out"),
+                     vocab_file=small_vocab,
+                     bert_config=str(d / "bert_config.json"), progress=False)
+  assert sorted(os.listdir(tmp_path)) == ["model.pt"]
+
+
+_LFS = ("version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d1"
+        "7e2393\nsize 1338392315\n")
+
+
+def _tar_gz(path):
+  with tarfile.open(path, "w:gz") as tar:
+    info = tarfile.TarInfo("spanbert_large_with_head/model.pt")
+    info.size = 4
+    tar.addfile(info, io.BytesIO(b"\0\0\0\0"))
+
+
+@pytest.mark.parametrize("content,what,advice", [
+    ("hello world\nthis is text\n",
+     r"a text file \(it starts 'hello world'\)", ""),
+    ("<!DOCTYPE html>\n<html><head><title>Sign in</title></head></html>\n",
+     r"an HTML page \(a download that returned a web page, e\.g\. a sign-in or "
+     r"error page\)", "; download the file itself"),
+    (_LFS, r"a Git LFS pointer to 1338392315 bytes that were never "
+     r"downloaded", r"; run `git lfs pull` in its repository \(or download "
+     r"the file itself\)"),
+    (_tar_gz, r"a gzip archive \(a \.tar\.gz\?\)",
+     r"; unpack it \(tar xzf\) and pass the model\.pt inside"),
+    ("", "an empty file", "; copy or download it again"),
+], ids=["text", "html", "git_lfs", "tar_gz", "empty"])
+def test_a_file_that_is_no_model_pt_says_what_it_is(small_vocab, tmp_path,
+                                                    capsys, content, what,
+                                                    advice):
+  """Issue 48 items 9 and 11: a text file gave 43 lines ending `KeyError:
+  101`; an HTML page, a .tar.gz or a Git-LFS pointer was said to need
+  objects "which could run code"."""
+  path = tmp_path / "model.pt"
+  if callable(content):
+    content(path)
+  else:
+    path.write_text(content)
+  rc, out = _run_tool(capsys, "--direction=fairseq_to_tf", f"--input={path}",
+                      f"--vocab_file={small_vocab}",
+                      f"--output={tmp_path / 'out'}")
+  assert rc == 1
+  assert re.fullmatch(
+      rf"convert_checkpoint: error: {re.escape(str(path))} is {what}, not a "
+      r"PyTorch checkpoint \(expected the reference's model\.pt, from "
+      rf"spanbert_large_with_head\.tar\.gz\){advice}\n", out.err), out.err
+  assert sorted(os.listdir(tmp_path)) == ["model.pt"]
 
 
 def test_heads_come_from_the_reference_architectures_or_bert_config(

@@ -25,6 +25,7 @@ import glob
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -284,6 +285,51 @@ def test_one_class_on_classification_labels_is_refused():
       r"task.train_data.label_type=float for a regression$")):
     task_factory.get_task(params.task)
   params.task.train_data.label_type = "float"  # a regression, asked for
+  task_factory.get_task(params.task)
+
+
+def _tacred_records(tmp_path, vocab):
+  """TACRED records of 3 relations (meta_data.json: num_labels 3)."""
+  from official_spanbert.data.finetuning import classification_records  # pylint: disable=g-import-not-at-top
+  from test_classification import _records  # pylint: disable=g-import-not-at-top
+  path = tmp_path / "tacred.json"
+  path.write_text(json.dumps(_records(6)), encoding="utf-8")
+  out = tmp_path / "records"
+  meta = classification_records.create_finetuning_data(
+      "tacred", vocab, str(out), train_file=str(path), eval_file=str(path),
+      max_seq_length=32)
+  assert meta["num_labels"] == 3
+  return out
+
+
+@pytest.mark.parametrize("num_classes,consequence", [
+    (2, "label ids up to 2 would be out of range"),
+    (5, "2 classes would never be trained")])
+def test_num_classes_must_be_the_records_number_of_labels(
+    cased_vocab, tmp_path, num_classes, consequence):
+  """Issue 48 item 5: too few classes failed with a 95-line traceback at
+  step 1, too many trained silently."""
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  out = _tacred_records(tmp_path, cased_vocab)
+  params = exp_factory.get_exp_config("spanbert/tacred")
+  params.task.model.num_classes = num_classes
+  for name, data in (("train_data", params.task.train_data),
+                     ("validation_data", params.task.validation_data)):
+    data.input_path = str(out / ("train.tf_record" if name == "train_data"
+                                 else "eval.tf_record"))
+    data.seq_length = 32
+  message = (
+      rf"^task.model.num_classes={num_classes}, but the records "
+      rf"{re.escape(str(out))}/train.tf_record have 3 labels \(num_labels in "
+      rf"{re.escape(str(out))}/meta_data.json\): {consequence}; set "
+      r"task.model.num_classes=3$")
+  with pytest.raises(ValueError, match=message):
+    task_factory.get_task(params.task)
+  model_dir = tmp_path / "run"
+  with pytest.raises(ValueError, match=message):  # before anything is built
+    train_lib.run(params, str(model_dir))
+  assert not model_dir.exists()
+  params.task.model.num_classes = 3
   task_factory.get_task(params.task)
 
 

@@ -234,6 +234,34 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
   assert "Traceback" not in proc.stderr
 
 
+def test_an_export_base_that_is_a_file_or_an_unknown_experiment_is_one_line(
+    tmp_path):
+  """Issue 48 item 9: a file as --export_base gave 35 lines ending
+  `FailedPreconditionError: … is not a directory` (after the model was
+  built and restored); a typo'd --experiment, 30 lines of LookupError."""
+  base = tmp_path / "models"
+  base.write_text("")
+  tool = [sys.executable, os.path.join(TOOLS, "export_savedmodel.py")]
+  proc = subprocess.run(
+      tool + [f"--model_dir={tmp_path / 'no_run'}", f"--export_base={base}"],
+      capture_output=True, text=True, timeout=600, check=False)
+  assert proc.returncode == 1
+  assert proc.stderr.strip().splitlines() == [
+      f"export_savedmodel: error: --export_base {base} is a file, not a "
+      "directory: TF Serving's model base path is a folder of numbered "
+      "versions; give a new or existing folder"], proc.stderr
+  proc = subprocess.run(
+      tool + ["--experiment=spanbert/squad_v3", f"--export_base={tmp_path}"],
+      capture_output=True, text=True, timeout=600, check=False)
+  assert proc.returncode == 1
+  (line,) = proc.stderr.strip().splitlines()
+  assert line.startswith(
+      "export_savedmodel: error: unknown experiment 'spanbert/squad_v3'; the "
+      "registered experiments, nearest first: spanbert/squad_v1, "
+      "spanbert/squad_v2, "), line
+  assert sorted(os.listdir(tmp_path)) == ["models"]
+
+
 @pytest.fixture(scope="module")
 def hub_encoder(exported, tmp_path_factory):
   """The TF Hub encoder of the exported model (hub_export.encoder_model)."""

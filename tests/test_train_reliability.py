@@ -258,6 +258,34 @@ def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
   assert ("Traceback" in result.stderr) == bool(flags)
 
 
+REGISTERED = ("bert/token_nsp", "bert/token_single", "spanbert/classification",
+              "spanbert/coref", "spanbert/glue", "spanbert/no_sbo",
+              "spanbert/pretraining", "spanbert/squad_v1",
+              "spanbert/squad_v2", "spanbert/tacred")
+
+
+def test_an_unknown_experiment_is_one_line_naming_the_registered_ones(
+    tmp_path):
+  """Issue 48 item 9: `--experiment=spanbert/squad_v3` printed 37 lines of
+  Model Garden's LookupError, which lists no experiment."""
+  model_dir = str(tmp_path / "run")
+  result = subprocess.run(
+      [sys.executable, "-m", "official_spanbert.tools.train",
+       "--experiment=spanbert/squad_v3", "--mode=train",
+       f"--model_dir={model_dir}"], cwd=REPO, env=_env(),
+      capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+  assert result.returncode == 1
+  (line,) = result.stderr.strip().splitlines()
+  match = re.fullmatch(r"spanbert-train: error: unknown experiment "
+                       r"'spanbert/squad_v3'; the registered experiments, "
+                       r"nearest first: (.+)", line)
+  assert match, line
+  names = match.group(1).split(", ")
+  assert names[:2] == ["spanbert/squad_v1", "spanbert/squad_v2"], line
+  assert sorted(names) == list(REGISTERED)
+  assert not os.path.exists(model_dir)
+
+
 def test_binary_shows_progress_and_what_it_wrote(
     pretraining_records, cased_vocab, trained, tmp_path):
   model_dir = _copy(trained, tmp_path)

@@ -60,6 +60,7 @@ ETA); the last line on stdout says what was written where (directory,
 tensors, MB, seconds). The conversion is official_spanbert.interop.
 """
 
+import signal
 import sys
 
 from absl import flags
@@ -128,7 +129,38 @@ flags.DEFINE_string("coref_experiment", "spanbert_base",
 flags.mark_flags_as_required(["direction", "input", "output"])
 
 
+class _Stopped(Exception):
+  """SIGTERM or SIGINT during a conversion (it unwinds: nothing is left)."""
+
+  def __init__(self, signum: int):
+    super().__init__(signal.Signals(signum).name)
+    self.code = 128 + signum
+
+
+def _stop(signum, frame):
+  del frame
+  for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, signal.SIG_IGN)  # not during the unwinding
+  raise _Stopped(signum)
+
+
 def main(argv):
+  """Runs the conversion with SIGTERM / Ctrl-C unwinding it (the output is
+  left as it was, its lock and temporary dir removed)."""
+  previous = {s: signal.signal(s, _stop)
+              for s in (signal.SIGTERM, signal.SIGINT)}
+  try:
+    return _main(argv)
+  except _Stopped as e:
+    sys.stderr.write(f"convert_checkpoint: stopped by {e}; {FLAGS.output} is "
+                     "as it was (nothing was written there)\n")
+    return e.code
+  finally:
+    for s, handler in previous.items():
+      signal.signal(s, handler)
+
+
+def _main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization
@@ -211,7 +243,8 @@ def _coref_tf1_to_tf():
   try:
     path = coref_tf1_to_tf.convert(
         FLAGS.input, FLAGS.bert_config_file, FLAGS.output,
-        experiment=FLAGS.coref_experiment, vocab_file=FLAGS.vocab_file or "")
+        experiment=FLAGS.coref_experiment, vocab_file=FLAGS.vocab_file or "",
+        overwrite=FLAGS.overwrite)
   except (ValueError, OSError, KeyError) as e:
     sys.stderr.write(f"convert_checkpoint: error: {e}\n")
     return 1

@@ -82,9 +82,13 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
   from official_spanbert.serving import registry
+  from official_spanbert.serving import export as export_lib
   # pylint: enable=g-import-not-at-top
   del argv
   try:
+    for base in (FLAGS.export_base, FLAGS.preprocessing_export_base):
+      if base:  # before the slow part
+        export_lib.check_export_base(base)
     params, experiment = registry.load_run(
         FLAGS.model_dir, FLAGS.experiment, FLAGS.config_file,
         FLAGS.params_override)

@@ -20,8 +20,9 @@
   <out>/vocab.txt          a copy of the source's vocab
   <out>/conversion.json    what was converted, from where
 
-  prefix, files = write(model, ["encoder", "masked_lm"], out, params,
-                        vocab_src, {"direction": "hf_to_tf", ...}, header)
+  with output_dir.converting(out_dir, output_dir.IMPORT, overwrite) as out:
+    prefix, files = write(model, ["encoder", "masked_lm"], out, params,
+                          vocab_src, {"direction": "hf_to_tf", ...}, header)
 """
 
 import json
@@ -35,7 +36,9 @@ import yaml
 
 from official.nlp.configs import encoders
 from official_spanbert.interop import hf_files
+from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import sbo_map
 from official_spanbert.interop import weight_map
 
 
@@ -49,18 +52,20 @@ def params_dict(encoder_config: encoders.EncoderConfig,
       "mlm_activation": mlm_activation, **model}}}
 
 
-def write(model, items: Sequence[str], output_dir: str,
+def write(model, items: Sequence[str], out: output_dir_lib.Output,
           params: Mapping[str, Any], vocab_src: str,
           metadata: Dict[str, Any], header: str,
           report: progress_lib.Progress) -> Tuple[str, List[str]]:
-  """Writes the files above; returns (checkpoint prefix, files written).
+  """Writes the files above into out.staging; returns (the checkpoint prefix
+  in the output, the files written into out.staging).
 
   `header` is the params.yaml comment naming the source; metadata gets
   "items" and "checkpoint" added.
   """
-  os.makedirs(output_dir, exist_ok=True)
+  output_dir = out.staging
+  final = os.path.join(out.path, hf_files.CHECKPOINT_NAME)
   prefix = os.path.join(output_dir, hf_files.CHECKPOINT_NAME)
-  report.note(f"writing {prefix}")
+  report.note(f"writing {final}")
   tf.train.Checkpoint(**weight_map.checkpoint_items(model, items)).write(
       prefix)
   with open(os.path.join(output_dir, "checkpoint"), "w", encoding="utf-8") as f:
@@ -69,7 +74,7 @@ def write(model, items: Sequence[str], output_dir: str,
   with open(os.path.join(output_dir, hf_files.PARAMS_FILE), "w",
             encoding="utf-8") as f:
     f.write(f"# {header}: a params override for the\n# SpanBERT experiments. "
-            f"Use task.init_checkpoint={prefix}.\n")
+            f"Use task.init_checkpoint={final}.\n")
     yaml.safe_dump(dict(params), f, sort_keys=False)
   vocab_dst = os.path.join(output_dir, hf_files.VOCAB_FILE)
   if os.path.abspath(vocab_src) != os.path.abspath(vocab_dst):
@@ -82,4 +87,17 @@ def write(model, items: Sequence[str], output_dir: str,
       os.path.join(output_dir, name) for name in (
           "checkpoint", hf_files.PARAMS_FILE, hf_files.VOCAB_FILE,
           hf_files.CONVERSION_FILE)]
-  return prefix, written
+  return final, written
+
+
+def result(direction: str, output_dir: str, items: Sequence[str],
+           num_layers: int, with_sbo: bool, written: Sequence[str],
+           **fields) -> progress_lib.ConversionResult:
+  """The ConversionResult of an import through weight_map (and sbo_map, if
+  `with_sbo`): its tensors counted, the size of the files `written`."""
+  return progress_lib.ConversionResult(
+      output=output_dir, items=list(items), direction=direction,
+      tensors=len([e for e in weight_map.weight_map(num_layers)
+                   if e.item in items]) + (
+                       len(sbo_map.ENTRIES) if with_sbo else 0),
+      bytes_written=hf_files.files_size(written), **fields)

@@ -26,12 +26,14 @@ Example:
   assign_checkpoint(model, "spanbert_base/model.max.ckpt")
 """
 
+import os
 from typing import Dict, List, Tuple
 
 import numpy as np
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
+from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import weight_map
 
 SKIPPED_SUFFIXES = ("/adam_m", "/adam_v", "/Adam", "/Adam_1")
@@ -208,29 +210,32 @@ def coref_params(bert_config: Dict, experiment: str, vocab_file: str):
 
 def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
             experiment: str = "spanbert_base",
-            vocab_file: str = "") -> str:
-  """A released checkpoint -> a spanbert/coref run dir (ckpt + params.yaml).
+            vocab_file: str = "", overwrite: bool = False) -> str:
+  """A released checkpoint -> a spanbert/coref run dir (ckpt + params.yaml),
+  written whole or not at all (interop/output_dir.py).
 
   Returns the checkpoint path written.
   """
   import json  # pylint: disable=g-import-not-at-top
   from official.core import train_utils  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import builder  # pylint: disable=g-import-not-at-top
-  with open(bert_config_file, encoding="utf-8") as f:
-    bert_config = json.load(f)
-  params = coref_params(bert_config, experiment, vocab_file)
-  model = builder.build_coref_model(params.task.model)
-  model(dummy_features(), training=False)
-  assign_checkpoint(model, checkpoint)
-  tf.io.gfile.makedirs(output_dir)
-  train_utils.serialize_config(params, output_dir)
-  # global_step as the trainer writes it: --mode=eval reads it, and a
-  # training run in this dir resumes from step 0 of the release.
-  manager = tf.train.CheckpointManager(
-      tf.train.Checkpoint(model=model,
-                          global_step=tf.Variable(0, dtype=tf.int64)),
-      output_dir, max_to_keep=1)
-  return manager.save(checkpoint_number=0)
+  with output_dir_lib.converting(output_dir, output_dir_lib.COREF_RUN,
+                                 overwrite) as out:
+    with open(bert_config_file, encoding="utf-8") as f:
+      bert_config = json.load(f)
+    params = coref_params(bert_config, experiment, vocab_file)
+    model = builder.build_coref_model(params.task.model)
+    model(dummy_features(), training=False)
+    assign_checkpoint(model, checkpoint)
+    train_utils.serialize_config(params, out.staging)
+    # global_step as the trainer writes it: --mode=eval reads it, and a
+    # training run in this dir resumes from step 0 of the release.
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model,
+                            global_step=tf.Variable(0, dtype=tf.int64)),
+        out.staging, max_to_keep=1)
+    written = manager.save(checkpoint_number=0)
+  return os.path.join(output_dir, os.path.basename(written))
 
 
 def dummy_features() -> Dict[str, tf.Tensor]:

@@ -59,6 +59,8 @@ class _ReferenceBertConfig:
   """Data-only stand-in for pair_bert.BertConfig inside fairseq's `args`."""
 
 
+EXPECTED = ("the reference's model.pt, from "
+            "spanbert_large_with_head.tar.gz")
 _ALLOWED = [argparse.Namespace,
             (_ReferenceBertConfig, "fairseq.models.pair_bert.BertConfig")]
 
@@ -73,6 +75,7 @@ def _load(path: str) -> Any:
   if not os.path.isfile(path):
     raise ConversionError(f"{path} does not exist (expected the reference's "
                           "model.pt)")
+  hf_files.check_torch_file(path, EXPECTED)
   try:
     with torch.serialization.safe_globals(_ALLOWED):
       return torch.load(path, map_location="cpu", weights_only=True)
@@ -87,7 +90,7 @@ def _load(path: str) -> Any:
         "tensors are read). Re-save its state dict with torch.save("
         "torch.load(path)['model'] or the dict itself) where you trust the "
         "file") from None
-  except (RuntimeError, EOFError, OSError) as e:
+  except (RuntimeError, EOFError, OSError, KeyError, ValueError) as e:
     raise hf_files.unreadable(path, e) from None
 
 
@@ -131,6 +134,8 @@ def read_state(path: str) -> Tuple[Dict[str, np.ndarray],
     if t.is_floating_point():
       t = t.to(torch.float32)
     out[name] = t.detach().cpu().numpy()
+  hf_files.check_finite(
+      {(f"decoder.{k}" if prefixed else k): v for k, v in out.items()}, path)
   return out, arch
 
 

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import os
 import pickle
+import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -216,6 +217,75 @@ def unreadable(path: str, e: BaseException) -> ConversionError:
       "it is truncated or corrupt: download or copy it again")
 
 
+def _not_torch(path: str) -> Optional[Tuple[str, str]]:
+  """(what the file is, what to do) if `path` is plainly no PyTorch
+  checkpoint (torch.save writes a zip archive, or a pickle in the legacy
+  format); None when it may be one. Reads the first 4 KiB."""
+  with open(path, "rb") as f:
+    head = f.read(4096)
+  if head.startswith((b"PK\x03\x04", b"\x80")):
+    return None
+  if not head:
+    return "an empty file", "copy or download it again"
+  text = head.lstrip().lower()
+  if head.startswith(b"\x1f\x8b"):
+    return ("a gzip archive (a .tar.gz?)",
+            "unpack it (tar xzf) and pass the model.pt inside")
+  if head[257:262] == b"ustar":
+    return "a tar archive", "unpack it (tar xf) and pass the model.pt inside"
+  if head.startswith(b"version https://git-lfs.github.com/spec/"):
+    size = re.search(rb"^size (\d+)", head, re.M)
+    return (f"a Git LFS pointer to {size.group(1).decode() if size else 'the'}"
+            " bytes that were never downloaded",
+            "run `git lfs pull` in its repository (or download the file "
+            "itself)")
+  if text.startswith((b"<!doctype html", b"<html")) or b"<html" in text[:512]:
+    return ("an HTML page (a download that returned a web page, e.g. a "
+            "sign-in or error page)", "download the file itself")
+  if len(head) > 8 and head[8:10] == b'{"':
+    return ("a safetensors file", "convert the Hugging Face directory it "
+            "belongs to with --direction=hf_to_tf")
+  try:
+    start = head.decode("utf-8")
+  except UnicodeDecodeError:
+    start = "\0"
+  if "\0" in start:
+    return (f"a file of another format (it starts with the bytes "
+            f"{head[:4]!r})", "")
+  first = start.strip().splitlines()[0] if start.strip() else ""
+  return f"a text file (it starts {first[:40]!r})", ""
+
+
+def check_torch_file(path: str, expected: str) -> None:
+  """Refuses a file that is no PyTorch checkpoint, saying what it is.
+
+  Raises:
+    ConversionError: e.g. an HTML page, an archive, a Git LFS pointer.
+  """
+  found = _not_torch(path)
+  if found is None:
+    return
+  what, advice = found
+  raise ConversionError(f"{path} is {what}, not a PyTorch checkpoint "
+                        f"(expected {expected})"
+                        + (f"; {advice}" if advice else ""))
+
+
+def check_finite(state: Mapping[str, np.ndarray], source: str) -> None:
+  """Refuses NaN or infinite weights, naming the first such tensor.
+
+  Raises:
+    ConversionError: a floating-point tensor holds NaN or Inf.
+  """
+  for key, value in state.items():
+    if value.dtype.kind == "f" and not np.isfinite(value).all():
+      bad = int(value.size - np.count_nonzero(np.isfinite(value)))
+      raise ConversionError(
+          f"{source}: tensor {key!r} holds {bad} NaN or infinite values (of "
+          f"{value.size}); the checkpoint is corrupt (or of a diverged run): "
+          "use another one")
+
+
 def read_safetensors(path: str) -> Dict[str, np.ndarray]:
   import safetensors  # pylint: disable=g-import-not-at-top
   try:
@@ -248,9 +318,11 @@ def _read_torch(path: str) -> Dict[str, np.ndarray]:
     raise ConversionError(
         f"reading {path} needs PyTorch (pip install "
         "'official-spanbert[interop]'); model.safetensors does not") from None
+  check_torch_file(path, "a PyTorch state dict saved by transformers")
   try:
     state = torch.load(path, map_location="cpu", weights_only=True)
-  except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as e:
+  except (RuntimeError, EOFError, OSError, KeyError, ValueError,
+          pickle.UnpicklingError) as e:
     raise unreadable(path, e) from None
   if not isinstance(state, dict):
     raise ConversionError(f"{path} does not hold a state dict")
@@ -283,6 +355,7 @@ def read_hf_state_dict(directory: str) -> Dict[str, np.ndarray]:
       if k in state:
         raise ConversionError(f"key {k!r} appears in more than one shard")
       state[k] = v.astype(np.float32) if v.dtype.kind == "f" else v
+    check_finite(part, path)
   return state
 
 
@@ -359,7 +432,8 @@ def check_output(output_dir: str, names: Sequence[str], overwrite: bool):
   present = [n for n in names if os.path.exists(os.path.join(output_dir, n))]
   if present and not overwrite:
     raise ConversionError(f"output {output_dir} already holds {present[0]}; "
-                          "choose an empty directory or allow overwriting")
+                          "choose an empty directory or pass --overwrite to "
+                          "replace it")
 
 
 def files_size(paths: Sequence[str]) -> int:

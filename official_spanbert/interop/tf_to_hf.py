@@ -30,6 +30,7 @@ from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
 from official_spanbert.interop import hf_files
+from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import progress as progress_lib
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import weight_map
@@ -147,120 +148,119 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
     ConversionError: unusable input (message names the problem).
   """
   report = progress_lib.reporter(progress, "tf_to_hf")
-  hf_files.check_output(output_dir, hf_files.TF_TO_HF_OUTPUTS, overwrite)
-  prefix = resolve_checkpoint(checkpoint)
-  ckpt_dir = os.path.dirname(prefix)
-  params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
-  if not os.path.exists(params_file):
-    raise ConversionError(f"no params file: {params_file} does not exist; "
-                          "pass the params YAML the checkpoint was made with")
-  model_config = read_model(params_file)
-  encoder_config = model_config.encoder
-  mlm_activation = model_config.mlm_activation
-  if vocab_file is None:
-    beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
-    if os.path.exists(beside):
-      vocab_file = beside
+  with output_dir_lib.converting(output_dir, output_dir_lib.HF_EXPORT,
+                                  overwrite) as out:
+    prefix = resolve_checkpoint(checkpoint)
+    ckpt_dir = os.path.dirname(prefix)
+    params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
+    if not os.path.exists(params_file):
+      raise ConversionError(f"no params file: {params_file} does not exist; "
+                            "pass the params YAML the checkpoint was made with")
+    model_config = read_model(params_file)
+    encoder_config = model_config.encoder
+    mlm_activation = model_config.mlm_activation
+    if vocab_file is None:
+      beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
+      if os.path.exists(beside):
+        vocab_file = beside
+      else:
+        with open(params_file, encoding="utf-8") as f:
+          data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
+              "train_data") or {}
+        vocab_file = data.get("vocab_file") or None
+    if not vocab_file:
+      raise ConversionError("no vocab file beside the checkpoint or in the "
+                            "params; pass one")
+    vocab = tokenization.load_vocab(vocab_file)
+    if vocab.size > encoder_config.bert_v2.vocab_size:
+      raise ConversionError(
+          f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
+          f"vocab_size is {encoder_config.bert_v2.vocab_size}")
+    if lower_case is None:
+      meta = os.path.join(ckpt_dir, hf_files.CONVERSION_FILE)
+      if os.path.exists(meta):
+        with open(meta, encoding="utf-8") as f:
+          lower_case = json.load(f).get("lower_case")
+      lower_case = bool(lower_case)
+
+    try:
+      shapes = dict(tf.train.list_variables(prefix))
+    except tf.errors.OpError as e:
+      raise ConversionError(
+          f"cannot read {prefix}.index ({' '.join(str(e).split())[:200]}); the "
+          "checkpoint is truncated or corrupt: copy it again or use an earlier "
+          "one") from None
+    names = {n.split("/", 1)[0] for n in shapes}
+    if "encoder" not in names:
+      raise ConversionError(
+          f"checkpoint {prefix} has no `encoder` item (it has "
+          f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
+          "tf.train.Checkpoint(encoder=...)")
+    dropped = []
+    use_nsp = "next_sentence" in names and not drop_next_sentence
+    if "next_sentence" in names and drop_next_sentence:
+      dropped.append("next_sentence")
+    use_sbo = "span_boundary" in names
+    sbo_params = {}
+    if use_sbo:  # T and P from the checkpoint, the activation from the params
+      t, p = shapes[_SBO_POSITIONS]
+      sbo_params = dict(use_sbo=True, max_sbo_targets=t,
+                        sbo_position_embedding_size=p,
+                        sbo_activation=model_config.sbo_activation)
+    items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
+        ["next_sentence"] if use_nsp else [])
+    report.note(f"building the model of {params_file}, reading {prefix}")
+    model = weight_map.build_model(encoder_config, mlm_activation,
+                                   use_next_sentence=use_nsp, **sbo_params)
+    read_items = items + (["span_boundary"] if use_sbo else [])
+    try:
+      status = tf.train.Checkpoint(
+          **weight_map.checkpoint_items(model, read_items)).read(prefix)
+      status.expect_partial().assert_existing_objects_matched()
+    except (AssertionError, ValueError, tf.errors.OpError) as e:
+      first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+      raise ConversionError(
+          f"checkpoint {prefix} does not match the encoder in {params_file}: "
+          f"{first}") from None
+    except (IndexError, EOFError, OSError) as e:  # a truncated data file
+      data = tf.io.gfile.glob(prefix + ".data-*")
+      raise ConversionError(
+          f"cannot read {', '.join(data) or prefix} ({type(e).__name__}: "
+          f"{' '.join(str(e).split())}); the checkpoint is truncated or "
+          "corrupt: copy it again or use an earlier one") from None
+
+    if items == ["encoder"]:
+      architectures, key_prefix = ["BertModel"], ""
+    elif use_nsp:
+      architectures, key_prefix = ["BertForPreTraining"], "bert."
     else:
-      with open(params_file, encoding="utf-8") as f:
-        data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
-            "train_data") or {}
-      vocab_file = data.get("vocab_file") or None
-  if not vocab_file:
-    raise ConversionError("no vocab file beside the checkpoint or in the "
-                          "params; pass one")
-  vocab = tokenization.load_vocab(vocab_file)
-  if vocab.size > encoder_config.bert_v2.vocab_size:
-    raise ConversionError(
-        f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
-        f"vocab_size is {encoder_config.bert_v2.vocab_size}")
-  if lower_case is None:
-    meta = os.path.join(ckpt_dir, hf_files.CONVERSION_FILE)
-    if os.path.exists(meta):
-      with open(meta, encoding="utf-8") as f:
-        lower_case = json.load(f).get("lower_case")
-    lower_case = bool(lower_case)
-
-  try:
-    shapes = dict(tf.train.list_variables(prefix))
-  except tf.errors.OpError as e:
-    raise ConversionError(
-        f"cannot read {prefix}.index ({' '.join(str(e).split())[:200]}); the "
-        "checkpoint is truncated or corrupt: copy it again or use an earlier "
-        "one") from None
-  names = {n.split("/", 1)[0] for n in shapes}
-  if "encoder" not in names:
-    raise ConversionError(
-        f"checkpoint {prefix} has no `encoder` item (it has "
-        f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
-        "tf.train.Checkpoint(encoder=...)")
-  dropped = []
-  use_nsp = "next_sentence" in names and not drop_next_sentence
-  if "next_sentence" in names and drop_next_sentence:
-    dropped.append("next_sentence")
-  use_sbo = "span_boundary" in names
-  sbo_params = {}
-  if use_sbo:  # T and P from the checkpoint, the activation from the params
-    t, p = shapes[_SBO_POSITIONS]
-    sbo_params = dict(use_sbo=True, max_sbo_targets=t,
-                      sbo_position_embedding_size=p,
-                      sbo_activation=model_config.sbo_activation)
-  items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
-      ["next_sentence"] if use_nsp else [])
-  report.note(f"building the model of {params_file}, reading {prefix}")
-  model = weight_map.build_model(encoder_config, mlm_activation,
-                                 use_next_sentence=use_nsp, **sbo_params)
-  read_items = items + (["span_boundary"] if use_sbo else [])
-  try:
-    status = tf.train.Checkpoint(
-        **weight_map.checkpoint_items(model, read_items)).read(prefix)
-    status.expect_partial().assert_existing_objects_matched()
-  except (AssertionError, ValueError, tf.errors.OpError) as e:
-    first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
-    raise ConversionError(
-        f"checkpoint {prefix} does not match the encoder in {params_file}: "
-        f"{first}") from None
-  except (IndexError, EOFError, OSError) as e:  # a truncated data file
-    data = tf.io.gfile.glob(prefix + ".data-*")
-    raise ConversionError(
-        f"cannot read {', '.join(data) or prefix} ({type(e).__name__}: "
-        f"{' '.join(str(e).split())}); the checkpoint is truncated or "
-        "corrupt: copy it again or use an earlier one") from None
-
-  if items == ["encoder"]:
-    architectures, key_prefix = ["BertModel"], ""
-  elif use_nsp:
-    architectures, key_prefix = ["BertForPreTraining"], "bert."
-  else:
-    architectures, key_prefix = ["BertForMaskedLM"], "bert."
-  state = weight_map.export_hf_state(model, items, prefix=key_prefix,
-                                     progress=report)
-  os.makedirs(output_dir, exist_ok=True)
-  config = hf_files.hf_config_dict(encoder_config, architectures,
-                                   pad_token_id=vocab.pad_id)
-  with open(os.path.join(output_dir, hf_files.HF_CONFIG_FILE), "w",
-            encoding="utf-8") as f:
-    json.dump(config, f, indent=2)
-  report.note(f"writing {output_dir}")
-  hf_files.write_safetensors(
-      state, os.path.join(output_dir, hf_files.HF_WEIGHTS_FILE))
-  shutil.copyfile(vocab_file, os.path.join(output_dir, hf_files.VOCAB_FILE))
-  hf_files.write_tokenizer_files(
-      output_dir, lower_case,
-      model_max_length=encoder_config.bert_v2.max_position_embeddings)
-  written = [os.path.join(output_dir, name) for name in (
-      hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
-      hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
-  sbo_path = os.path.join(output_dir, sbo_map.FILE)
-  if use_sbo:  # Hugging Face has no SBO class: the head goes beside
-    written.append(sbo_map.write_file(
-        model, output_dir,
-        hf_files.TF_TO_HF_ACTIVATION[model_config.sbo_activation]))
-  elif os.path.exists(sbo_path):  # an earlier export's head (overwrite)
-    os.remove(sbo_path)
-  result = progress_lib.ConversionResult(
-      output=output_dir, items=read_items, dropped=dropped,
-      lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
-      tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
-      bytes_written=hf_files.files_size(written))
+      architectures, key_prefix = ["BertForMaskedLM"], "bert."
+    state = weight_map.export_hf_state(model, items, prefix=key_prefix,
+                                       progress=report)
+    staging = out.staging
+    config = hf_files.hf_config_dict(encoder_config, architectures,
+                                     pad_token_id=vocab.pad_id)
+    with open(os.path.join(staging, hf_files.HF_CONFIG_FILE), "w",
+              encoding="utf-8") as f:
+      json.dump(config, f, indent=2)
+    report.note(f"writing {output_dir}")
+    hf_files.write_safetensors(
+        state, os.path.join(staging, hf_files.HF_WEIGHTS_FILE))
+    shutil.copyfile(vocab_file, os.path.join(staging, hf_files.VOCAB_FILE))
+    hf_files.write_tokenizer_files(
+        staging, lower_case,
+        model_max_length=encoder_config.bert_v2.max_position_embeddings)
+    written = [os.path.join(staging, name) for name in (
+        hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
+        hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
+    # An earlier export's SBO head is removed with it (output_dir.py).
+    if use_sbo:  # Hugging Face has no SBO class: the head goes beside
+      written.append(sbo_map.write_file(
+          model, staging,
+          hf_files.TF_TO_HF_ACTIVATION[model_config.sbo_activation]))
+    result = progress_lib.ConversionResult(
+        output=output_dir, items=read_items, dropped=dropped,
+        lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
+        tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
+        bytes_written=hf_files.files_size(written))
   return report.finish(result)

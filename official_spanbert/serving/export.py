@@ -29,13 +29,13 @@ from typing import Dict, Iterator, List, Optional, Sequence
 import official_spanbert  # noqa: F401
 import tensorflow as tf
 
-from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import progress as progress_lib
 from official_spanbert.utils import write_errors
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tfrecord_writer
+from official_spanbert.configs import experiment_names
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import builder
@@ -89,7 +89,7 @@ def load_params(experiment: str, model_dir: Optional[str] = None,
   """An experiment config: the experiment, then <model_dir>/params.yaml (if
   there is one, loosely), then config files (paths or packaged names such as
   "models/tiny.yaml") and overrides (strictly)."""
-  params = exp_factory.get_exp_config(experiment)
+  params = experiment_names.get(experiment)
   yaml = model_dir and os.path.join(model_dir, "params.yaml")
   overrides = [(yaml, False)] if yaml and os.path.exists(yaml) else []
   overrides += [(yaml_files.resolve(f), True) for f in config_files]
@@ -157,6 +157,20 @@ class VersionTakenError(ValueError):
   """The export version exists, or another export is writing it."""
 
 
+def check_export_base(path: str) -> None:
+  """Refuses an export base that is a file (TF's makedirs would say
+  FailedPreconditionError in a traceback).
+
+  Raises:
+    ValueError: `path` exists and is not a directory.
+  """
+  if tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path):
+    raise ValueError(
+        f"--export_base {path} is a file, not a directory: TF Serving's model "
+        "base path is a folder of numbered versions; give a new or existing "
+        "folder")
+
+
 def _next_version(export_bases: Sequence[str]) -> int:
   versions = [int(d.strip("/")) for base in export_bases
               if tf.io.gfile.isdir(base) for d in tf.io.gfile.listdir(base)
@@ -191,6 +205,7 @@ def _claim(export_bases: Sequence[str], version: int) -> List[str]:
   claimed = []
   try:
     for base in export_bases:
+      check_export_base(base)
       tf.io.gfile.makedirs(base)
       tmp = os.path.join(base, f".tmp-{version}")
       if not _make_dir(tmp):

@@ -24,10 +24,13 @@ as TACRED's official scorer); and a model config that takes the
 """
 
 import dataclasses
+import json
+import os
 from typing import Dict, Sequence, Tuple
 
 import numpy as np
 import official_spanbert  # noqa: F401
+import tensorflow as tf
 
 from official.core import base_task
 from official.core import config_definitions as cfg
@@ -36,6 +39,7 @@ from official.nlp.configs import encoders
 from official.nlp.data import sentence_prediction_dataloader as loader_lib
 from official.nlp.tasks import sentence_prediction
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 
@@ -104,6 +108,43 @@ def tacred_scores(predictions: Sequence[int], labels: Sequence[int],
           "f1": float(f1)}
 
 
+def check_config(params: SpanBertClassificationConfig) -> None:
+  """Refuses a task.model.num_classes other than the records' number of
+  labels (num_labels in the meta_data.json beside them, which
+  tools/create_finetuning_data.py writes): too few fails at the first step,
+  too many trains classes no example has.
+
+  Raises:
+    ValueError: the two differ (one line naming both and the file).
+  """
+  num_classes = params.model.num_classes
+  for data in (params.train_data, params.validation_data):
+    input_path = getattr(data, "input_path", None)
+    if (not isinstance(input_path, str) or not input_path or
+        input_path == "dummy" or
+        getattr(data, "label_type", "int") == "float"):
+      continue
+    for pattern in (p.strip() for p in input_path.split(",") if p.strip()):
+      meta_path = os.path.join(os.path.dirname(pattern), cls_data.META_FILE)
+      if not tf.io.gfile.exists(meta_path):
+        continue  # records written elsewhere: nothing to compare with
+      with tf.io.gfile.GFile(meta_path) as f:
+        try:
+          labels = json.load(f).get("num_labels")
+        except (ValueError, AttributeError):
+          continue
+      if not isinstance(labels, int) or labels == num_classes:
+        continue
+      consequence = (
+          f"label ids up to {labels - 1} would be out of range"
+          if labels > num_classes else
+          f"{num_classes - labels} classes would never be trained")
+      raise ValueError(
+          f"task.model.num_classes={num_classes}, but the records {pattern} "
+          f"have {labels} labels (num_labels in {meta_path}): {consequence}; "
+          f"set task.model.num_classes={labels}")
+
+
 @task_factory.register_task_cls(SpanBertClassificationConfig)
 class SpanBertClassificationTask(
     sentence_prediction.SentencePredictionTask):
@@ -124,6 +165,7 @@ class SpanBertClassificationTask(
             "task.model.num_classes to the labels' count (num_labels in the "
             f"records' meta_data.json), or task.{field}.label_type=float "
             "for a regression")
+    check_config(params)
     if params.init_cls_pooler:
       raise ValueError("init_cls_pooler is not supported: SpanBERT has no "
                        "pretrained NSP pooler; the head starts fresh")

@@ -37,6 +37,7 @@ from official.modeling import hyperparams
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining import pretrain_dataloader
+from official_spanbert.tasks import classification as classification_task
 from official_spanbert.tasks import pretraining as pretraining_task
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
@@ -130,6 +131,8 @@ def check_values(params, mode: str) -> None:
     # vocab_size, ...: what the task checks when it is built, after
     # params.yaml would have been written.
     pretraining_task.check_config(params.task)
+  if isinstance(params.task, classification_task.SpanBertClassificationConfig):
+    classification_task.check_config(params.task)  # num_classes vs labels
 
 
 def _check_input_path(name: str, input_path) -> None:

@@ -90,6 +90,7 @@ from official.modeling import hyperparams
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.configs import experiment_names
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import checkpoints
 from official_spanbert.training import best_checkpoint
@@ -355,6 +356,7 @@ def main(_):
     gin.parse_config_files_and_bindings(FLAGS.gin_file, FLAGS.gin_params)
     # A packaged config may be named, e.g. --config_file=models/base.yaml.
     FLAGS.config_file = [yaml_files.resolve(f) for f in FLAGS.config_file or ()]
+    experiment_names.check(FLAGS.experiment)  # a LookupError listing none
     params = train_utils.parse_configuration(FLAGS)
     config_check.check_value_types(params)
     run(params, FLAGS.model_dir, FLAGS.mode,

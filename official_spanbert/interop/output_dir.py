@@ -1,0 +1,301 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A conversion's output directory: one writer, written whole or not at all.
+
+  with output_dir.converting("/tmp/bert_tf", output_dir.IMPORT,
+                             overwrite=False) as out:
+    write_files(out.staging)      # a temporary directory beside the output
+  # /tmp/bert_tf now holds them
+
+Before any work is done:
+- `<output>.lock` (utils/run_lock.py) is taken for the conversion: a second
+  conversion to the same output is refused in one line naming the first (a
+  dead one's lock is taken over with a warning);
+- the output must be a directory or absent, and writable;
+- it must be empty or new, unless `overwrite`: a previous conversion of this
+  kind is replaced; files of other kinds are left as they are (the
+  conversion's files are written among them).
+
+The files are written into `.<name>.tmp-<random>` beside the output (on its
+filesystem; inside the output when only that is writable) and renamed into
+place when all are complete: a new output is one rename, a previous
+conversion is swapped out whole, so a reader never sees one model's
+checkpoint beside another's params.yaml. A failed conversion removes its
+temporary directory and the folders it created (a full disk is one line); a
+killed one leaves it, and the next conversion to the output removes it (it
+holds the lock, so no live conversion is writing there).
+"""
+
+import contextlib
+import dataclasses
+import errno
+import fnmatch
+import glob
+import os
+import secrets
+import shutil
+from typing import Iterator, List, Sequence, Tuple
+
+from absl import logging
+
+from official_spanbert.interop import hf_files
+from official_spanbert.interop import sbo_map
+from official_spanbert.utils import run_lock
+from official_spanbert.utils import write_errors
+
+ConversionError = hf_files.ConversionError
+LOCK_SUFFIX = ".lock"
+# Names used when the staging dir and lock must go inside the output.
+_INSIDE_LOCK = ".conversion.lock"
+_INSIDE_STAGING = ".tmp-conversion-"
+_NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+  """The files one kind of conversion writes.
+
+  Attributes:
+    name: for messages ("tf_to_hf").
+    files: glob patterns of every file it writes (or leaves, as a
+      checkpoint's `_temp` dir), replaced or removed by an overwrite.
+    markers: files whose presence means an earlier conversion is there.
+  """
+  name: str
+  files: Tuple[str, ...]
+  markers: Tuple[str, ...]
+
+  def owns(self, name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in self.files)
+
+
+_CKPT = hf_files.CHECKPOINT_NAME
+# hf_to_tf, fairseq_to_tf, tf1_to_tf (converted_output.py).
+IMPORT = Kind("import", (
+    _CKPT + ".index", _CKPT + ".data-*", _CKPT + "_temp", "checkpoint",
+    hf_files.PARAMS_FILE, hf_files.VOCAB_FILE, hf_files.CONVERSION_FILE),
+              hf_files.HF_TO_TF_OUTPUTS)
+# tf_to_hf.
+HF_EXPORT = Kind("tf_to_hf", (
+    hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
+    hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE,
+    sbo_map.FILE), hf_files.TF_TO_HF_OUTPUTS)
+# coref_tf1_to_tf (a run dir: CheckpointManager's ckpt-0 and params.yaml).
+COREF_RUN = Kind("coref_tf1_to_tf", (
+    "ckpt-*.index", "ckpt-*.data-*", "ckpt-*_temp", "checkpoint",
+    hf_files.PARAMS_FILE), ("ckpt-0.index", hf_files.PARAMS_FILE))
+
+
+@dataclasses.dataclass
+class Output:
+  """The output being written: `staging` is where to write the files."""
+  path: str
+  staging: str
+
+
+def _not_writable(path: str, reason: str) -> ConversionError:
+  return ConversionError(f"output {path} is not writable ({reason}); choose "
+                         "a writable directory")
+
+
+def _why_not_writable(path: str) -> str:
+  try:
+    read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+  except OSError:
+    read_only = False
+  return os.strerror(errno.EROFS if read_only else errno.EACCES)
+
+
+def _out_of_space(path: str, where: str, reason: str, existed: bool
+                  ) -> ConversionError:
+  return ConversionError(
+      f"cannot write the conversion to {path}: {reason}; free space in "
+      f"{where} and rerun (" + ("the files there are as they were)"
+                                if existed else "nothing was left behind)"))
+
+
+def _make_parents(path: str) -> List[str]:
+  """Creates the missing folders above `path`; returns them, deepest first."""
+  created, p = [], os.path.dirname(path)
+  while p and not os.path.exists(p):
+    created.append(p)
+    p = os.path.dirname(p)
+  if created:
+    os.makedirs(created[0])
+  return created
+
+
+def _remove_empty(dirs: Sequence[str]) -> None:
+  for d in dirs:
+    with contextlib.suppress(OSError):
+      os.rmdir(d)
+
+
+def _place(path: str) -> Tuple[str, str, str]:
+  """(folder of the lock and staging dir, lock file, staging prefix): beside
+  the output, or inside it when only the output is writable.
+
+  Raises:
+    ConversionError: neither can be written.
+  """
+  parent, name = os.path.split(path)
+  if os.path.isdir(path) and not os.access(path, os.W_OK):
+    raise _not_writable(path, _why_not_writable(path))
+  if os.access(parent, os.W_OK):
+    return parent, path + LOCK_SUFFIX, f".{name}.tmp-"
+  if os.path.isdir(path):
+    return path, os.path.join(path, _INSIDE_LOCK), _INSIDE_STAGING
+  raise _not_writable(path, f"{parent}: {_why_not_writable(parent)}")
+
+
+def _remove_stale(where: str, prefix: str, path: str) -> None:
+  """Removes the staging dirs of interrupted conversions to `path`."""
+  stale = glob.glob(os.path.join(glob.escape(where), glob.escape(prefix) + "*"))
+  if not stale:
+    return
+  size = sum(os.path.getsize(os.path.join(d, f))
+             for s in stale for d, _, files in os.walk(s) for f in files)
+  for s in stale:
+    shutil.rmtree(s, ignore_errors=True)
+  logging.warning("Removed %d temporary folder(s) of an interrupted "
+                  "conversion to %s (%.1f MB)", len(stale), path, size / 1e6)
+
+
+def _check_contents(path: str, kind: Kind, overwrite: bool, name: str
+                    ) -> Tuple[List[str], List[str]]:
+  """(entries of the kind's files, other entries) of the output.
+
+  Raises:
+    ConversionError: not a directory; or, without overwrite, an earlier
+      conversion or other files are there.
+  """
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise ConversionError(f"output {path} is not a directory")
+  entries = [e for e in (os.listdir(path) if os.path.isdir(path) else [])
+             if e != _INSIDE_LOCK and not e.startswith(_INSIDE_STAGING)]
+  ours = sorted(e for e in entries if kind.owns(e))
+  others = sorted(set(entries) - set(ours))
+  if overwrite:
+    return ours, others
+  earlier = [m for m in kind.markers if m in ours]
+  if earlier:
+    raise ConversionError(
+        f"output {path} already holds {earlier[0]} (an earlier conversion); "
+        "choose an empty directory or pass --overwrite to replace it")
+  if others:
+    raise ConversionError(
+        f"output {path} holds {len(others)} file(s) that are not part of a "
+        f"{name} conversion ({', '.join(others[:3])}"
+        f"{', ...' if len(others) > 3 else ''}); choose an empty or new "
+        "directory, or pass --overwrite to write the conversion among them")
+  return ours, others
+
+
+def _merge(staging: str, path: str, ours: Sequence[str]) -> None:
+  """Renames the staged files into `path` one by one; removes files of an
+  earlier conversion that this one did not write."""
+  new = os.listdir(staging)
+  for name in new:
+    target = os.path.join(path, name)
+    if os.path.isdir(target) and not os.path.islink(target):
+      shutil.rmtree(target)
+    os.replace(os.path.join(staging, name), target)
+  for name in set(ours) - set(new):
+    target = os.path.join(path, name)
+    if os.path.isdir(target) and not os.path.islink(target):
+      shutil.rmtree(target)
+    else:
+      os.remove(target)
+  os.rmdir(staging)
+
+
+def _move_into_place(staging: str, path: str, ours: Sequence[str],
+                     others: Sequence[str]) -> None:
+  """A new or empty output: one rename; an earlier conversion alone: swapped
+  out whole; other files there (overwrite): the files one by one."""
+  beside = os.path.dirname(staging) != path
+  if beside and not others:
+    aside = None
+    try:
+      if ours:
+        aside = staging + ".old"
+        os.rename(path, aside)
+      os.rename(staging, path)  # also onto an empty directory
+    except OSError:
+      if aside and not os.path.exists(path):
+        os.rename(aside, path)
+        aside = None
+    else:
+      if aside:
+        shutil.rmtree(aside, ignore_errors=True)
+      return
+  _merge(staging, path, ours)
+
+
+@contextlib.contextmanager
+def converting(output_dir: str, kind: Kind, overwrite: bool = False,
+               direction: str = "") -> Iterator[Output]:
+  """Holds the output's lock and yields where to write (see the module
+  docstring); moves the files into place when the block exits normally.
+  `direction` names the conversion in messages (default: the kind's name).
+
+  Raises:
+    ConversionError: another conversion writes the output; it is not a
+      writable directory; it holds files and overwrite is False; the disk is
+      full (nothing is left behind).
+  """
+  path = os.path.abspath(output_dir)
+  existed = os.path.exists(path)
+  try:
+    created = _make_parents(path)
+  except OSError as e:
+    if e.errno in _NOT_WRITABLE:
+      raise _not_writable(output_dir, e.strerror) from None
+    raise
+  staging = None
+  try:
+    where, lock, prefix = _place(path)
+    try:
+      record = run_lock.acquire_file(lock, "conversion", output_dir)
+    except (run_lock.LockedError, run_lock.LockWriteError) as e:
+      raise ConversionError(str(e)) from None
+    try:
+      _remove_stale(where, prefix, output_dir)
+      ours, others = _check_contents(path, kind, overwrite,
+                                     direction or kind.name)
+      staging = os.path.join(where, prefix + secrets.token_hex(4))
+      try:
+        os.mkdir(staging)  # the mode of any new folder (umask)
+      except OSError as e:
+        staging = None
+        if e.errno in _NOT_WRITABLE:
+          raise _not_writable(output_dir, e.strerror) from None
+        raise
+      yield Output(output_dir, staging)
+      _move_into_place(staging, path, ours, others)
+      staging = None
+    finally:
+      run_lock.release_file(lock, record)
+  except BaseException as e:
+    if staging:
+      shutil.rmtree(staging, ignore_errors=True)
+    if not existed:
+      _remove_empty([path] + created)
+    reason = (not isinstance(e, ConversionError) and
+              write_errors.out_of_space(e))
+    if reason:
+      raise _out_of_space(output_dir, os.path.dirname(path), reason,
+                          existed) from None
+    raise
