@@ -151,3 +151,52 @@ def test_cli_direct_runner_two_workers(cased_vocab, tmp_path):
   assert "wrote " in proc.stdout
   stats = assert_same_output(single, beam)
   assert stats["files"] == 2 and stats["documents"] > 2
+
+
+def test_nul_bearing_lines_are_whitespace_in_both_pipelines(prose_slice,
+                                                            small_vocab,
+                                                            tmp_path):
+  """NUL bytes inside lines (issue 48's probe): Beam and the single-process
+  tool write the same blocks, and those of the text with spaces there."""
+  with open(prose_slice, encoding="utf-8") as f:
+    lines = f.read().split("\n")
+  nul = tmp_path / "nul.txt"
+  nul.write_text("\n".join(l.replace(" the ", " the\x00") for l in lines),
+                 encoding="utf-8")
+  spaced = tmp_path / "spaced.txt"
+  spaced.write_text("\n".join(l.replace(" the ", " the ") for l in lines),
+                    encoding="utf-8")
+  assert nul.read_text(encoding="utf-8").count("\x00") > 20
+  out = {}
+  for name, path in (("single", nul), ("spaced", spaced)):
+    out[name] = str(tmp_path / name)
+    pr.create_pretraining_records([str(path)], small_vocab, out[name],
+                                  max_seq_length=SEQ, num_shards=2,
+                                  progress=False)
+  out["beam"] = str(tmp_path / "beam")
+  beam_records.create_pretraining_records(
+      [str(nul)], small_vocab, out["beam"], max_seq_length=SEQ, num_shards=2,
+      pipeline_args=["--runner=DirectRunner"])
+  assert_same_output(out["single"], out["beam"])
+  assert (record_format.block_multiset(out["single"]) ==
+          record_format.block_multiset(out["spaced"]))
+
+
+def test_invalid_utf8_lines_replaced_alike_in_both_pipelines(prose_slice,
+                                                             small_vocab,
+                                                             tmp_path):
+  """on_decode_error=replace: Beam and the single-process tool substitute
+  U+FFFD alike (strict mode's one-line error is test_beam_errors_are_the_tools)."""
+  with open(prose_slice, "rb") as f:
+    raw = f.read().split(b"\n")
+  bad = tmp_path / "bad.txt"
+  bad.write_bytes(b"\n".join(l + (b" \xff\xfe here" if i % 5 == 1 else b"")
+                             for i, l in enumerate(raw)))
+  single, beam = str(tmp_path / "single"), str(tmp_path / "beam")
+  pr.create_pretraining_records([str(bad)], small_vocab, single,
+                                max_seq_length=SEQ, num_shards=2,
+                                progress=False, on_decode_error="replace")
+  beam_records.create_pretraining_records(
+      [str(bad)], small_vocab, beam, max_seq_length=SEQ, num_shards=2,
+      pipeline_args=["--runner=DirectRunner"], on_decode_error="replace")
+  assert_same_output(single, beam)

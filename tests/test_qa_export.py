@@ -230,6 +230,26 @@ def test_eight_threads_get_the_single_thread_answers(qa_export):
         assert out[key] == value, key
 
 
+def test_eight_threads_of_mixed_lengths_get_the_single_thread_answers(
+    qa_export):
+  """Fitted windows under concurrency: calls of 1 to 3 questions whose
+  contexts need 1 to ~40 windows, each padded to its own longest window,
+  from 8 threads at once, answer as they do one at a time."""
+  contexts = [CONTEXT[:40 + 90 * i] * (1 + i % 3) for i in range(12)]
+  calls = [(["Who?", "What is it?", "Whose?"][:1 + i % 3],
+            [contexts[(i + j) % 12] for j in range(1 + i % 3)])
+           for i in range(12)]
+  answer = qa_export["answer"]
+  def one(i):
+    q, c = calls[i]
+    out = answer(question=tf.constant(q), context=tf.constant(c))
+    return {k: v.numpy().tolist() for k, v in out.items() if k != "score"}
+  alone = [one(i) for i in range(12)]
+  with concurrent.futures.ThreadPoolExecutor(8) as pool:
+    together = list(pool.map(one, list(range(12)) * 3))
+  assert all(out == alone[i % 12] for i, out in enumerate(together))
+
+
 def test_predict_request_round_trip_and_warmup_requests(qa_export):
   """What tensorflow_model_server does with a PredictRequest (and with the
   warmup records at load), done here with the tensorflow-serving-api
