@@ -40,6 +40,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
+from official_spanbert.serving import limits
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -60,10 +61,11 @@ flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
 flags.DEFINE_integer("seq_length", 128, "Serving sequence length.")
 flags.DEFINE_integer("top_k", 5, "Candidates per [MASK].")
 flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
-flags.DEFINE_integer("coref_max_wordpieces", 32768,
+flags.DEFINE_integer("coref_max_wordpieces", limits.COREF_MAX_WORDPIECES,
                      "Coreference: resolve refuses longer texts (0: no "
                      "limit).")
-flags.DEFINE_integer("qa_max_context_wordpieces", 65536,
+flags.DEFINE_integer("qa_max_context_wordpieces",
+                     limits.QA_MAX_CONTEXT_WORDPIECES,
                      "SQuAD: answer refuses longer contexts (0: no limit); "
                      "memory grows linearly with the context.")
 flags.DEFINE_enum("precision", "float32", ["float32", "bfloat16"],

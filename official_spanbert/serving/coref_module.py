@@ -47,7 +47,7 @@ one-line InvalidArgument errors that say what to do. Only core TF and tf.text
 ops are used.
 
 Example:
-  module = CorefServingModule(model, "vocab.txt", max_wordpieces=32768)
+  module = CorefServingModule(model, "vocab.txt", max_wordpieces=65536)
   module.resolve(tf.constant("Jane saw her sister. She waved."))
   module.resolve_with_speakers(tf.constant("Where is she?\\nIn the garden."),
                                tf.constant("tc"), tf.constant(["A", "B"]))
@@ -60,9 +60,10 @@ import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
+from official_spanbert.serving import limits
 
 SENTENCE_END_WORDS = (".", "!", "?")
-DEFAULT_MAX_WORDPIECES = 32768
+DEFAULT_MAX_WORDPIECES = limits.COREF_MAX_WORDPIECES
 OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
                "mention_texts", "num_clusters")
 # text, genre, line_speakers.
@@ -285,7 +286,9 @@ class CorefServingModule(tf.Module):
         tf.strings.format(
             "the text has {} wordpieces, more than the {} this model was "
             "exported for (max_wordpieces): split the text or re-export with "
-            "a larger --coref_max_wordpieces", (n, self.max_wordpieces))])
+            "a larger --coref_max_wordpieces (memory grows by about "
+            f"{limits.COREF_MB_PER_1000_WORDPIECES_BASE} MB per 1,000 "
+            "wordpieces for a base-size model)", (n, self.max_wordpieces))])
     with tf.control_dependencies([fits]):
       return tf.identity(n)
 

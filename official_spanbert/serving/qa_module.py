@@ -47,14 +47,14 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tokenization
+from official_spanbert.serving import limits
 
 # Python's str.isspace() characters: the whitespace squad_examples splits on.
 _SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
            "\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029"
            "\u202f\u205f\u3000")
 WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
-# ~250,000 characters of English prose; answer's memory is linear in it.
-DEFAULT_MAX_CONTEXT_WORDPIECES = 65536
+DEFAULT_MAX_CONTEXT_WORDPIECES = limits.QA_MAX_CONTEXT_WORDPIECES
 # Windows the encoder takes at once; a call with more runs them in chunks.
 ENCODER_BATCH_WINDOWS = 64
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment

@@ -38,6 +38,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import export_precision
+from official_spanbert.serving import limits
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import question_answering
@@ -57,8 +58,8 @@ class ExportOptions:
   max_masks: int = 20
   preprocessing_export_base: Optional[str] = None
   null_score_diff_threshold: Optional[float] = None
-  coref_max_wordpieces: int = 32768  # coref_module.DEFAULT_MAX_WORDPIECES
-  qa_max_context_wordpieces: int = 65536  # qa_module.DEFAULT_MAX_CONTEXT_...
+  coref_max_wordpieces: int = limits.COREF_MAX_WORDPIECES
+  qa_max_context_wordpieces: int = limits.QA_MAX_CONTEXT_WORDPIECES
   precision: str = "float32"  # export_precision.PRECISIONS
 
   @property
