@@ -22,14 +22,16 @@ the distinct documents: per batch (mean) and over all the batches.
 
   .venv/bin/python -m benchmarks.bench_batch_mixing --work_dir /tmp/mixing \
       --corpus ../shared/data/corpus/linux-doc.txt --buffers 100 10000
+  .venv/bin/python -m benchmarks.bench_batch_mixing --smoke   # seconds
 """
 
 import argparse
 import json
 import os
 import statistics
+import tempfile
 
-from benchmarks.common import DATA
+from benchmarks.common import DATA, SMOKE_CORPUS, SMOKE_VOCAB, parse_args
 
 
 def block_documents(corpus: str, vocab_file: str, max_tokens: int):
@@ -48,9 +50,10 @@ def block_documents(corpus: str, vocab_file: str, max_tokens: int):
   return owner
 
 
-def main():
+def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  ap.add_argument("--work_dir", required=True)
+  ap.add_argument("--work_dir", default=None,
+                  help="where the records go (default: a temporary folder)")
   ap.add_argument("--corpus",
                   default=os.path.join(DATA, "corpus", "linux-doc.txt"))
   ap.add_argument("--vocab", default=os.path.join(
@@ -60,14 +63,20 @@ def main():
   ap.add_argument("--batches", type=int, default=100)
   ap.add_argument("--num_shards", type=int, default=4)
   ap.add_argument("--buffers", type=int, nargs="+", default=[100, 10000])
-  args = ap.parse_args()
+  args = parse_args(ap, argv, smoke=dict(
+      corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB, seq_length=64, batch_size=8,
+      batches=4, num_shards=2, buffers=[1, 100]))
+  with tempfile.TemporaryDirectory(prefix="batch_mixing_") as tmp:
+    run(args, args.work_dir or tmp)
+
+
+def run(args, work_dir):
+  """Writes the records into work_dir and prints the rows."""
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining.records import pretraining_records as pr  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining.records import record_blocks  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data.pretraining.records import record_format  # pylint: disable=g-import-not-at-top
 
-  prefix = os.path.join(args.work_dir, "records", "train")
+  prefix = os.path.join(work_dir, "records", "train")
   stats = pr.create_pretraining_records(
       [args.corpus], args.vocab, prefix, max_seq_length=args.seq_length,
       num_shards=args.num_shards, progress=False)

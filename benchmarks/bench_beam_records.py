@@ -26,6 +26,7 @@ a temporary directory that is removed afterwards.
 
   .venv/bin/python -m benchmarks.bench_beam_records --runs 2 --workers 2 \
       --input '../shared/data/corpus/*.txt'
+  .venv/bin/python -m benchmarks.bench_beam_records --smoke   # seconds
 """
 
 import argparse
@@ -41,11 +42,12 @@ import time
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 
-from benchmarks.bench_pretraining_data import add_run_args
-from benchmarks.common import machine
+from benchmarks.bench_pretraining_data import SMOKE_RUN, add_run_args
+from benchmarks.common import machine, parse_args
 from official_spanbert.data.pretraining.records import record_format
 
 TOOL = "official_spanbert.tools.create_pretraining_data"
+MODES = ["multi_processing", "multi_threading"]
 
 
 def run_tool(args, prefix):
@@ -69,11 +71,16 @@ def blocks(prefix):
   return record_format.block_multiset(prefix)
 
 
-def main():
+def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   add_run_args(ap, "austen.txt", num_shards=4, runs=3)
   ap.add_argument("--workers", type=int, default=2)
-  args = ap.parse_args()
+  ap.add_argument("--modes", nargs="+", default=MODES, choices=MODES,
+                  help="DirectRunner running modes beside the single process")
+  # Smoke: threads only. On the fixture multi_processing x2 took 33.8 s of
+  # CPU (each worker process starts TF), multi_threading x2 9.4 s.
+  args = parse_args(ap, argv, smoke=dict(SMOKE_RUN, num_shards=2,
+                                         modes=["multi_threading"]))
   print(f"machine: {machine()}")
   size = sum(os.path.getsize(f) for f in glob.glob(args.input))
   print(f"input: {args.input} ({size / 1e6:.2f} MB)")
@@ -81,7 +88,7 @@ def main():
             f"--max_seq_length={args.max_seq_length}",
             f"--num_shards={args.num_shards}"]
   paths = {"single process": []}
-  for mode in ("multi_processing", "multi_threading"):
+  for mode in args.modes:
     paths[f"DirectRunner {mode} x{args.workers}"] = [
         "--runner=DirectRunner", f"--direct_num_workers={args.workers}",
         f"--direct_running_mode={mode}"]

@@ -31,6 +31,7 @@ chunk_size 0 runs only up to --whole_max_wordpieces.
 
   .venv/bin/python -m benchmarks.bench_coref_memory --sizes tiny \
       --chunk_sizes 128 0 --wordpieces 2000 8000 32000
+  .venv/bin/python -m benchmarks.bench_coref_memory --smoke   # seconds
 """
 
 import argparse
@@ -74,11 +75,11 @@ def worker(model_dir: str, text_file: str) -> None:
                     "mentions": int(out["mention_starts"].shape[0])}))
 
 
-def _texts(lengths, vocab):
+def _texts(lengths, vocab, corpus):
   """Prose of up to each length in wordpieces: (text, wordpieces, words)."""
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   tokenizer = tokenization.WordpieceTokenizer(vocab)
-  with open(common.data_path("corpus", "austen.txt"), encoding="utf-8") as f:
+  with open(corpus, encoding="utf-8") as f:
     paragraphs = [p.strip() for p in f if p.strip()][:4000]
   counts = [int(n) for n in
             tokenizer.tokenize(paragraphs)[0].row_lengths().numpy()]
@@ -113,7 +114,7 @@ def _model(size: str, chunk_size: int):
   return coreference.build_model(params.task.model)
 
 
-def main():
+def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--sizes", nargs="+", default=["tiny"])
   ap.add_argument("--chunk_sizes", type=int, nargs="+", default=[128, 0])
@@ -123,16 +124,29 @@ def main():
                   help="chunk_size 0 only up to this length (it took +11 GB "
                   "at 24,000 words before issue 38)")
   ap.add_argument("--max_seconds", type=float, default=1800)
+  ap.add_argument("--corpus", default=common.data_path("corpus", "austen.txt"))
+  ap.add_argument("--vocab", default=common.data_path(
+      "vocab", "bert-base-cased-vocab.txt"))
   ap.add_argument("--worker", nargs=2, metavar=("MODEL_DIR", "TEXT_FILE"))
-  args = ap.parse_args()
+  # Smoke: one chunked run on ~300 wordpieces, in its own process as always.
+  args = common.parse_args(ap, argv, smoke=dict(
+      chunk_sizes=[64], wordpieces=[300], max_seconds=300,
+      corpus=common.SMOKE_CORPUS, vocab=common.SMOKE_VOCAB))
   if args.worker:
     worker(*args.worker)
     return
   print(common.machine())
+  # The exports and texts (GBs at base size) go when the run ends.
+  with tempfile.TemporaryDirectory(prefix="coref_memory_") as work:
+    _measure(args, work)
+  print(f"load avg at end {common.load_avg()}")
+
+
+def _measure(args, work: str) -> None:
+  """The table: an export per size and chunk size, a worker per length."""
   from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
-  vocab = common.data_path("vocab", "bert-base-cased-vocab.txt")
-  work = tempfile.mkdtemp(prefix="coref_memory_")
-  texts = _texts(args.wordpieces, vocab)
+  vocab = args.vocab
+  texts = _texts(args.wordpieces, vocab, args.corpus)
   print("| size | chunk_size | wordpieces | words | peak RSS above loaded "
         "| seconds | CPU seconds | loaded RSS | mentions |")
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -171,7 +185,6 @@ def main():
               f"{r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
               f"{r['cpu_seconds']:.1f} | "
               f"{r['loaded_mb']:,.0f} MB | {r['mentions']:,} |", flush=True)
-  print(f"load avg at end {common.load_avg()}")
 
 
 if __name__ == "__main__":

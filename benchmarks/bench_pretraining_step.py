@@ -65,6 +65,7 @@ Target (issue): SBO costs <= 5% of the step at base size.
   .venv/bin/python -m benchmarks.bench_pretraining_step --warmup 1  # RESULTS.md
   .venv/bin/python -m benchmarks.bench_pretraining_step --encoders tiny \
       --seqs 128 --tiny_rounds 3
+  .venv/bin/python -m benchmarks.bench_pretraining_step --smoke   # seconds
 """
 
 import argparse
@@ -90,7 +91,9 @@ from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 
-from benchmarks.common import DATA, first_bytes, load_avg, machine
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, first_bytes, load_avg, machine,
+    parse_args)
 
 VARIANTS = ("spanbert/pretraining", "spanbert/no_sbo", "bert/pretraining")
 MG_FEATURES = ("input_word_ids", "input_mask", "input_type_ids",
@@ -406,7 +409,10 @@ def main(argv=None):
                                                    "austen.txt"))
   ap.add_argument("--vocab", default=os.path.join(
       DATA, "vocab", "bert-base-cased-vocab.txt"))
-  args = ap.parse_args(argv)
+  args = parse_args(ap, argv, smoke=dict(
+      encoders="tiny", seqs="64", batch_128=4, warmup=1, head_rounds=1,
+      tiny_head_reps=1, tiny_rounds=1, tiny_steps=1, corpus=SMOKE_CORPUS,
+      vocab=SMOKE_VOCAB))
   for path in (args.corpus, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")

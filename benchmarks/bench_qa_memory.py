@@ -24,7 +24,7 @@ model, seconds. `--export_dir` measures a SavedModel exported elsewhere (by
 an older commit, for a before/after table).
 
   .venv/bin/python -m benchmarks.bench_qa_memory --chars 50000 200000 450000
-  .venv/bin/python -m benchmarks.bench_qa_memory --smoke
+  .venv/bin/python -m benchmarks.bench_qa_memory --smoke   # seconds
 """
 
 import argparse
@@ -62,7 +62,8 @@ def worker(model_dir: str, text_file: str) -> None:
                                         out["answer_start"][0])}))
 
 
-def export_tiny(export_base: str, seq_length: int = 384) -> str:
+def export_tiny(export_base: str, seq_length: int = 384,
+                vocab: str = "") -> str:
   """The tiny squad_v1 model with random weights, exported; its dir."""
   # pylint: disable=g-import-not-at-top
   import official_spanbert  # noqa: F401  pylint: disable=unused-import
@@ -75,7 +76,7 @@ def export_tiny(export_base: str, seq_length: int = 384) -> str:
   params = exp_factory.get_exp_config("spanbert/squad_v1")
   params = params_dict.override_params_dict(
       params, yaml_files.path("models/tiny.yaml"), is_strict=True)
-  vocab = common.data_path("vocab", "bert-base-cased-vocab.txt")
+  vocab = vocab or common.data_path("vocab", "bert-base-cased-vocab.txt")
   for data in (params.task.train_data, params.task.validation_data):
     data.vocab_file, data.seq_length, data.doc_stride = vocab, seq_length, 128
   kwargs = {}
@@ -85,13 +86,13 @@ def export_tiny(export_base: str, seq_length: int = 384) -> str:
       "model"]
 
 
-def _text(chars: int) -> str:
-  with open(common.data_path("corpus", "austen.txt"), encoding="utf-8") as f:
+def _text(chars: int, corpus: str) -> str:
+  with open(corpus, encoding="utf-8") as f:
     text = f.read(chars * 2)
   return text[:chars]
 
 
-def main():
+def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--chars", type=int, nargs="+",
                   default=[50_000, 200_000, 450_000])
@@ -100,28 +101,40 @@ def main():
   ap.add_argument("--export_only", metavar="EXPORT_BASE",
                   help="only export the tiny model there and print its dir")
   ap.add_argument("--max_seconds", type=float, default=1800)
-  ap.add_argument("--smoke", action="store_true",
-                  help="seconds: seq 64, contexts of 2,000 and 8,000 chars")
+  ap.add_argument("--seq_length", type=int, default=384,
+                  help="the exported model's window")
+  ap.add_argument("--corpus", default=common.data_path("corpus", "austen.txt"))
+  ap.add_argument("--vocab", default=common.data_path(
+      "vocab", "bert-base-cased-vocab.txt"))
   ap.add_argument("--worker", nargs=2, metavar=("MODEL_DIR", "TEXT_FILE"))
-  args = ap.parse_args()
+  # Smoke: seq 128 (the window must hold query_length 64 + 4), one context
+  # of 8,000 characters (one fresh process).
+  args = common.parse_args(ap, argv, smoke=dict(
+      seq_length=128, chars=[8_000], corpus=common.SMOKE_CORPUS,
+      vocab=common.SMOKE_VOCAB, max_seconds=300))
   if args.worker:
     worker(*args.worker)
     return
-  work = tempfile.mkdtemp(prefix="qa_memory_")
-  seq = 64 if args.smoke else 384
   if args.export_only:
-    print(export_tiny(args.export_only, seq))
+    print(export_tiny(args.export_only, args.seq_length, args.vocab))
     return
-  chars = [2_000, 8_000] if args.smoke else args.chars
   print(common.machine())
-  export_dir = args.export_dir or export_tiny(os.path.join(work, "qa"), seq)
+  with tempfile.TemporaryDirectory(prefix="qa_memory_") as work:
+    _measure(args, work)
+  print(f"load avg at end {common.load_avg()}")
+
+
+def _measure(args, work: str) -> None:
+  """The table: one fresh worker process per --chars length."""
+  export_dir = args.export_dir or export_tiny(
+      os.path.join(work, "qa"), args.seq_length, args.vocab)
   print("| context chars | peak RSS above loaded | seconds | CPU seconds "
         "| loaded RSS |")
   print("|---:|---:|---:|---:|---:|")
-  for n in chars:
+  for n in args.chars:
     text_file = os.path.join(work, f"text_{n}.txt")
     with open(text_file, "w", encoding="utf-8") as f:
-      f.write(_text(n))
+      f.write(_text(n, args.corpus))
     try:
       run = subprocess.run(
           [sys.executable, "-m", "benchmarks.bench_qa_memory", "--worker",
@@ -138,7 +151,6 @@ def main():
     r = json.loads(lines[-1])
     print(f"| {n:,} | {r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
           f"{r['cpu_seconds']:.1f} | {r['loaded_mb']:,.0f} MB |", flush=True)
-  print(f"load avg at end {common.load_avg()}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,11 @@ default (0 = one thread per core), printed at start.
   .venv/bin/python -m benchmarks.bench_serving                    # defaults
   .venv/bin/python -m benchmarks.bench_serving --calls_32 8 --warmup_32 1  # RESULTS.md
   .venv/bin/python -m benchmarks.bench_serving --calls_1 20 --calls_32 4
+  .venv/bin/python -m benchmarks.bench_serving --smoke   # seconds: tiny model
+
+--size picks another configs/models/*.yaml encoder (HF's BertModel gets the
+same sizes). With --smoke, HF's side is left out when torch or transformers
+is not installed (the interop extra).
 """
 
 import argparse
@@ -62,7 +67,8 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.serving import export as export_lib
 from official_spanbert.utils import cpu_features
-from benchmarks.common import DATA, cpu_model, load_avg
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, load_avg, parse_args)
 
 SEQ = 128
 ENGINES = ("TF serving_default (text)", "TF encode_ids (ids)",
@@ -88,11 +94,13 @@ def corpus_texts(paths, n: int, min_words: int = 150):
   return texts[:n]
 
 
-def build_and_export(vocab: str, export_base: str):
+def model_params(size: str):
   params = exp_factory.get_exp_config("spanbert/pretraining")
-  params = params_dict.override_params_dict(
-      params, yaml_files.path("models/base.yaml"),
-      is_strict=True)
+  return params_dict.override_params_dict(
+      params, yaml_files.path(f"models/{size}.yaml"), is_strict=True)
+
+
+def build_and_export(params, vocab: str, export_base: str):
   model = export_lib.build_model(params)           # random init
   dirs = export_lib.export(model, vocab, export_base, seq_length=SEQ,
                            version=1)
@@ -100,15 +108,19 @@ def build_and_export(vocab: str, export_base: str):
   return dirs["model"], n
 
 
-def hf_model(threads: int):
+def hf_model(threads: int, enc):
+  """HF BertModel of the sizes of `enc` (a bert_v2 encoder config)."""
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   torch.set_num_threads(threads)
   torch.manual_seed(0)
   config = transformers.BertConfig(
-      vocab_size=28996, hidden_size=768, num_hidden_layers=12,
-      num_attention_heads=12, intermediate_size=3072,
-      max_position_embeddings=512, type_vocab_size=2, hidden_act="gelu")
+      vocab_size=enc.vocab_size, hidden_size=enc.hidden_size,
+      num_hidden_layers=enc.num_layers,
+      num_attention_heads=enc.num_attention_heads,
+      intermediate_size=enc.intermediate_size,
+      max_position_embeddings=enc.max_position_embeddings,
+      type_vocab_size=enc.type_vocab_size, hidden_act="gelu")
   model = transformers.BertModel(config).eval()
   n = sum(p.numel() for p in model.parameters())
   return torch, transformers, model, n
@@ -136,33 +148,51 @@ def main(argv=None):
   ap.add_argument("--rounds", type=int, default=5,
                   help="interleaved rounds the calls are split into")
   ap.add_argument("--torch_threads", type=int, default=2)
-  args = ap.parse_args(argv)
+  ap.add_argument("--size", default="base",
+                  help="configs/models/*.yaml encoder (both sides)")
+  ap.add_argument("--min_words", type=int, default=150,
+                  help="words per text (150 fill seq 128)")
+  args = parse_args(ap, argv, smoke=dict(
+      vocab=SMOKE_VOCAB, corpus=SMOKE_CORPUS, size="tiny", min_words=80,
+      calls_1=2, calls_32=1, warmup_1=1, warmup_32=1, rounds=1))
   corpus = args.corpus.split(",")
   for path in [args.vocab] + corpus:
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
 
-  torch, transformers, hf, hf_params = hf_model(args.torch_threads)
+  params = model_params(args.size)
+  try:
+    torch, transformers, hf, hf_params = hf_model(
+        args.torch_threads, params.task.model.encoder.bert_v2)
+  except ImportError as e:
+    if not args.smoke:
+      raise
+    torch = hf = None
+    print(f"HF BertModel: left out ({e}; the interop extra installs it)")
+  engines = ENGINES if hf is not None else ENGINES[:2]
   print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}), Python "
         f"{platform.python_version()}")
   print(f"TF {tf.__version__} (intra-op threads "
         f"{tf.config.threading.get_intra_op_parallelism_threads()}, inter-op "
         f"{tf.config.threading.get_inter_op_parallelism_threads()}; 0 = "
-        f"default, one per core); torch {torch.__version__} (threads "
+        f"default, one per core)" + ("" if hf is None else
+        f"; torch {torch.__version__} (threads "
         f"{torch.get_num_threads()}), transformers {transformers.__version__}"
-        f" (attention: {getattr(hf.config, '_attn_implementation', '?')})")
+        f" (attention: {getattr(hf.config, '_attn_implementation', '?')})"))
   print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
   print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load at start "
         f"{load_avg()}", flush=True)
 
-  texts = corpus_texts(corpus, max(32, args.calls_1 + args.warmup_1))
+  texts = corpus_texts(corpus, max(32, args.calls_1 + args.warmup_1),
+                       args.min_words)
   start = time.perf_counter()
   with tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()
-    export_dir, tf_params = build_and_export(args.vocab,
+    export_dir, tf_params = build_and_export(params, args.vocab,
                                              os.path.join(tmp, "spanbert"))
-    print(f"built + exported base model (random init, encoder "
-          f"{tf_params / 1e6:.1f}M params; HF BertModel {hf_params / 1e6:.1f}M)"
+    hf_size = "" if hf is None else f"; HF BertModel {hf_params / 1e6:.1f}M"
+    print(f"built + exported {args.size} model (random init, encoder "
+          f"{tf_params / 1e6:.1f}M params{hf_size})"
           f" in {time.perf_counter() - t0:.0f}s", flush=True)
     loaded = tf.saved_model.load(export_dir)
     serve = loaded.signatures["serving_default"]
@@ -187,9 +217,10 @@ def main(argv=None):
         t = tf.constant(texts[sl])
         w, m = tf.constant(ids[sl]), tf.constant(mask[sl])
         ty = tf.zeros_like(w)
-        pt = dict(input_ids=torch.from_numpy(ids[sl].astype(np.int64)),
-                  attention_mask=torch.from_numpy(mask[sl].astype(np.int64)),
-                  token_type_ids=torch.zeros(ids[sl].shape, dtype=torch.int64))
+        pt = None if torch is None else dict(
+            input_ids=torch.from_numpy(ids[sl].astype(np.int64)),
+            attention_mask=torch.from_numpy(mask[sl].astype(np.int64)),
+            token_type_ids=torch.zeros(ids[sl].shape, dtype=torch.int64))
         out.append((t, (w, m, ty), pt))
       return out
 
@@ -211,17 +242,17 @@ def main(argv=None):
     for batch, n_calls, warmup in ((1, args.calls_1, args.warmup_1),
                                    (32, args.calls_32, args.warmup_32)):
       items = batches(batch, n_calls + warmup)
-      for engine in ENGINES:
+      for engine in engines:
         for item in items[:warmup]:
           call(engine, item)
       timed = items[warmup:]
-      lat = {e: [] for e in ENGINES}
-      cpu = {e: [] for e in ENGINES}
+      lat = {e: [] for e in engines}
+      cpu = {e: [] for e in engines}
       rounds = max(1, min(args.rounds, n_calls))
       per_round = [timed[r::rounds] for r in range(rounds)]
       loads = [os.getloadavg()[0]]
       for r, chunk in enumerate(per_round):
-        order = ENGINES[r % 3:] + ENGINES[:r % 3]
+        order = engines[r % len(engines):] + engines[:r % len(engines)]
         for engine in order:
           for item in chunk:
             w, c = call(engine, item)
@@ -240,13 +271,14 @@ def main(argv=None):
         "load 1-min |")
   print("|---|---|---|---|---|---|---|---|---|---|")
   for batch, lat, cpu, (lo, hi) in results:
-    hf_p50 = statistics.median(lat[ENGINES[2]])
-    for engine in ENGINES:
+    hf_p50 = statistics.median(lat[ENGINES[2]]) if hf is not None else None
+    for engine in engines:
       v = lat[engine]
       p50 = statistics.median(v)
+      vs_hf = "-" if hf_p50 is None else f"{p50 / hf_p50:.2f}x"
       print(f"| {batch} | {engine} | {len(v)} | {1e3 * p50:.1f} | "
             f"{1e3 * percentile(v, 99):.1f} | {1e3 * statistics.mean(v):.1f} "
-            f"| {batch / statistics.mean(v):.2f} | {p50 / hf_p50:.2f}x | "
+            f"| {batch / statistics.mean(v):.2f} | {vs_hf} | "
             f"{1e3 * statistics.median(cpu[engine]):.0f} | {lo:.1f}-{hi:.1f} |")
 
 

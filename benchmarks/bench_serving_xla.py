@@ -24,6 +24,7 @@ that both give the same sequence output (max abs difference printed).
 Reported: median wall ms per call and process CPU ms per call, and the ratio.
 
   .venv/bin/python -m benchmarks.bench_serving_xla --size base --rounds 5
+  .venv/bin/python -m benchmarks.bench_serving_xla --smoke   # seconds
 """
 
 import argparse
@@ -41,7 +42,8 @@ from official_spanbert.configs import yaml_files
 from official_spanbert.data import tokenization
 from official_spanbert.serving import export as export_lib
 from official_spanbert.utils import cpu_features
-from benchmarks.common import data_path, load_avg
+from benchmarks.common import (  # pylint: disable=g-multiple-import
+    SMOKE_CORPUS, SMOKE_VOCAB, data_path, load_avg, parse_args)
 
 SEQ = 128
 
@@ -53,10 +55,10 @@ def encoder(size: str):
   return export_lib.build_model(params).encoder_network
 
 
-def real_ids(batch: int, vocab_file: str) -> dict:
+def real_ids(batch: int, vocab_file: str, corpus: str) -> dict:
   """[batch, SEQ] ids of consecutive corpus lines (cut / padded to SEQ)."""
   tokenizer = tokenization.WordpieceTokenizer(vocab_file)
-  with open(data_path("corpus", "austen.txt"), encoding="utf-8") as f:
+  with open(corpus, encoding="utf-8") as f:
     lines = [line.strip() for line in f if len(line.split()) > 8][:batch]
   ids = tokenizer.tokenize(tf.constant(lines))[0][:, :SEQ - 2]
   vocab = tokenizer.vocab
@@ -74,16 +76,20 @@ def main(argv=None):
   ap.add_argument("--size", default="base", choices=["tiny", "demo", "base"])
   ap.add_argument("--rounds", type=int, default=5)
   ap.add_argument("--calls", type=int, default=10, help="calls per round")
-  args = ap.parse_args(argv)
+  ap.add_argument("--corpus", default=data_path("corpus", "austen.txt"))
+  ap.add_argument("--vocab",
+                  default=data_path("vocab", "bert-base-cased-vocab.txt"))
+  args = parse_args(ap, argv, smoke=dict(size="tiny", rounds=1, calls=1,
+                                         corpus=SMOKE_CORPUS,
+                                         vocab=SMOKE_VOCAB))
   print(cpu_features.read().describe(), f"| load {load_avg()}", flush=True)
   net = encoder(args.size)
-  vocab = data_path("vocab", "bert-base-cased-vocab.txt")
   plain = tf.function(lambda x: net(x, training=False)["sequence_output"])
   xla = tf.function(lambda x: net(x, training=False)["sequence_output"],
                     jit_compile=True)
   variants = {"tf.function": plain, "tf.function + XLA": xla}
   for batch in (1, 16):
-    inputs = real_ids(batch, vocab)
+    inputs = real_ids(batch, args.vocab, args.corpus)
     outs = {name: fn(inputs).numpy() for name, fn in variants.items()}
     diff = float(np.max(np.abs(outs["tf.function"] -
                                outs["tf.function + XLA"])))

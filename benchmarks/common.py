@@ -21,11 +21,15 @@ workers import this too).
                     default ../shared/data beside the repository)
   machine()         the machine line every script prints
   first_bytes()     whole documents from the start of a corpus file
+  parse_args()      a script's arguments, with its --smoke defaults
+  SMOKE_CORPUS, SMOKE_VOCAB   what --smoke reads: tests/fixtures/
 """
 
+import argparse
 import os
 import platform
 import subprocess
+import sys
 
 # Whole documents from the start of a corpus file (stdlib only, no TF).
 from official_spanbert.data.pretraining.corpus import copy_head as first_bytes  # noqa: F401
@@ -34,6 +38,35 @@ from official_spanbert.utils import cpu_features
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("SPANBERT_DATA_DIR",
                       os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+# The unit tier's committed inputs (tests/fixtures/README.md): 52 lines (3
+# documents) of austen.txt and the 1.6k-entry excerpt of the cased vocab that
+# tokenizes them. --smoke runs on these instead of the shared data.
+SMOKE_CORPUS = os.path.join(REPO, "tests", "fixtures", "austen_slice.txt")
+SMOKE_VOCAB = os.path.join(REPO, "tests", "fixtures", "vocab_excerpt.txt")
+SMOKE_HELP = ("smoke run (seconds): the committed tests/fixtures inputs, tiny "
+              "models and few iterations through the same code and tables; "
+              "flags given beside it still apply "
+              "(tests/test_benchmarks_smoke.py runs it)")
+
+
+def parse_args(ap: argparse.ArgumentParser, argv=None, smoke=None):
+  """ap's arguments (argv, default sys.argv) plus --smoke.
+
+  With --smoke, `smoke` ({dest: value}) replaces those defaults; a flag
+  given on the command line still wins.
+  """
+  smoke = smoke or {}
+  dests = {a.dest for a in ap._actions}  # pylint: disable=protected-access
+  unknown = set(smoke) - dests
+  assert not unknown, f"smoke defaults for no argument: {sorted(unknown)}"
+  ap.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+  pre = argparse.ArgumentParser(add_help=False)
+  pre.add_argument("--smoke", action="store_true")
+  if pre.parse_known_args(sys.argv[1:] if argv is None else argv)[0].smoke:
+    ap.set_defaults(**smoke)
+  return ap.parse_args(argv)
 
 
 def data_path(*parts: str) -> str:

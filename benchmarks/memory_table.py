@@ -34,8 +34,10 @@ difference between 4 and 2 layers divided by 2, less that layer's fp32
 gradients, against the formula.
 
   .venv/bin/python -m benchmarks.memory_table
+  .venv/bin/python -m benchmarks.memory_table --smoke   # seconds: tiny only
 """
 
+import argparse
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 import tensorflow as tf
@@ -47,7 +49,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import span_bert_pretrainer
-from benchmarks.common import machine
+from benchmarks.common import machine, parse_args
 
 SEQ, PRED = 512, 80
 GB = 1e9
@@ -125,16 +127,27 @@ def measured_layer_bytes(h=256, a=4, s=128, b=8):
           layer_activation_bytes(s, h, a, b))
 
 
-def main():
+def main(argv=None):
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--sizes", nargs="+", default=["base", "large"],
+                  help="configs/models/*.yaml encoders to tabulate")
+  ap.add_argument("--check", type=int, nargs=4, default=[256, 4, 128, 8],
+                  metavar=("H", "A", "S", "B"),
+                  help="hidden size, heads, sequence length and batch of the "
+                  "CPU cross-check")
+  args = parse_args(ap, argv, smoke=dict(sizes=["tiny"], check=[128, 2, 64, 4]))
   print(f"machine: {machine()}")
+  h, a, s, b = args.check
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
-  got, want = measured_layer_bytes()
-  print(f"cross-check (h=256, a=4, s=128, b=8, bf16, CPU): a layer adds "
+  try:
+    got, want = measured_layer_bytes(h, a, s, b)
+  finally:
+    tf_keras.mixed_precision.set_global_policy("float32")
+  print(f"cross-check (h={h}, a={a}, s={s}, b={b}, bf16, CPU): a layer adds "
         f"{got / 1e6:.1f} MB to the step's peak, formula {want / 1e6:.1f} MB "
         f"(ratio {got / want:.2f})")
   ratio = got / want
-  tf_keras.mixed_precision.set_global_policy("float32")
-  for size in ("base", "large"):
+  for size in args.sizes:
     params = params_of(size)
     enc = params.task.model.encoder.bert_v2
     h, layers, a, v = (enc.hidden_size, enc.num_layers,
