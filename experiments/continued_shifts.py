@@ -101,7 +101,7 @@ def make_study(preset_name: str, work_dir: str,
       preset, work_dir, corpus=os.path.join(work_dir, "source", CORPUS_FILE),
       name=preset_name, squad_dir=os.path.join(data, "squad"),
       results_dir=os.path.join(continued.RESULTS, preset_name),
-      arms=continued.load_arms(ARM_NAMES), **kwargs)
+      arms=continued.load_arms(ARM_NAMES), stage_files=True, **kwargs)
   study.pretrain_init = study.base_dir()
   return study
 
