@@ -52,15 +52,42 @@ checkpoints stay in the work dir):
   finetune:<arm>:<seed>   SQuAD fine-tuning, scored once on the dev slice
   report                  report.md and continued.png from the result files
 
-The plan of preset `shifts` (configs/experiments/continued/shifts.yaml), with
-the CPU time the timing run (preset `shifts_timing`, results in
-continued_results/shifts_timing/) measured per stage:
+The plan of preset `shifts` (configs/experiments/continued/shifts.yaml, the
+queue in its `arms` order: none, span_sbo, span_sbo_no_warmup, span, token;
+seeds 1-3), and each stage's CPU time estimated from the timing run (preset
+`shifts_timing` at commit 2e87549, 2026-12-04 04:04-04:35, one TensorFlow
+thread, load 7-8 on the 2-core EPYC; continued_results/shifts_timing/:
+pilot.json, manifest.json):
 
-  (the timing run's numbers and the plan come here once it has run)
+  stage                 measured in the timing run        estimate (shifts)
+  base                  3 CPU-s (9 s wall)                 < 0.01 h
+  corpus                < 1 s: 5,664 contexts, 2 dups      < 0.01 h
+  records:single, :heldout  5 CPU-s: 10,557 + 168 blocks   < 0.01 h
+  finetune_records      3 CPU-s: 3,007 q, 7,622 features   < 0.01 h
+  pretrain:<arm> (x4)   6.96 CPU-s a step (pilot, 20 timed
+                        steps of 32 x 128, span_sbo)        300 steps: 0.6 h
+  heldout_mlm:<arm> (x5)  33 CPU-s (2 x 160 blocks)        0.01 h
+  finetune:<arm>:<s> (x15)  193 CPU-s for 30 steps and 303
+                        questions: ~4 CPU-s a step,
+                        ~0.04 CPU-s a dev feature           239 steps + 2,524
+                                                            questions: 0.35 h
+  report                1 CPU-s                            < 0.01 h
+  total                                                    ~7.7 CPU-hours
 
-  # the study (rerun the same command to resume it, in any session):
+At this machine's load a niced run gets about a third of a core: ~23 hours
+of wall time, an arm's results landing every ~4-5 hours (none first, in
+~3.5 h). experiments/stage_runner.py runs it one stage a process and commits
+each stage's results as they land.
+
+  # the study, from a worktree pinned to the commit it runs (rerun the same
+  # command to resume it, in any session):
+  nice -n 19 .venv/bin/python -m experiments.stage_runner \
+      --study experiments.continued_shifts --preset shifts --threads 1 \
+      --work_dir .scratch/shifts --commit_to <the branch's worktree>
+  # or all stages in one process:
   .venv/bin/python -m experiments.continued_shifts --preset=shifts \
       --threads=1 --work_dir .scratch/shifts
+
   # the report alone, from the committed result files:
   .venv/bin/python -m experiments.continued_shifts --preset=shifts \
       --work_dir .scratch/shifts --stages report
@@ -101,7 +128,7 @@ def make_study(preset_name: str, work_dir: str,
       preset, work_dir, corpus=os.path.join(work_dir, "source", CORPUS_FILE),
       name=preset_name, squad_dir=os.path.join(data, "squad"),
       results_dir=os.path.join(continued.RESULTS, preset_name),
-      arms=continued.load_arms(ARM_NAMES), **kwargs)
+      arms=continued.load_arms(ARM_NAMES), stage_files=True, **kwargs)
   study.pretrain_init = study.base_dir()
   return study
 

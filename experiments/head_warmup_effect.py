@@ -56,7 +56,8 @@ from experiments import continued_shifts
 from experiments import study_lib
 from experiments import study_stages
 
-OUT = os.path.join(continued.RESULTS, "head_warmup_effect.json")
+RESULTS_DIR = continued.RESULTS
+OUT = os.path.join(RESULTS_DIR, "head_warmup_effect.json")
 
 
 def run_params(study, args, warmup: bool):

@@ -49,6 +49,13 @@ class StudyError(ValueError):
 SEED_ROWS = {"finetune": "squad", "coref": "coref"}
 
 
+def stage_file(study, stage: str) -> str:
+  """A finished stage's own result file, beside the committed results
+  (stages/<stage with : as _>.json), for a study with stage_files set."""
+  return study.results_path(os.path.join("stages",
+                                         stage.replace(":", "_") + ".json"))
+
+
 def read_manifest(work_dir: str) -> dict:
   path = os.path.join(work_dir, MANIFEST)
   if not os.path.exists(path):
@@ -136,6 +143,9 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         "commit": study.commit, "command": study.command}
     write_json(path, manifest)
+    if getattr(study, "stage_files", False):
+      write_json(stage_file(study, stage), dict(manifest["stages"][stage],
+                                                stage=stage))
     if arm_of(stage):
       write_json(study.result_file(arm_of(stage)),
                  arm_result(arm_of(stage), manifest))

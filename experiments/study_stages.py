@@ -81,6 +81,9 @@ class Study:
   # move while a long stage runs, and a result must name the code behind it).
   commit: str = dataclasses.field(default_factory=study_lib.git_commit)
   arms: dict = dataclasses.field(default_factory=dict)
+  # Also write each finished stage's manifest entry to its own small JSON
+  # beside the result files (study_lib.stage_file).
+  stage_files: bool = False
 
   def path(self, *parts: str) -> str:
     return os.path.join(self.work_dir, *parts)

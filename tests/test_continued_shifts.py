@@ -20,6 +20,7 @@ import os
 
 import conftest
 from experiments import continued_shifts
+from experiments import study_lib
 from experiments import study_stages
 
 
@@ -74,6 +75,9 @@ def test_micro_study_runs_every_stage_and_reports(tmp_path):
   arms = ["none", "span_sbo", "span_sbo_no_warmup"]
   manifest = continued_shifts.run_study(study, arms, [1])
   assert list(manifest["stages"]) == continued_shifts.plan(study, arms, [1])
+  for stage in manifest["stages"]:  # one small JSON a finished stage
+    with open(study_lib.stage_file(study, stage), encoding="utf-8") as f:
+      assert json.load(f)["stage"] == stage
   corpus = manifest["stages"]["corpus"]["result"]
   assert corpus["contexts"] > 5000 and corpus["duplicates"] >= 1
   for arm in arms:
