@@ -32,6 +32,7 @@ runs Model Garden's runner in the modes its users expect.
   a relative divergence bound, one line on a full disk, read-only eval.
 """
 
+import gc
 import glob
 import json
 import logging
@@ -826,6 +827,30 @@ def test_a_run_that_fails_before_its_first_checkpoint_removes_what_it_wrote(
   with pytest.raises(ValueError, match="no features"):
     train_lib.run(params, str(model_dir))
   assert os.listdir(model_dir) == ["notes.txt"]
+
+
+def test_an_init_checkpoint_of_another_size_is_one_error_and_no_warnings(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  """Issue 48 item 7: ~50 (here 78) `Value in checkpoint could not be
+  found` warnings beside TF's "Received incompatible tensor" error, and
+  params.yaml left in the model dir."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.model.encoder.bert_v2.hidden_size = 32
+  params.task.model.encoder.bert_v2.intermediate_size = 64
+  params.task.init_checkpoint = trained
+  model_dir = tmp_path / "run"
+  with caplog.at_level(logging.WARNING):
+    with pytest.raises(ValueError) as e:
+      train_lib.run(params, str(model_dir))
+    gc.collect()  # TF logs unrestored values when the checkpoint goes
+  assert config_check.one_line(e.value) == (
+      f"checkpoint {trained}/ckpt-8 does not fit the model the config "
+      "builds: encoder/_embedding_norm_layer/beta has shape [64] there but "
+      "[32] in the model (35 of its 38 weights differ); build the model "
+      "with the checkpoint's sizes (those of the run or conversion that "
+      "wrote it) or use another checkpoint"), str(e.value)
+  assert "could not be found" not in caplog.text, caplog.text
+  assert not model_dir.exists()
 
 
 def test_full_disk_while_writing_params_keeps_the_old_ones(
