@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
@@ -291,3 +292,27 @@ def test_a_read_only_output_is_refused_before_the_conversion(tiny_hf,
       f"convert_checkpoint: error: output {out} is not writable (Permission "
       "denied); choose a writable directory"], result.stderr
   assert os.listdir(out) == [] and sorted(os.listdir(tmp_path)) == ["out"]
+
+
+# ----------------------------------------------------------------------------
+# Issue 48 item 11: messages that pointed the wrong way.
+
+
+def test_a_task_head_names_the_flag_that_drops_it(tiny_hf, tmp_path, capsys):
+  """The advice was `ignore_prefixes`, the Python argument; the flag is
+  --ignore_prefix."""
+  bad = _mutated(tiny_hf, tmp_path,
+                 _set("qa_outputs.weight", np.zeros([2, 64], np.float32)))
+  rc, out = _run_tool(capsys, "--direction=hf_to_tf", f"--input={bad}",
+                      f"--output={tmp_path / 'out'}")
+  assert rc == 1
+  assert _error_lines(out.err) == out.err.splitlines()[-1:] == [
+      f"convert_checkpoint: error: {bad}: unknown key 'qa_outputs.weight'; "
+      "expected a BertModel, BertForMaskedLM or BertForPreTraining "
+      "checkpoint (task heads such as qa_outputs or classifier can be "
+      "dropped with --ignore_prefix=qa_outputs.)"], out.err
+  rc, _ = _run_tool(capsys, "--direction=hf_to_tf", f"--input={bad}",
+                    f"--output={tmp_path / 'out'}",
+                    "--ignore_prefix=qa_outputs.")
+  assert rc == 0
+  tool.FLAGS.unparse_flags()

@@ -355,6 +355,28 @@ def test_nan_weights_are_refused_naming_the_tensor(reference, small_vocab,
   assert sorted(os.listdir(tmp_path)) == ["model.pt"]
 
 
+def test_errors_name_bert_config_json_not_config_json(reference, small_vocab,
+                                                    tmp_path):
+  """Issue 48 item 11: with --bert_config=bert_config.json the errors said
+  `config.json says 3 layers` and `fix it in config.json`."""
+  d, _, _ = reference
+  with open(d / "bert_config.json") as f:
+    config = json.load(f)
+  wrong = tmp_path / "bert_config.json"
+  for change, message in (
+      ({"num_hidden_layers": 3},
+       r"model\.pt: missing key 'encoder\.layer\.2\.[\w.]+' and \d+ more "
+       rf"\({re.escape(str(wrong))} says 3 layers\)$"),
+      ({"hidden_size": "48"},
+       rf"^{re.escape(str(wrong))}: hidden_size must be an integer, got "
+       r"'48'; fix it in bert_config\.json$")):
+    wrong.write_text(json.dumps(dict(config, **change)))
+    with pytest.raises(hc.ConversionError, match=message):
+      hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "out"),
+                       vocab_file=small_vocab, bert_config=str(wrong),
+                       progress=False)
+
+
 _LFS = ("version https://git-lfs.github.com/spec/v1\n"
         "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d1"
         "7e2393\nsize 1338392315\n")

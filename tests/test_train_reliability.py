@@ -32,6 +32,7 @@ runs Model Garden's runner in the modes its users expect.
   a relative divergence bound, one line on a full disk, read-only eval.
 """
 
+import gc
 import glob
 import json
 import logging
@@ -50,7 +51,10 @@ import time
 import pytest
 import tensorflow as tf
 
+from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
+from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.configs import yaml_files
 from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.utils import run_lock
@@ -724,6 +728,129 @@ def test_missing_init_checkpoint_leaves_no_params(
       rf"^checkpoint {tmp_path}/none/ckpt does not exist$")):
     train_lib.run(params, model_dir)
   assert not os.path.exists(os.path.join(model_dir, "params.yaml"))
+
+
+_CONTEXT = "Denver won the game. The Broncos were happy."
+
+
+def _squad(*paragraphs):
+  return {"version": "1.1", "data": [{"title": "t", "paragraphs":
+                                      list(paragraphs)}]}
+
+
+def _question(qid, text="Denver", start=0, **fields):
+  return dict({"id": qid, "question": "Who won?",
+               "answers": [{"text": text, "answer_start": start}]}, **fields)
+
+
+_GOOD_SQUAD = _squad({"context": _CONTEXT, "qas": [
+    _question("q1"), _question("q2", "The Broncos", 21)]})
+
+
+def _squad_params(tmp_path, vocab, train, validation=_GOOD_SQUAD):
+  """spanbert/squad_v1 on the tiny encoder, SQuAD JSON for both splits."""
+  params = params_dict.override_params_dict(
+      exp_factory.get_exp_config("spanbert/squad_v1"),
+      yaml_files.path("models/tiny.yaml"), is_strict=True)
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
+  params.runtime.distribution_strategy = "one_device"
+  params.runtime.num_gpus = 0
+  params.trainer.train_steps, params.trainer.steps_per_loop = 2, 1
+  params.trainer.checkpoint_interval = params.trainer.validation_interval = 2
+  paths = {}
+  for name, content in (("train", train), ("dev", validation)):
+    paths[name] = str(tmp_path / f"{name}.json")
+    with open(paths[name], "w", encoding="utf-8") as f:
+      json.dump(content, f)
+  for data, name in ((params.task.train_data, "train"),
+                     (params.task.validation_data, "dev")):
+    data.input_path, data.vocab_file = paths[name], vocab
+    data.seq_length, data.query_length, data.doc_stride = 64, 16, 32
+    data.global_batch_size = 2
+  return params
+
+
+@pytest.mark.parametrize("train,validation,message", [
+    (_squad({"context": _CONTEXT}), _GOOD_SQUAD,
+     r"train\.json: article 0, paragraph 0 needs a string 'context' and a "
+     r"list 'qas'"),
+    (_squad({"context": None, "qas": [_question("q1")]}), _GOOD_SQUAD,
+     r"train\.json: article 0, paragraph 0 needs a string 'context'"),
+    (_squad({"context": _CONTEXT, "qas": [_question("q1"), _question("q1")]}),
+     _GOOD_SQUAD, r"train\.json: question id q1 appears twice"),
+    ({"version": "1.1", "data": []}, _GOOD_SQUAD,
+     r"train\.json: no usable questions"),
+    (_squad({"context": _CONTEXT, "qas": [_question("q1", "Carolina")]}),
+     _GOOD_SQUAD, r"train\.json: no usable questions"),
+    (_squad({"context": _CONTEXT, "qas": [
+        _question("q1"), dict(_question("q2"), answers=[],
+                              is_impossible=True)]}), _GOOD_SQUAD,
+     r"train\.json: question q2 is_impossible, but the task is SQuAD v1\.1"),
+    (_GOOD_SQUAD, _squad({"context": _CONTEXT, "qas": [
+        _question("q1"), _question("q1")]}),
+     r"dev\.json: question id q1 appears twice"),
+], ids=["no_qas", "null_context", "duplicate_ids", "empty", "no_answer",
+        "v2_in_v1", "eval_duplicate_ids"])
+def test_squad_data_errors_leave_nothing_in_the_model_dir(
+    cased_vocab, tmp_path, train, validation, message):
+  """Issue 48 item 7: these errors left params.yaml and eval.tf_record in
+  the model dir; the data is now read before anything is written."""
+  params = _squad_params(tmp_path, cased_vocab, train, validation)
+  model_dir = tmp_path / "run"
+  with pytest.raises(ValueError, match=message):
+    train_lib.run(params, str(model_dir))
+  assert not model_dir.exists()
+
+
+def test_a_run_that_fails_before_its_first_checkpoint_removes_what_it_wrote(
+    cased_vocab, tmp_path, monkeypatch):
+  """Issue 48 item 7 (the fallback): a data error found only while the task
+  prepares its inputs -- here one of the tokenizer -- leaves neither
+  params.yaml nor the prepared records; a model_dir that was there stays."""
+  from official_spanbert.data.finetuning import squad  # pylint: disable=g-import-not-at-top
+  prepare = squad.prepare
+
+  def fails_for_training(path, tokenizer, output, is_training, **kwargs):
+    if is_training:
+      raise squad.SquadFormatError(f"{path}: no features")
+    return prepare(path, tokenizer, output, is_training, **kwargs)
+
+  monkeypatch.setattr(squad, "prepare", fails_for_training)
+  params = _squad_params(tmp_path, cased_vocab, _GOOD_SQUAD)
+  model_dir = tmp_path / "run"
+  with pytest.raises(ValueError, match="no features"):
+    train_lib.run(params, str(model_dir))
+  assert not model_dir.exists()
+  model_dir.mkdir()
+  (model_dir / "notes.txt").write_text("mine")
+  with pytest.raises(ValueError, match="no features"):
+    train_lib.run(params, str(model_dir))
+  assert os.listdir(model_dir) == ["notes.txt"]
+
+
+def test_an_init_checkpoint_of_another_size_is_one_error_and_no_warnings(
+    pretraining_records, cased_vocab, trained, tmp_path, caplog):
+  """Issue 48 item 7: ~50 (here 78) `Value in checkpoint could not be
+  found` warnings beside TF's "Received incompatible tensor" error, and
+  params.yaml left in the model dir."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.model.encoder.bert_v2.hidden_size = 32
+  params.task.model.encoder.bert_v2.intermediate_size = 64
+  params.task.init_checkpoint = trained
+  model_dir = tmp_path / "run"
+  with caplog.at_level(logging.WARNING):
+    with pytest.raises(ValueError) as e:
+      train_lib.run(params, str(model_dir))
+    gc.collect()  # TF logs unrestored values when the checkpoint goes
+  assert config_check.one_line(e.value) == (
+      f"checkpoint {trained}/ckpt-8 does not fit the model the config "
+      "builds: encoder/_embedding_norm_layer/beta has shape [64] there but "
+      "[32] in the model (35 of its 38 weights differ); build the model "
+      "with the checkpoint's sizes (those of the run or conversion that "
+      "wrote it) or use another checkpoint"), str(e.value)
+  assert "could not be found" not in caplog.text, caplog.text
+  assert not model_dir.exists()
 
 
 def test_full_disk_while_writing_params_keeps_the_old_ones(

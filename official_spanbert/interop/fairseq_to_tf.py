@@ -110,9 +110,9 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
                           sbo_activation=activation)
     model = weight_map.build_model(encoder_config, activation,
                                    use_next_sentence=has_nsp, **model_params)
-    initialized = weight_map.assign_hf_weights(model, state, config,
-                                               source=model_file,
-                                               progress=report)
+    initialized = weight_map.assign_hf_weights(
+        model, state, config, source=model_file, progress=report,
+        config_source=bert_config or f"the sizes of {model_file}'s tensors")
     items = ["encoder"] + (["masked_lm"] if has_mlm else []) + (
         ["next_sentence"] if has_nsp else [])
     if sbo:

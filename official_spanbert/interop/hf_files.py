@@ -129,13 +129,15 @@ class HFBertConfig:
       raise ConversionError(f"{source}: missing {', '.join(missing)}")
     kwargs = {f.name: d[f.name] for f in dataclasses.fields(cls)
               if d.get(f.name) is not None}
+    file_name = (os.path.basename(source) if source.endswith(".json")
+                 else "the config")
     for field in dataclasses.fields(cls):
       value = kwargs.get(field.name)
       kind, what = _FIELD_TYPES[field.type]
       if value is not None and (isinstance(value, bool) or
                                 not isinstance(value, kind)):
         raise ConversionError(f"{source}: {field.name} must be {what}, got "
-                              f"{value!r}; fix it in config.json")
+                              f"{value!r}; fix it in {file_name}")
     config = cls(**kwargs)
     if config.hidden_size % config.num_attention_heads:
       raise ConversionError(

@@ -260,7 +260,8 @@ def check_tied(state: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
 def assign_hf_weights(model, state: Mapping[str, np.ndarray],
                       config: hf_files.HFBertConfig,
                       source: str = "checkpoint",
-                      progress: Optional[progress_lib.Progress] = None
+                      progress: Optional[progress_lib.Progress] = None,
+                      config_source: str = "config.json"
                       ) -> List[str]:
   """Assigns a canonical HF state (see canonical_state) to our model.
 
@@ -271,6 +272,7 @@ def assign_hf_weights(model, state: Mapping[str, np.ndarray],
     config: the source's config.
     source: named in errors.
     progress: counts the variables (assigned or initialised).
+    config_source: where `config`'s sizes come from, for errors.
 
   Returns:
     Names of TF variables the state has no tensor for and that were given a
@@ -287,13 +289,13 @@ def assign_hf_weights(model, state: Mapping[str, np.ndarray],
   entries = [e for e in weight_map(config.num_hidden_layers)
              if e.item in items]
   known = {e.hf_key for e in entries}
-  layers = f"config.json says {config.num_hidden_layers} layers"
+  layers = f"{config_source} says {config.num_hidden_layers} layers"
   unknown = sorted(k for k in state if k not in known)
   if unknown:
     more = f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""
     hint = (layers if unknown[0].startswith("encoder.layer.") else
             "task heads such as qa_outputs or classifier can be dropped "
-            "with ignore_prefixes")
+            f"with --ignore_prefix={unknown[0].rsplit('.', 1)[0]}.")
     raise ConversionError(
         f"{source}: unknown key {unknown[0]!r}{more}; expected a BertModel, "
         f"BertForMaskedLM or BertForPreTraining checkpoint ({hint})")
@@ -320,7 +322,7 @@ def assign_hf_weights(model, state: Mapping[str, np.ndarray],
     if tuple(value.shape) != want:
       raise ConversionError(
           f"{source}: key {e.hf_key!r} has shape {list(value.shape)}, "
-          f"expected {list(want)} from config.json (hidden_size="
+          f"expected {list(want)} from {config_source} (hidden_size="
           f"{config.hidden_size}, intermediate_size={config.intermediate_size}"
           f", vocab_size={config.vocab_size}, max_position_embeddings="
           f"{config.max_position_embeddings}, type_vocab_size="

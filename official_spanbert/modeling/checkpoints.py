@@ -86,6 +86,11 @@ def reading(prefix: str) -> Iterator[None]:
                       f"{' '.join(message.split())}") from None
 
 
+class CheckpointShapeError(ValueError):
+  """A checkpoint whose weights have other shapes than the model's (another
+  model size)."""
+
+
 class CheckpointMismatchError(ValueError):
   """A checkpoint of another model (e.g. a SQuAD run given to the
   pretraining export); `path` is the resolved checkpoint."""
@@ -93,6 +98,50 @@ class CheckpointMismatchError(ValueError):
   def __init__(self, message: str, path: str):
     super().__init__(message)
     self.path = path
+
+
+_VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def _variable_keys(root: tf.train.Checkpoint):
+  """(checkpoint key, variable) of every variable `root` would restore, as
+  TensorFlow names them when it writes or reads `root`; [] if TensorFlow's
+  object-graph helpers moved (then TF's own error comes on a mismatch)."""
+  try:
+    # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+    from tensorflow.python.checkpoint import graph_view
+    from tensorflow.python.checkpoint import util
+    # pylint: enable=g-import-not-at-top,g-direct-tensorflow-import
+    objects, _, _, _, names = util.objects_ids_and_slot_variables_and_paths(
+        graph_view.ObjectGraphView(root))
+  except (ImportError, AttributeError, TypeError, ValueError):
+    return []
+  return [(names[o] + _VALUE, o) for o in objects
+          if isinstance(o, tf.Variable) and o in names]
+
+
+def check_shapes(root: tf.train.Checkpoint, path: str, mismatch: str) -> None:
+  """Refuses checkpoint `path` before it is read into `root` if a variable
+  of both has another shape in the checkpoint (TensorFlow would fail on the
+  first one, after logging every value it left unrestored). `mismatch`
+  starts the message ("checkpoint X does not fit ...").
+
+  Raises:
+    CheckpointShapeError: naming the first such variable and their count.
+  """
+  shapes = tf.train.load_checkpoint(path).get_variable_to_shape_map()
+  keys = _variable_keys(root)
+  differ = sorted((key[:-len(_VALUE)], shapes[key], var.shape.as_list())
+                  for key, var in keys
+                  if key in shapes and list(shapes[key]) != var.shape.as_list())
+  if differ:
+    name, have, want = differ[0]
+    raise CheckpointShapeError(
+        f"{mismatch}: {name} has shape "
+        f"{list(have)} there but {want} in the model ({len(differ)} of its "
+        f"{sum(k in shapes for k, _ in keys)} weights differ); build the "
+        "model with the checkpoint's sizes (those of the run or conversion "
+        "that wrote it) or use another checkpoint")
 
 
 def resolve(path: str) -> str:
@@ -155,8 +204,11 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
         f"{sorted(getattr(model, 'checkpoint_items', {}))} (it has "
         f"{sorted(names)}); expected a checkpoint written by the trainer or "
         "with tf.train.Checkpoint(encoder=...)")
+  root = tf.train.Checkpoint(**items)
+  check_shapes(root, path,
+               f"checkpoint {path} does not fit the model the config builds")
   with reading(path):
-    status = tf.train.Checkpoint(**items).read(path)
+    status = root.read(path)
   try:
     status.expect_partial().assert_existing_objects_matched()
   except AssertionError as e:  # lists every unmatched object: 100s of lines
@@ -213,8 +265,11 @@ def restore_encoder(encoder: tf.Module, path: str) -> str:
       item = encoder
       for key in reversed(keys[1:]):
         item = tf.train.Checkpoint(**{key: item})
+      root = tf.train.Checkpoint(**{keys[0]: item})
+      check_shapes(root, path, f"checkpoint {path}: its encoder does not "
+                   "match the configured encoder (task.model.encoder)")
       with reading(path):
-        status = tf.train.Checkpoint(**{keys[0]: item}).read(path)
+        status = root.read(path)
       try:
         status.expect_partial().assert_existing_objects_matched()
       except AssertionError as e:

@@ -94,6 +94,28 @@ class SpanBertQAConfig(mg_question_answering.QuestionAnsweringConfig):
   predictions_dir: str = ""
 
 
+def check_data(params: QADataConfig) -> None:
+  """Reads a SQuAD JSON input as the task will, so that an unusable file
+  (no 'qas', a null context, duplicate ids, no usable question, 2.0 data
+  for a v1.1 task) is refused before the run writes anything; its warnings
+  are left to the task's own reading.
+
+  Raises:
+    squad.SquadFormatError: (a ValueError) the file cannot be used.
+  """
+  path = params.input_path
+  if not (isinstance(path, str) and path.endswith(".json") and
+          tf.io.gfile.exists(path)):
+    return  # TFRecords, dummy data, or a path the caller reports
+  verbosity = logging.get_verbosity()
+  logging.set_verbosity(logging.ERROR)
+  try:
+    squad.read_examples(path, params.is_training,
+                        params.version_2_with_negative)
+  finally:
+    logging.set_verbosity(verbosity)
+
+
 def _tokenizer(params: QADataConfig) -> tokenization.WordpieceTokenizer:
   if not params.vocab_file:
     raise ValueError(

@@ -39,6 +39,7 @@ from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.tasks import classification as classification_task
 from official_spanbert.tasks import pretraining as pretraining_task
+from official_spanbert.tasks import question_answering as qa_task
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
 
@@ -122,6 +123,8 @@ def check_values(params, mode: str) -> None:
     if dummy_inputs.is_dummy(data):
       continue  # input_path: dummy, generated blocks (no files to check)
     _check_input_path(name, getattr(data, "input_path", None))
+    if isinstance(params.task, qa_task.SpanBertQAConfig):
+      qa_task.check_data(data)  # a SQuAD JSON the task would refuse later
     if isinstance(data, pretrain_dataloader.SpanBertPretrainDataConfig):
       # Masking values, the vocab and the records against their stats: what
       # the loader checks, before the strategy and the model are built.

@@ -270,42 +270,64 @@ def _model_dir_guard(params, model_dir, mode, chief):
     checkpoint_recovery.check_latest(model_dir)
     yield
     return
-  with (run_lock.hold(model_dir) if chief else contextlib.nullcontext()):
+  created = "://" not in model_dir and not os.path.exists(model_dir)
+  try:
+    with (run_lock.hold(model_dir) if chief else contextlib.nullcontext()):
+      with _restored_on_failure(params, model_dir, chief):
+        yield
+  finally:
+    if created and os.path.isdir(model_dir) and not os.listdir(model_dir):
+      os.rmdir(model_dir)  # the lock's folder, of a run that wrote nothing
+
+
+@contextlib.contextmanager
+def _restored_on_failure(params, model_dir, chief):
+  """_model_dir_guard's part inside the lock: a run that fails before it
+  writes a checkpoint leaves the model_dir as it found it (its params.yaml,
+  or none, and no records its task prepared there)."""
+  if chief:
+    checkpoint_recovery.recover_latest(model_dir)
+  path = os.path.join(model_dir, "params.yaml")
+  old = (tf.io.gfile.GFile(path, "rb").read() if tf.io.gfile.exists(path)
+         else None)
+  names = set(tf.io.gfile.listdir(model_dir)) if tf.io.gfile.isdir(
+      model_dir) else set()
+  before = tf.train.latest_checkpoint(model_dir)
+  init = getattr(params.task, "init_checkpoint", None)
+  if not before and init and "://" not in init:
+    checkpoints.resolve(init)  # missing or truncated: one line, now
+  if before and chief:
+    logging.warning(
+        RESUME_MESSAGE, before,
+        int(train_utils.read_global_step_from_checkpoint(before)))
+  _write_params(params, path)
+  try:
+    yield
+  except BaseException as e:
     if chief:
-      checkpoint_recovery.recover_latest(model_dir)
-    path = os.path.join(model_dir, "params.yaml")
-    old = (tf.io.gfile.GFile(path, "rb").read() if tf.io.gfile.exists(path)
-           else None)
-    before = tf.train.latest_checkpoint(model_dir)
-    init = getattr(params.task, "init_checkpoint", None)
-    if not before and init and "://" not in init:
-      checkpoints.resolve(init)  # missing or truncated: one line, now
-    if before and chief:
-      logging.warning(
-          RESUME_MESSAGE, before,
-          int(train_utils.read_global_step_from_checkpoint(before)))
-    _write_params(params, path)
-    try:
-      yield
-    except BaseException as e:
-      if chief:
-        checkpoint_recovery.remove_partial_saves(model_dir)
-        best = params.trainer.best_checkpoint_export_subdir
-        if best:
-          checkpoint_recovery.remove_partial_saves(
-              os.path.join(model_dir, best), train_utils.BEST_CHECKPOINT_NAME)
-      if tf.train.latest_checkpoint(model_dir) != before:
-        raise
-      if old is not None:
-        with atomic_io.writing(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:
-          f.write(old)
-      if before and isinstance(e, ValueError) and (
-          "attempting to restore" in str(e)):
-        raise ValueError(
-            f"{before} does not fit the configured model "
-            f"({config_check.one_line(e)}); resume with the model settings of "
-            f"{path} (kept) or train in a new model_dir") from e
+      checkpoint_recovery.remove_partial_saves(model_dir)
+      best = params.trainer.best_checkpoint_export_subdir
+      if best:
+        checkpoint_recovery.remove_partial_saves(
+            os.path.join(model_dir, best), train_utils.BEST_CHECKPOINT_NAME)
+    if tf.train.latest_checkpoint(model_dir) != before:
       raise
+    if old is not None:
+      with atomic_io.writing(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f:
+        f.write(old)
+    elif chief:
+      atomic_io.remove_file(path)
+    if chief:  # e.g. SQuAD JSON converted into the model_dir
+      for name in set(tf.io.gfile.listdir(model_dir)) - names:
+        if name.endswith(".tf_record"):
+          atomic_io.remove_file(os.path.join(model_dir, name))
+    if before and isinstance(e, ValueError) and (
+        "attempting to restore" in str(e)):
+      raise ValueError(
+          f"{before} does not fit the configured model "
+          f"({config_check.one_line(e)}); resume with the model settings of "
+          f"{path} (kept) or train in a new model_dir") from e
+    raise
 
 
 def _write_params(params, path: str) -> None:
