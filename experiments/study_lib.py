@@ -151,7 +151,8 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
 # "+dirty" when any of these or the library differ from it.
 CODE = ("ablation.py", "ablation_report.py", "continued.py",
         "continued_report.py", "study_lib.py", "study_stages.py", "common.py",
-        "finetune_coref.py", "finetune_squad.py", "finetune_glue.py")
+        "finetune_coref.py", "finetune_squad.py", "finetune_glue.py",
+        "finetune_ner.py")
 
 
 def git_commit() -> str:

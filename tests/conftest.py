@@ -261,6 +261,7 @@ LONGEST_FIRST = (
     # The unit tier's (the tiers run apart; a file of both is listed once).
     "test_demo.py", "test_classify_export.py", "test_console.py",
     "test_build_vocab.py", "test_convert_fairseq.py", "test_coref_data.py",
+    "test_span_ner_task.py",
 )
 
 
