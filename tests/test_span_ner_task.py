@@ -150,3 +150,19 @@ def test_memorises_the_excerpt_nested_entities_included(trained):
             {e.key for e in litbank_tsv.outermost(doc.entities)})
   found = nested & {e.key for e in predicted.entities}
   assert len(found) >= 10 and max(e.layer for e in predicted.entities) >= 2
+
+
+def test_the_cpu_recipe_configures_the_registered_experiment():
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
+  params = exp_factory.get_exp_config("spanbert/span_ner")
+  assert params.trainer.best_checkpoint_eval_metric == "f1"
+  params = params_dict.override_params_dict(
+      params, yaml_files.path("experiments/span_ner/litbank_cpu.yaml"),
+      is_strict=True)
+  params.validate()
+  assert params.task.model.max_span_width == 24
+  assert params.task.train_data.do_lower_case and (
+      params.task.train_data.is_training)
+  assert not params.task.validation_data.is_training
+  assert params.runtime.distribution_strategy == "one_device"
