@@ -95,7 +95,13 @@ def tokenizer(params: TextDataConfig) -> tokenization.WordpieceTokenizer:
 
 
 class EncoderFinetuningTask(base_task.Task):
-  """A base_task.Task whose subclasses give make_model()."""
+  """A base_task.Task whose subclasses give make_model().
+
+  Example:
+    class MyTask(EncoderFinetuningTask):
+      def make_model(self):
+        return builder.build_span_ner_model(self.task_config.model)
+  """
 
   def __init__(self, params, logging_dir: Optional[str] = None,
                name: Optional[str] = None):

@@ -74,6 +74,11 @@ class Window:
     sentence_ids, word_start, word_end: as the module docstring.
     entities: (start, end, label) of the gold entities, positions inclusive.
     bio_labels: BIO_TAGS ids of the outermost entities, IGNORED elsewhere.
+
+  Example:
+    window = encode_document(doc, tokenizer, seq_length=256)[0]
+    start, end, label = window.entities[0]
+    (window.words[start], window.words[end], ENTITY_TYPES[label - 1])
   """
   doc_index: int
   input_word_ids: List[int]
