@@ -124,6 +124,8 @@ def test_oracle_bio_tags_score_the_outermost_entities(small_vocab, tmp_path):
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, small_vocab):
+  import tf_keras  # pylint: disable=g-import-not-at-top
+  tf_keras.utils.set_random_seed(1)  # seeds 1, 2 and 3 pass
   params = _params(small_vocab)
   model_dir = str(tmp_path_factory.mktemp("span_ner") / "model")
   _, logs = train_lib.run(params, model_dir, mode="train_and_eval",
