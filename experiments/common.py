@@ -26,6 +26,23 @@ import sys
 from benchmarks.common import DATA, REPO, data_path, machine  # noqa: F401
 
 
+def split_file(root: str, folder: str, suffix: str, fold: int, part: str,
+               limit, work_dir: str) -> str:
+  """LitBank's split list splits/<fold>/<part>.txt under `root`, or (with a
+  `limit`) a copy in work_dir naming its first `limit` documents by path
+  (<root>/<folder>/<name><suffix>)."""
+  path = os.path.join(root, "splits", str(fold), f"{part}.txt")
+  if not limit:
+    return path
+  with open(path, encoding="utf-8") as f:
+    names = f.read().split()[:limit]
+  out = os.path.join(work_dir, f"{part}-{limit}.txt")
+  with open(out, "w", encoding="utf-8") as f:
+    f.write("\n".join(os.path.join(root, folder, n + suffix)
+                      for n in names) + "\n")
+  return out
+
+
 def minilm_path(script: str) -> str:
   """The Hugging Face all-MiniLM-L6-v2 directory; exits if not installed."""
   try:

@@ -85,16 +85,8 @@ def head_match_clusters(doc: conll2012.Document,
 
 def _split_file(fold: int, part: str, limit, work_dir: str) -> str:
   """The fold's split list, or its first `limit` names in a copy."""
-  path = os.path.join(LITBANK, "splits", str(fold), f"{part}.txt")
-  if not limit:
-    return path
-  with open(path, encoding="utf-8") as f:
-    names = f.read().split()[:limit]
-  out = os.path.join(work_dir, f"{part}-{limit}.txt")
-  with open(out, "w", encoding="utf-8") as f:
-    f.write("\n".join(os.path.join(LITBANK, "conll", n + ".conll")
-                      for n in names) + "\n")
-  return out
+  return common.split_file(LITBANK, "conll", ".conll", fold, part, limit,
+                           work_dir)
 
 
 def make_params(converted: str, train_list: str, dev_list: str, args,

@@ -162,7 +162,7 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
 CODE = ("ablation.py", "ablation_report.py", "continued.py",
         "continued_report.py", "continued_shifts.py", "study_lib.py",
         "study_stages.py", "common.py", "finetune_coref.py",
-        "finetune_squad.py", "finetune_glue.py")
+        "finetune_squad.py", "finetune_glue.py", "finetune_ner.py")
 
 
 def git_commit() -> str:

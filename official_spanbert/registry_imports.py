@@ -29,3 +29,4 @@ from official_spanbert.configs import experiments  # noqa: F401
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401
+from official_spanbert.configs import span_ner_experiments  # noqa: F401

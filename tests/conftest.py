@@ -134,6 +134,23 @@ def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
   return params
 
 
+def short_schedule(params, steps: int, learning_rate: float,
+                   evaluations: int = 2):
+  """A tiny fine-tuning run's trainer: one device, `steps` in two loops, a
+  checkpoint and an evaluation every steps // evaluations, 10% warmup and
+  linear decay from learning_rate."""
+  params.runtime.distribution_strategy = "one_device"
+  trainer = params.trainer
+  trainer.train_steps = steps
+  trainer.steps_per_loop = trainer.summary_interval = steps // 2
+  trainer.checkpoint_interval = trainer.validation_interval = (
+      steps // evaluations)
+  opt = trainer.optimizer_config
+  opt.learning_rate.polynomial.initial_learning_rate = learning_rate
+  opt.learning_rate.polynomial.decay_steps = steps
+  opt.warmup.polynomial.warmup_steps = steps // 10
+
+
 # Test tiers -----------------------------------------------------------------
 #
 # Every test gets exactly one of two markers (registered in pytest.ini;
@@ -252,6 +269,7 @@ LONGEST_FIRST = (
     # The unit tier's (the tiers run apart; a file of both is listed once).
     "test_demo.py", "test_classify_export.py", "test_console.py",
     "test_build_vocab.py", "test_convert_fairseq.py", "test_coref_data.py",
+    "test_span_ner_task.py",
 )
 
 

@@ -29,7 +29,7 @@ import os
 
 import pytest
 
-from conftest import data_path
+from conftest import data_path, short_schedule
 from official.core import exp_factory
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
@@ -63,15 +63,7 @@ def _params(gold: str, vocab: str, steps: int):
   params.task.model.dropout_rate = 0.0
   for data in (params.task.train_data, params.task.validation_data):
     data.input_path, data.vocab_file, data.max_segment_len = gold, vocab, 128
-  params.runtime.distribution_strategy = "one_device"
-  trainer = params.trainer
-  trainer.train_steps = steps
-  trainer.steps_per_loop = trainer.summary_interval = steps // 2
-  trainer.checkpoint_interval = trainer.validation_interval = steps // 2
-  opt = trainer.optimizer_config
-  opt.learning_rate.polynomial.initial_learning_rate = 1e-3
-  opt.learning_rate.polynomial.decay_steps = steps
-  opt.warmup.polynomial.warmup_steps = steps // 10
+  short_schedule(params, steps, learning_rate=1e-3)
   params.task.head_learning_rate_multiplier = 3.0
   return params
 

@@ -75,6 +75,11 @@ def test_the_cli_scores_files_by_name(tmp_path):
   result = json.loads(run.stdout)
   assert result["precision"] == 100.0
   assert result["recall"] == pytest.approx(100 * 37 / 60)
+  assert (result["documents"], result["unscored"]) == (1, 0)
+  # A gold file without a prediction is not scored; the reverse is an error.
+  _write(tmp_path / "gold" / "c.tsv", doc, doc.entities)
+  assert span_f1.evaluate_files(str(tmp_path / "gold"),
+                                str(tmp_path / "pred"))["unscored"] == 1
   (tmp_path / "pred" / "b.tsv").write_text("x\tO\t\n", encoding="utf-8")
   run = subprocess.run(
       [sys.executable, "-m", "official_spanbert.metrics.span_f1",
@@ -82,8 +87,7 @@ def test_the_cli_scores_files_by_name(tmp_path):
        f"--prediction_file={tmp_path / 'pred'}"],
       capture_output=True, text=True, cwd=REPO)
   assert run.returncode == 1
-  assert "not in both the gold and the predicted files, e.g. 'b.tsv'" in (
-      run.stderr)
+  assert "1 predicted files have no gold file of the same name" in run.stderr
 
 
 def _column_counts(path):

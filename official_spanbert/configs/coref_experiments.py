@@ -46,23 +46,11 @@ EPOCHS = 20
 @exp_factory.register_config_factory("spanbert/coref")
 def coref() -> cfg.ExperimentConfig:
   """Coreference fine-tuning (LitBank-sized defaults)."""
-  steps = LITBANK_TRAIN_DOCUMENTS * EPOCHS
-  return cfg.ExperimentConfig(
-      runtime=cfg.RuntimeConfig(distribution_strategy="mirrored"),
-      task=coreference.CorefTaskConfig(
+  return experiments.finetuning_experiment(
+      coreference.CorefTaskConfig(
           train_data=coreference.CorefDataConfig(
               is_training=True, max_training_segments=11),
           validation_data=coreference.CorefDataConfig(is_training=False),
           head_learning_rate_multiplier=5.0, mention_loss_weight=1.0,
           predict_singletons=True),
-      trainer=cfg.TrainerConfig(
-          train_steps=steps, steps_per_loop=LITBANK_TRAIN_DOCUMENTS,
-          summary_interval=LITBANK_TRAIN_DOCUMENTS,
-          checkpoint_interval=LITBANK_TRAIN_DOCUMENTS,
-          validation_interval=LITBANK_TRAIN_DOCUMENTS, validation_steps=-1,
-          max_to_keep=3, best_checkpoint_eval_metric="conll_f1",
-          best_checkpoint_metric_comp="higher",
-          best_checkpoint_export_subdir="best_ckpt",
-          optimizer_config=experiments.optimization_config(
-              train_steps=steps, warmup_steps=steps // 10,
-              learning_rate=2e-5)))
+      LITBANK_TRAIN_DOCUMENTS, EPOCHS, "conll_f1", learning_rate=2e-5)

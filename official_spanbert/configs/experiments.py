@@ -71,6 +71,29 @@ def optimization_config(train_steps: int = PAPER_TRAIN_STEPS,
   })
 
 
+def finetuning_experiment(task: cfg.TaskConfig, epoch_steps: int,
+                          epochs: int, metric: str, learning_rate: float
+                          ) -> cfg.ExperimentConfig:
+  """A fine-tuning experiment of `task`: epochs x epoch_steps steps;
+  summaries, checkpoints and a whole dev evaluation every epoch, the best
+  checkpoint by `metric` (higher) in best_ckpt/; optimization_config's AdamW
+  with 10% warmup at peak `learning_rate`."""
+  steps = epoch_steps * epochs
+  return cfg.ExperimentConfig(
+      runtime=cfg.RuntimeConfig(distribution_strategy="mirrored"),
+      task=task,
+      trainer=cfg.TrainerConfig(
+          train_steps=steps, steps_per_loop=epoch_steps,
+          summary_interval=epoch_steps, checkpoint_interval=epoch_steps,
+          validation_interval=epoch_steps, validation_steps=-1,
+          max_to_keep=3, best_checkpoint_eval_metric=metric,
+          best_checkpoint_metric_comp="higher",
+          best_checkpoint_export_subdir="best_ckpt",
+          optimizer_config=optimization_config(
+              train_steps=steps, warmup_steps=steps // 10,
+              learning_rate=learning_rate)))
+
+
 def _experiment(masking_scheme: str, use_sbo: bool,
                 use_next_sentence: bool) -> cfg.ExperimentConfig:
   def data(is_training):

@@ -36,7 +36,8 @@ Plain Python (the core layer, as conll2012.py): the scorer
 
 Example:
   doc = read_file("tsv/1342_pride_and_prejudice_brat.tsv")
-  doc.entities[0]   # Entity(start=0, end=1, type='PER', layer=2)
+  doc.entities[0]   # Entity(start=10, end=18, type="PER", layer=1): "a
+                    # single man in possession of a good fortune"
   write_file("predicted.tsv", doc.sentences, predicted_entities)
 """
 
@@ -59,7 +60,11 @@ class TsvError(ValueError):
 @dataclasses.dataclass(frozen=True, order=True)
 class Entity:
   """A typed span: first and last word (inclusive, document word indices)
-  and, as read, its layer (1 = innermost; 0 when not from a file)."""
+  and, as read, its layer (1 = innermost; 0 when not from a file).
+
+  Example:
+    Entity(0, 1, "PER", 2).key   # (0, 1, "PER"): what scoring compares
+  """
   start: int
   end: int
   type: str
@@ -80,6 +85,10 @@ class TsvDocument:
     sentences: the tokens of each sentence.
     entities: sorted by (start, end, type, layer).
     num_layers: tag columns per row (4, or 5 with the all-`O` column).
+
+  Example:
+    doc = read_file("tsv/45_anne_of_green_gables_brat.tsv")
+    [" ".join(doc.words[e.start:e.end + 1]) for e in doc.entities[:2]]
   """
   name: str
   sentences: List[List[str]]

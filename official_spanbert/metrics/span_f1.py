@@ -25,7 +25,9 @@ the LitBank papers report them.
       --prediction_file='predicted/*.tsv'     # one JSON line
 
 Gold and predicted files are paired by file name (a glob or a directory
-each; or a single file each).
+each; or a single file each); gold files without a prediction are not
+scored (the CLI says how many), a prediction without a gold file is an
+error.
 
 Example:
   scorer = SpanF1()
@@ -108,29 +110,36 @@ def evaluate_files(gold_pattern: str, prediction_pattern: str,
                    ) -> Dict[str, object]:
   """Scores the predicted tsv files against the gold ones of the same name.
 
+  Returns:
+    SpanF1.result() and `documents` (scored), `unscored` (gold files without
+    a prediction).
+
   Raises:
-    litbank_tsv.TsvError: a file cannot be read, or a gold file has no
-      prediction (and the reverse).
+    litbank_tsv.TsvError: a file cannot be read or has other tokens than its
+      gold file, or a prediction has no gold file.
   """
   gold = {os.path.basename(f): f for f in _files(gold_pattern)}
   predicted = {os.path.basename(f): f for f in _files(prediction_pattern)}
   if len(gold) == 1 and len(predicted) == 1:
     predicted = {next(iter(gold)): next(iter(predicted.values()))}
-  if not gold:
-    raise litbank_tsv.TsvError(f"{gold_pattern}: matches no gold file")
-  missing = sorted(set(gold) ^ set(predicted))
-  if missing:
+  if not predicted:
+    raise litbank_tsv.TsvError(f"{prediction_pattern}: matches no predicted "
+                               "file")
+  extra = sorted(set(predicted) - set(gold))
+  if extra:
     raise litbank_tsv.TsvError(
-        f"{len(missing)} files are not in both the gold and the predicted "
-        f"files, e.g. {missing[0]!r}")
+        f"{len(extra)} predicted files have no gold file of the same name in "
+        f"{gold_pattern}, e.g. {extra[0]!r}")
   scorer = SpanF1(types)
-  for name in sorted(gold):
+  for name in sorted(predicted):
     g, p = (litbank_tsv.read_file(d[name]) for d in (gold, predicted))
     if g.words != p.words:
       raise litbank_tsv.TsvError(f"{predicted[name]}: its tokens differ "
                                  f"from those of {gold[name]}")
     scorer.update(_spans(g), _spans(p))
-  return scorer.result()
+  result = scorer.result()
+  result.update(documents=len(predicted), unscored=len(gold) - len(predicted))
+  return result
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -145,6 +154,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   except litbank_tsv.TsvError as e:
     print(f"span_f1: error: {e}", file=sys.stderr)
     return 1
+  if result["unscored"]:
+    print(f"span_f1: {result['unscored']} gold files have no prediction and "
+          "were not scored", file=sys.stderr)
   print(json.dumps(result))
   return 0
 

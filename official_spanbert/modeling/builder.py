@@ -16,7 +16,8 @@
 
 The pretraining task (tasks/pretraining.py), the Hugging Face converter
 (interop/) and the SavedModel export (serving/export.py) all build their
-model here, so the three cannot drift apart.
+model here, so the three cannot drift apart; the fine-tuning models
+(coreference, span NER) are built here too, for the same reason.
 """
 
 import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
@@ -24,11 +25,14 @@ import tf_keras
 
 from official.modeling import tf_utils
 from official.nlp.configs import encoders
+from official.nlp.modeling import models
+from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import attention_clamp
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
 from official_spanbert.modeling import span_bert_pretrainer
+from official_spanbert.modeling import span_ner_model
 
 
 def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
@@ -90,3 +94,24 @@ def build_coref_model(params) -> coref_model.CorefModel:
       dropout_rate=params.dropout_rate, use_speaker=params.use_speaker,
       suppress_crossing_spans=params.suppress_crossing_spans,
       max_top_spans=params.max_top_spans, chunk_size=params.chunk_size)
+
+
+def build_span_ner_model(params) -> tf_keras.Model:
+  """From a SpanNerModelConfig (tasks/span_ner.py): with head `span`, a
+  SpanNerModel; with head `flat`, Model Garden's BertTokenClassifier (a
+  BIO_TAGS logit per wordpiece), the flat baseline on the same encoder."""
+  encoder = encoders.build_encoder(params.encoder)
+  init = tf_keras.initializers.TruncatedNormal(
+      stddev=params.encoder.get().initializer_range)
+  if params.head == "flat":
+    return models.BertTokenClassifier(
+        encoder, len(span_ner_data.BIO_TAGS), initializer=init,
+        dropout_rate=params.dropout_rate)
+  if params.head != "span":
+    raise ValueError(f"task.model.head must be 'span' or 'flat', got "
+                     f"{params.head!r}")
+  return span_ner_model.SpanNerModel(
+      encoder, max_span_width=params.max_span_width,
+      feature_size=params.feature_size, ffnn_size=params.ffnn_size,
+      ffnn_depth=params.ffnn_depth, dropout_rate=params.dropout_rate,
+      initializer_range=params.encoder.get().initializer_range)

@@ -24,7 +24,8 @@ import tf_keras
 
 class FFNN(tf_keras.layers.Layer):
   """`depth` ReLU layers of `size` with dropout, then a linear output of
-  `output_size` (`initializer` makes a fresh kernel initializer).
+  `output_size` (`initializer` makes a fresh kernel initializer; the output
+  bias starts at `output_bias_initializer`).
 
   Example:
     scorer = FFNN(150, 2, 1, 0.3, tf_keras.initializers.GlorotUniform)
@@ -32,16 +33,17 @@ class FFNN(tf_keras.layers.Layer):
   """
 
   def __init__(self, size: int, depth: int, output_size: int,
-               dropout_rate: float, initializer: Callable, **kwargs):
+               dropout_rate: float, initializer: Callable,
+               output_bias_initializer="zeros", **kwargs):
     super().__init__(**kwargs)
     self._hidden = [tf_keras.layers.Dense(size, activation="relu",
                                           kernel_initializer=initializer(),
                                           name=f"hidden_{i}")
                     for i in range(depth)]
     self._dropout = tf_keras.layers.Dropout(dropout_rate)
-    self._out = tf_keras.layers.Dense(output_size,
-                                      kernel_initializer=initializer(),
-                                      name="output")
+    self._out = tf_keras.layers.Dense(
+        output_size, kernel_initializer=initializer(),
+        bias_initializer=output_bias_initializer, name="output")
 
   @property
   def hidden_layers(self) -> List[tf_keras.layers.Dense]:

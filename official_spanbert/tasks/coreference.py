@@ -44,29 +44,22 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 
-from official.core import base_task
-from official.core import config_definitions as cfg
 from official.core import task_factory
-from official.modeling.hyperparams import base_config
-from official.nlp.configs import encoders
-from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.finetuning import coref as coref_data
-from official_spanbert.data import tokenization
 from official_spanbert.metrics import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 from official_spanbert.modeling import builder
-from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import coref_model
-from official_spanbert.modeling import coref_optimizer
+from official_spanbert.tasks import encoder_finetuning
 
-PREDICTIONS_DIR = "predictions"
+PREDICTIONS_DIR = encoder_finetuning.PREDICTIONS_DIR
 PREDICTIONS_FILE = "predictions.conll"
 _RECORD_SUFFIXES = (".tf_record", ".tfrecord")
 
 
 @dataclasses.dataclass
-class CorefDataConfig(cfg.DataConfig):
+class CorefDataConfig(encoder_finetuning.TextDataConfig):
   """Coreference input.
 
   Attributes:
@@ -83,18 +76,14 @@ class CorefDataConfig(cfg.DataConfig):
     global_batch_size: documents per step (1).
   """
   input_path: str = ""
-  vocab_file: str = ""
-  do_lower_case: bool = False
   max_segment_len: int = 384
   max_num_speakers: int = 0
   max_training_segments: int = 0
   global_batch_size: int = 1
-  is_training: bool = True
-  seed: Optional[int] = None
 
 
 @dataclasses.dataclass
-class CorefModelConfig(base_config.Config):
+class CorefModelConfig(encoder_finetuning.EncoderModelConfig):
   """CorefModel settings (modeling/coref_model.py); `mlm_activation` lets a
   converted checkpoint's params.yaml apply unchanged (unused).
   `suppress_crossing_spans` (on, as the reference) skips pruning candidates
@@ -103,9 +92,6 @@ class CorefModelConfig(base_config.Config):
   scored per chunk; 0: the whole document at once). `variant: reference` is
   mandarjoshi90/coref's independent model (modeling/coref_reference.py, with
   `coref_depth` refinement rounds and `max_segment_distance` buckets)."""
-  encoder: encoders.EncoderConfig = dataclasses.field(
-      default_factory=spanbert_configs.bert_encoder)
-  mlm_activation: str = "gelu"
   max_span_width: int = 30
   feature_size: int = 20
   ffnn_size: int = 3000
@@ -123,18 +109,16 @@ class CorefModelConfig(base_config.Config):
 
 
 @dataclasses.dataclass
-class CorefTaskConfig(cfg.TaskConfig):
-  """The coreference task.
+class CorefTaskConfig(encoder_finetuning.EncoderTaskConfig):
+  """The coreference task (head_learning_rate_multiplier: the reference
+  base's 1e-4 / 2e-5 = 5; evaluation writes predictions_dir/
+  predictions.conll).
 
   Attributes:
-    head_learning_rate_multiplier: task-layer learning rate / encoder
-      learning rate (reference base: 1e-4 / 2e-5 = 5).
     mention_loss_weight: weight of the mention-detection loss added to the
       antecedent loss (0: the reference's loss only).
     predict_singletons: output top spans with mention score > 0 and no link
       as singleton clusters (for data that annotates singletons).
-    predictions_dir: where evaluation writes predictions.conll (default
-      <model_dir>/predictions).
   """
   model: CorefModelConfig = dataclasses.field(default_factory=CorefModelConfig)
   train_data: CorefDataConfig = dataclasses.field(
@@ -144,15 +128,6 @@ class CorefTaskConfig(cfg.TaskConfig):
   head_learning_rate_multiplier: float = 5.0
   mention_loss_weight: float = 0.0
   predict_singletons: bool = False
-  predictions_dir: str = ""
-
-
-def _tokenizer(params: CorefDataConfig) -> tokenization.WordpieceTokenizer:
-  if not params.vocab_file:
-    raise ValueError("set the data config's vocab_file (and do_lower_case) "
-                     "to the vocab of the checkpoint being fine-tuned")
-  return tokenization.WordpieceTokenizer(params.vocab_file,
-                                         lower_case=params.do_lower_case)
 
 
 def build_model(params: CorefModelConfig) -> coref_model.CorefModel:
@@ -172,7 +147,7 @@ def word_clusters(clusters, subtoken_map) -> List[conll2012.Cluster]:
 
 
 @task_factory.register_task_cls(CorefTaskConfig)
-class CorefTask(base_task.Task):
+class CorefTask(encoder_finetuning.EncoderFinetuningTask):
   """Fine-tunes an encoder for coreference; evaluates with the CoNLL metrics.
 
   Args:
@@ -184,7 +159,6 @@ class CorefTask(base_task.Task):
   def __init__(self, params: CorefTaskConfig,
                logging_dir: Optional[str] = None, name: Optional[str] = None):
     super().__init__(params, logging_dir, name=name)
-    self._model = None
     self._eval_docs: List[conll2012.Document] = []
     self._eval_examples: List[coref_data.CorefExample] = []
     self._eval_records = ""
@@ -209,7 +183,7 @@ class CorefTask(base_task.Task):
     examples = None
 
     def encode():
-      return coref_data.encode_documents(docs, _tokenizer(params),
+      return coref_data.encode_documents(docs, encoder_finetuning.tokenizer(params),
                                          params.max_segment_len,
                                          params.max_num_speakers)
 
@@ -243,27 +217,8 @@ class CorefTask(base_task.Task):
 
   # Model and optimizer ----------------------------------------------------
 
-  def build_model(self) -> tf_keras.Model:
-    self._model = build_model(self.task_config.model)
-    return self._model
-
-  def initialize(self, model: tf_keras.Model):
-    """Restores the encoder from task_config.init_checkpoint, if set."""
-    if self.task_config.init_checkpoint:
-      checkpoints.restore_encoder(model.checkpoint_items["encoder"],
-                                  self.task_config.init_checkpoint)
-
-  def create_optimizer(self, optimizer_config, runtime_config=None,
-                       dp_config=None):
-    """Two learning rates: the config's for the encoder, times
-    head_learning_rate_multiplier for the task layers."""
-    del runtime_config, dp_config
-    if self._model is None:
-      raise ValueError("build_model() must come before create_optimizer()")
-    model = self._model
-    return coref_optimizer.SplitLearningRateOptimizer(
-        optimizer_config, self.task_config.head_learning_rate_multiplier,
-        lambda: model.encoder.trainable_variables)
+  def make_model(self) -> tf_keras.Model:
+    return build_model(self.task_config.model)
 
   def build_losses(self, labels, model_outputs, aux_losses=None) -> tf.Tensor:
     gold = [labels[n][0] for n in coref_data.MENTION_FEATURES]
@@ -311,10 +266,6 @@ class CorefTask(base_task.Task):
           mention_scores if self.task_config.predict_singletons else None)
       out.append(word_clusters(clusters, example.subtoken_map))
     return out
-
-  def predictions_dir(self) -> str:
-    return self.task_config.predictions_dir or os.path.join(
-        self.logging_dir or ".", PREDICTIONS_DIR)
 
   def reduce_aggregated_logs(self, aggregated_logs, global_step=None
                              ) -> Dict[str, Any]:
