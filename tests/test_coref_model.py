@@ -305,6 +305,16 @@ def _document_inputs(n=300, segment=64, seed=0):
           "speaker_ids": tf.constant(speakers[None], tf.int32)}
 
 
+def _by_antecedent(out):
+  """top_antecedents, their mask and antecedent_scores (dummy column first),
+  each row ordered by antecedent id."""
+  order = np.argsort(out["top_antecedents"], axis=1, kind="stable")
+  take = lambda x: np.take_along_axis(x, order, 1)  # pylint: disable=unnecessary-lambda-assignment
+  scores = out["antecedent_scores"]
+  return (take(out["top_antecedents"]), take(out["top_antecedents_mask"]),
+          np.concatenate([scores[:, :1], take(scores[:, 1:])], 1))
+
+
 def test_chunked_inference_predicts_what_the_whole_document_does():
   """Windows of 16 wordpieces and chunks of 16 top spans (a window's spans
   reach 5 wordpieces into the next), in a graph as served: the same spans,
@@ -321,11 +331,16 @@ def test_chunked_inference_predicts_what_the_whole_document_does():
   n = inputs["sentence_map"].shape[1]
   assert len(whole["top_span_starts"]) == int(0.4 * n) > 100
   for key in ("candidate_starts", "candidate_ends", "top_span_starts",
-              "top_span_ends", "top_antecedents", "top_antecedents_mask"):
+              "top_span_ends"):
     np.testing.assert_array_equal(chunked[key], whole[key], err_msg=key)
-  for key in ("candidate_mention_scores", "antecedent_scores"):
-    np.testing.assert_allclose(chunked[key], whole[key], atol=1e-4,
-                               rtol=1e-5, err_msg=key)
+  np.testing.assert_allclose(chunked["candidate_mention_scores"],
+                             whole["candidate_mention_scores"], atol=1e-4,
+                             rtol=1e-5)
+  # The same antecedents with the same scores; the rank of two near-tied
+  # antecedents can differ between the graphs (it did in 1 run of 10 under
+  # xdist at load 13: scores ~1e-6 apart), so rows compare by antecedent id.
+  for got, want in zip(_by_antecedent(chunked), _by_antecedent(whole)):
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-5)
   fields = ("top_span_starts", "top_span_ends", "top_antecedents",
             "antecedent_scores")
   clusters = coref_model.predict_clusters(*(whole[f] for f in fields))

@@ -264,7 +264,7 @@ def test_configuration_error_is_one_line(pretraining_records, cased_vocab,
 
 REGISTERED = ("bert/token_nsp", "bert/token_single", "spanbert/classification",
               "spanbert/coref", "spanbert/glue", "spanbert/no_sbo",
-              "spanbert/pretraining", "spanbert/squad_v1",
+              "spanbert/pretraining", "spanbert/span_ner", "spanbert/squad_v1",
               "spanbert/squad_v2", "spanbert/tacred")
 
 
