@@ -241,6 +241,7 @@ def _move_into_place(staging: str, path: str, ours: Sequence[str],
       if aside:
         shutil.rmtree(aside, ignore_errors=True)
       return
+    os.makedirs(path, exist_ok=True)  # the rename failed: merge into it
   _merge(staging, path, ours)
 
 
