@@ -30,10 +30,12 @@ setuptools.setup(
     # checkout (the layout the design card asks for; docs/packaging.md):
     #   official_spanbert/  the library
     #   tools/              its binaries, installed as official_spanbert.tools
-    #   configs/            the YAML (models/, experiments/), installed as
+    #   configs/            the YAML --config_file takes (models/,
+    #                       experiments/, experiments/<task>/), installed as
     #                       package data official_spanbert/configs/yaml/
     #                       (configs.yaml_files.path() finds either place)
-    # dev/, tests/, benchmarks/ and experiments/ are not installed.
+    # dev/, tests/, benchmarks/ and experiments/ (with the studies' arm and
+    # preset YAML, experiments/<study>_arms/) are not installed.
     packages=(setuptools.find_packages(include=["official_spanbert",
                                                 "official_spanbert.*"])
               + ["official_spanbert.tools", "official_spanbert.configs.yaml"]),

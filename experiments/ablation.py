@@ -33,12 +33,11 @@ the official metric; and its MLM accuracy is measured on span-masked blocks
 of a held-out slice of the corpus (every `heldout_every`-th document, counted
 over the corpus files in sorted order; pretraining never sees them).
 
-Arms and presets are YAML (configs/experiments/ablation/<arm>.yaml and
-{cpu,gpu,micro}.yaml, read through official_spanbert.configs.yaml_files; the
-preset files say how each was sized). The stages are study_stages', run by
-study_lib.run_stages. In order (a manifest of finished ones is
-<work_dir>/manifest.json; finished stages are skipped, a stopped stage
-resumes from its checkpoints):
+Arms and presets are YAML beside this file (experiments/ablation_arms/<arm>.yaml
+and {cpu,gpu,micro}.yaml; the preset files say how each was sized). The stages
+are study_stages', run by study_lib.run_stages. In order (a manifest of
+finished ones is <work_dir>/manifest.json; finished stages are skipped, a
+stopped stage resumes from its checkpoints):
 
   records:single, records:nsp, records:tagged, records:heldout
       the train/held-out corpus split and pretraining records at the preset's
@@ -81,7 +80,6 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 import tf_keras
 import yaml
 
-from official_spanbert.configs import yaml_files
 from official_spanbert.training import train_lib
 
 from experiments import ablation_report
@@ -93,17 +91,18 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "ablation_results")
 ARM_NAMES = ("random_init", "token", "token_nsp", "whole_word",
              "named_entity", "noun_phrase", "span", "span_sbo")
+ARMS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "ablation_arms")
 
 
 def _yaml(name: str) -> dict:
-  with open(yaml_files.path(f"experiments/ablation/{name}.yaml"),
-            encoding="utf-8") as f:
+  with open(os.path.join(ARMS_DIR, f"{name}.yaml"), encoding="utf-8") as f:
     return yaml.safe_load(f)
 
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-  """One arm (configs/experiments/ablation/<name>.yaml)."""
+  """One arm (experiments/ablation_arms/<name>.yaml)."""
   experiment: str = ""          # "" for random_init
   masking_scheme: str = ""
   records: str = ""             # records:<kind> it pretrains on
@@ -297,7 +296,7 @@ def run_study(study: Study, arms: List[str], seeds: List[int],
 def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--preset", choices=sorted(PRESETS), default="cpu",
-                  help="configs/experiments/ablation/<preset>.yaml")
+                  help="experiments/ablation_arms/<preset>.yaml")
   ap.add_argument("--work_dir", required=True)
   ap.add_argument("--arms", default="",
                   help="comma-separated arms (default: the preset's)")

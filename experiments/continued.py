@@ -17,8 +17,8 @@ r"""Continued pretraining of a real encoder, measured downstream (issue 35).
 Every arm starts from the converted all-MiniLM-L6-v2 with fresh heads and
 continues on the same lowercased literary prose for the same steps, batch,
 schedule, data order and seed; only objective and masking differ. Arms and
-presets are YAML, read through official_spanbert.configs.yaml_files:
-`configs/experiments/continued/{none,token,span,span_sbo}.yaml` and
+presets are YAML beside this file:
+`experiments/continued_arms/{none,token,span,span_sbo}.yaml` and
 `{cpu,micro}.yaml`. Stages, in the queue's order (the ablation's design: a
 manifest of finished stages in <work_dir>/manifest.json, one result file an
 arm under continued_results/<preset>/ updated after every stage, a stopped
@@ -58,7 +58,6 @@ import tf_keras
 import yaml
 
 from official_spanbert import interop
-from official_spanbert.configs import yaml_files
 from official_spanbert.interop import weight_map
 
 from experiments import common
@@ -75,7 +74,7 @@ ARM_NAMES = ("none", "token", "span", "span_sbo")
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-  """One arm (configs/experiments/continued/<name>.yaml)."""
+  """One arm (experiments/continued_arms/<name>.yaml)."""
   label: str
   experiment: str               # "" for none: no continued pretraining
   masking_scheme: str
@@ -85,9 +84,12 @@ class Arm:
   head_warmup: bool = True
 
 
+ARMS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "continued_arms")
+
+
 def _yaml(name: str) -> dict:
-  with open(yaml_files.path(f"experiments/continued/{name}.yaml"),
-            encoding="utf-8") as f:
+  with open(os.path.join(ARMS_DIR, f"{name}.yaml"), encoding="utf-8") as f:
     return yaml.safe_load(f)
 
 
@@ -97,7 +99,7 @@ def load_arms(names=ARM_NAMES) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class Preset:
-  """configs/experiments/continued/<preset>.yaml (the same for every arm)."""
+  """experiments/continued_arms/<preset>.yaml (the same for every arm)."""
   base: str
   corpus: tuple
   heldout_every: int
@@ -337,7 +339,7 @@ def cli(argv, *, module: str, doc: str, make_study_fn, arm_names,
   pilot first runs the stages `pilot_inputs`)."""
   ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
   ap.add_argument("--preset", default="cpu",
-                  help="configs/experiments/continued/<preset>.yaml")
+                  help="experiments/continued_arms/<preset>.yaml")
   ap.add_argument("--work_dir", required=True)
   ap.add_argument("--arms", default="", help="comma-separated arms")
   ap.add_argument("--stages", default="",

@@ -25,7 +25,7 @@ modeling/head_warmup.py), and SQuAD is fine-tuned for whole epochs of a
 subset of the SQuADShifts questions, scored on a fixed slice of SQuAD v1.1
 dev.
 
-Arms (configs/experiments/continued/<arm>.yaml), every one from the converted
+Arms (experiments/continued_arms/<arm>.yaml), every one from the converted
 MiniLM, at equal compute (the same steps, batch, schedule, data order and
 seed; a warm-up step costs what any step costs):
 
@@ -52,7 +52,7 @@ checkpoints stay in the work dir):
   finetune:<arm>:<seed>   SQuAD fine-tuning, scored once on the dev slice
   report                  report.md and continued.png from the result files
 
-The plan of preset `shifts` (configs/experiments/continued/shifts.yaml, the
+The plan of preset `shifts` (experiments/continued_arms/shifts.yaml, the
 queue in its `arms` order: none, span_sbo, span_sbo_no_warmup, span, token;
 seeds 1-3), and each stage's CPU time estimated from the timing run (preset
 `shifts_timing` at commit 2e87549, 2026-12-04 04:04-04:35, one TensorFlow

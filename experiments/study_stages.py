@@ -64,7 +64,7 @@ class Study:
   A study's arms are specs with `experiment` ("" when it does not pretrain),
   `masking_scheme`, `records` (the records:<kind> it pretrains on) and
   `label`; its preset has the sizes the stages read (see
-  configs/experiments/ablation/cpu.yaml).
+  experiments/ablation_arms/cpu.yaml).
   """
   preset: Any
   work_dir: str

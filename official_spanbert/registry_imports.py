@@ -25,7 +25,7 @@ one line here.
 """
 
 # pylint: disable=unused-import
-from official_spanbert.configs import experiments  # noqa: F401
+from official_spanbert.configs import pretraining_experiments  # noqa: F401
 from official_spanbert.configs import classification_experiments  # noqa: F401
 from official_spanbert.configs import squad_experiments  # noqa: F401
 from official_spanbert.configs import coref_experiments  # noqa: F401

@@ -345,7 +345,7 @@ def _random_tf_checkpoint(directory, cased_vocab, use_sbo=True):
       "max_position_embeddings": 64, "hidden_act": "gelu_new",
   }).encoder_config()
   task = pretraining.SpanBertPretrainTask(
-      spanbert_configs.SpanBertPretrainTaskConfig(
+      pretraining.SpanBertPretrainTaskConfig(
           model=spanbert_configs.SpanBertPretrainerConfig(
               encoder=encoder, use_sbo=use_sbo, use_next_sentence=True)))
   model = task.build_model()

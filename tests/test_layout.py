@@ -18,6 +18,11 @@ Every import of an official_spanbert module counts, at module level or inside
 a function. The README's layout section shows the same report.
 """
 
+import ast
+import os
+
+import yaml
+
 from conftest import REPO
 from dev import layout_report
 
@@ -39,6 +44,49 @@ def test_modeling_and_interop_never_import_tasks():
                           "official_spanbert.interop"))
          and b.startswith("official_spanbert.tasks")]
   assert bad == []
+
+
+def test_configs_holds_only_what_config_file_takes():
+  """configs/ ships in the wheel: Model Garden overrides (task, trainer,
+  runtime) only; a study's arms and presets (label:, records:, ...) sit
+  beside the study, in experiments/<study>_arms/."""
+  configs = os.path.join(REPO, "configs")
+  found = {}
+  for directory, _, files in os.walk(configs):
+    for name in files:
+      with open(os.path.join(directory, name), encoding="utf-8") as f:
+        found[os.path.relpath(os.path.join(directory, name), configs)] = set(
+            yaml.safe_load(f) or {})
+  assert "models/tiny.yaml" in found
+  assert {n: keys - {"task", "trainer", "runtime"}
+          for n, keys in found.items()
+          if keys - {"task", "trainer", "runtime"}} == {}
+  for study, arm in (("ablation", "span_sbo"), ("continued", "span_sbo")):
+    assert os.path.isfile(os.path.join(REPO, "experiments", f"{study}_arms",
+                                       f"{arm}.yaml"))
+    # A folder named as the study's module would make two experiments.<study>.
+    assert not os.path.isdir(os.path.join(REPO, "experiments", study))
+
+
+def test_one_meaning_per_name():
+  """The word "experiments" names the top-level study folder only (Model
+  Garden's pretraining_experiments.py, not configs/experiments.py); every
+  task config sits in its task module, as Model Garden places them."""
+  mods = layout_report.modules(REPO)
+  assert "official_spanbert.configs.pretraining_experiments" in mods
+  assert [m for m in mods if m.rsplit(".", 1)[-1] == "experiments"] == []
+  placed = {}
+  for module, path in mods.items():
+    with open(path, encoding="utf-8") as f:
+      tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+      if isinstance(node, ast.ClassDef) and any(
+          ast.unparse(b).endswith("TaskConfig") for b in node.bases):
+        placed[node.name] = module
+  assert placed["SpanBertPretrainTaskConfig"] == (
+      "official_spanbert.tasks.pretraining")
+  assert {n: m for n, m in placed.items()
+          if not m.startswith("official_spanbert.tasks.")} == {}
 
 
 def test_the_report_sees_an_upward_import_and_a_cycle(tmp_path):

@@ -40,7 +40,8 @@ from absl import logging
 from official.core import config_definitions as cfg
 from official.core import exp_factory
 from official.nlp.data import sentence_prediction_dataloader as loader_lib
-from official_spanbert.configs.experiments import optimization_config
+from official_spanbert.configs.pretraining_experiments import (
+    optimization_config)
 from official_spanbert.tasks import classification
 
 TACRED_NUM_RELATIONS = 42

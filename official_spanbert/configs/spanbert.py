@@ -12,16 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Configs of the SpanBERT pretraining model and task."""
+"""Configs of the SpanBERT pretraining model; its task's config is in tasks/."""
 
 import dataclasses
 from typing import Optional
 
 from absl import logging
-from official.core import config_definitions as cfg
 from official.modeling.hyperparams import base_config
 from official.nlp.configs import encoders
-from official_spanbert.data.pretraining import pretrain_dataloader
 
 CASED_VOCAB_SIZE = 28996
 
@@ -96,51 +94,3 @@ class SpanBertPretrainerConfig(base_config.Config):
                     "task.model.max_sbo_targets now (the data config's name); "
                     "rename it in your YAML or params.yaml")
     return self.sbo_max_targets
-
-
-GRADIENT_NORMALIZATIONS = ("mean", "reference")
-
-
-@dataclasses.dataclass
-class SpanBertPretrainTaskConfig(cfg.TaskConfig):
-  """The pretraining task: loss = MLM + sbo_weight * SBO (+ NSP).
-
-  Attributes:
-    model: the pretrainer.
-    sbo_weight: weight of the SBO loss.
-    gradient_normalization: what the optimizer (clip-norm, Adam's epsilon)
-      sees. "mean": the gradient of the mean loss over the global batch.
-      "reference": that gradient divided by the masked tokens of one
-      reference GPU batch, as the fairseq reference does (its criterion
-      returns the mean loss with sample_size = masked tokens, and the trainer
-      divides the gradients by the sample size again): the gradient is
-      scaled by (global batch / reference_sequences_per_gpu) / (masked
-      tokens of the global batch), ~1/616 at 8 blocks of 512. Losses and
-      metrics are reported unscaled; gradient_norm is the norm the clip sees.
-    reference_sequences_per_gpu: sequences per GPU batch of the reference run
-      (256 over 32 GPUs = 8).
-    head_warmup_steps: N > 0 trains only the heads (MLM transform and bias,
-      SBO head, NSP head) for steps 0..N-1, then everything: the encoder,
-      and the word embeddings the MLM output is tied to, stay bit-identical
-      and their Adam moments zero until step N (modeling/head_warmup.py).
-      For an init_checkpoint without the heads (a converted sentence
-      encoder): docs/pretraining.md, "Continued pretraining from a headless
-      checkpoint". 0: one optimizer for all variables, as before.
-    encoder_warmup_steps: the encoder's own linear learning-rate warm-up
-      from step head_warmup_steps: its rate is the schedule's times
-      min(1, (step - N + 1) / encoder_warmup_steps) (0: no extra warm-up).
-      The heads follow trainer.optimizer_config's schedule from step 0.
-  """
-  model: SpanBertPretrainerConfig = dataclasses.field(
-      default_factory=SpanBertPretrainerConfig)
-  sbo_weight: float = 1.0
-  gradient_normalization: str = "mean"
-  reference_sequences_per_gpu: int = 8
-  head_warmup_steps: int = 0
-  encoder_warmup_steps: int = 0
-  train_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
-      dataclasses.field(
-          default_factory=pretrain_dataloader.SpanBertPretrainDataConfig))
-  validation_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
-      dataclasses.field(default_factory=lambda: pretrain_dataloader.
-                        SpanBertPretrainDataConfig(is_training=False)))

@@ -41,7 +41,7 @@ as the reference's --eval_metric.
 
 from official.core import config_definitions as cfg
 from official.core import exp_factory
-from official_spanbert.configs import experiments
+from official_spanbert.configs import pretraining_experiments
 from official_spanbert.tasks import question_answering
 
 SQUAD_TRAIN_QUESTIONS = 88_641
@@ -69,7 +69,7 @@ def _experiment(version_2: bool) -> cfg.ExperimentConfig:
           validation_steps=-1, max_to_keep=3,
           best_checkpoint_eval_metric="best_f1" if version_2 else "f1",
           best_checkpoint_metric_comp="higher",
-          optimizer_config=experiments.optimization_config(
+          optimizer_config=pretraining_experiments.optimization_config(
               train_steps=steps, warmup_steps=steps // 10,
               learning_rate=2e-5)),
       restrictions=[

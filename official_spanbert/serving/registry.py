@@ -34,13 +34,13 @@ import official_spanbert  # noqa: F401
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export as export_lib
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import limits
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
+from official_spanbert.tasks import pretraining
 from official_spanbert.tasks import question_answering
 
 
@@ -178,7 +178,7 @@ def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
       vocab_file=options.vocab_file, version=options.version)
 
 
-register(Entry(spanbert_configs.SpanBertPretrainTaskConfig,
+register(Entry(pretraining.SpanBertPretrainTaskConfig,
                ("spanbert/pretraining", "spanbert/no_sbo", "bert/token_nsp",
                 "bert/token_single"),
                ("serving_default", "encode_pair", "encode_ids", "fill_spans"),

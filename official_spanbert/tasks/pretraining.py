@@ -14,6 +14,7 @@
 
 """The SpanBERT pretraining task: MLM + span boundary objective (+ NSP)."""
 
+import dataclasses
 import math
 from typing import Dict, Tuple
 
@@ -23,15 +24,64 @@ import tensorflow as tf
 import tf_keras
 
 from official.core import base_task
+from official.core import config_definitions as cfg
 from official.core import task_factory
 from official.modeling import performance
 from official.nlp.data import data_loader_factory
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
+from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import head_warmup
+
+GRADIENT_NORMALIZATIONS = ("mean", "reference")
+
+
+@dataclasses.dataclass
+class SpanBertPretrainTaskConfig(cfg.TaskConfig):
+  """The pretraining task: loss = MLM + sbo_weight * SBO (+ NSP).
+
+  Attributes:
+    model: the pretrainer.
+    sbo_weight: weight of the SBO loss.
+    gradient_normalization: what the optimizer (clip-norm, Adam's epsilon)
+      sees. "mean": the gradient of the mean loss over the global batch.
+      "reference": that gradient divided by the masked tokens of one
+      reference GPU batch, as the fairseq reference does (its criterion
+      returns the mean loss with sample_size = masked tokens, and the trainer
+      divides the gradients by the sample size again): the gradient is
+      scaled by (global batch / reference_sequences_per_gpu) / (masked
+      tokens of the global batch), ~1/616 at 8 blocks of 512. Losses and
+      metrics are reported unscaled; gradient_norm is the norm the clip sees.
+    reference_sequences_per_gpu: sequences per GPU batch of the reference run
+      (256 over 32 GPUs = 8).
+    head_warmup_steps: N > 0 trains only the heads (MLM transform and bias,
+      SBO head, NSP head) for steps 0..N-1, then everything: the encoder,
+      and the word embeddings the MLM output is tied to, stay bit-identical
+      and their Adam moments zero until step N (modeling/head_warmup.py).
+      For an init_checkpoint without the heads (a converted sentence
+      encoder): docs/pretraining.md, "Continued pretraining from a headless
+      checkpoint". 0: one optimizer for all variables, as before.
+    encoder_warmup_steps: the encoder's own linear learning-rate warm-up
+      from step head_warmup_steps: its rate is the schedule's times
+      min(1, (step - N + 1) / encoder_warmup_steps) (0: no extra warm-up).
+      The heads follow trainer.optimizer_config's schedule from step 0.
+  """
+  model: spanbert_configs.SpanBertPretrainerConfig = dataclasses.field(
+      default_factory=spanbert_configs.SpanBertPretrainerConfig)
+  sbo_weight: float = 1.0
+  gradient_normalization: str = "mean"
+  reference_sequences_per_gpu: int = 8
+  head_warmup_steps: int = 0
+  encoder_warmup_steps: int = 0
+  train_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
+      dataclasses.field(
+          default_factory=pretrain_dataloader.SpanBertPretrainDataConfig))
+  validation_data: pretrain_dataloader.SpanBertPretrainDataConfig = (
+      dataclasses.field(default_factory=lambda: pretrain_dataloader.
+                        SpanBertPretrainDataConfig(is_training=False)))
 
 
 # do_not_convert: TF ops only; autograph has nothing to convert.
@@ -124,10 +174,10 @@ def check_config(params) -> None:
           f"from task.model.max_sbo_targets={params.model.sbo_targets()}"
           "; SBO targets per span are one setting: make them equal")
   if params.gradient_normalization not in (
-      spanbert_configs.GRADIENT_NORMALIZATIONS):
+      GRADIENT_NORMALIZATIONS):
     raise ValueError(
         "task.gradient_normalization must be one of "
-        f"{spanbert_configs.GRADIENT_NORMALIZATIONS}, not "
+        f"{GRADIENT_NORMALIZATIONS}, not "
         f"{params.gradient_normalization!r}")
   if params.reference_sequences_per_gpu < 1:
     raise ValueError("task.reference_sequences_per_gpu must be >= 1, got "
@@ -138,7 +188,7 @@ def check_config(params) -> None:
                        f"{getattr(params, field)}")
 
 
-@task_factory.register_task_cls(spanbert_configs.SpanBertPretrainTaskConfig)
+@task_factory.register_task_cls(SpanBertPretrainTaskConfig)
 class SpanBertPretrainTask(base_task.Task):
   """Pretraining with span masking and the span boundary objective.
 

@@ -34,7 +34,6 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
-from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.data.pretraining import pretrain_dataloader
 from official_spanbert.tasks import classification as classification_task
@@ -129,7 +128,7 @@ def check_values(params, mode: str) -> None:
       # Masking values, the vocab and the records against their stats: what
       # the loader checks, before the strategy and the model are built.
       pretrain_dataloader.SpanBertPretrainDataLoader(data)
-  if isinstance(params.task, spanbert_configs.SpanBertPretrainTaskConfig):
+  if isinstance(params.task, pretraining_task.SpanBertPretrainTaskConfig):
     # seq_length against max_position_embeddings, the records' vocab against
     # vocab_size, ...: what the task checks when it is built, after
     # params.yaml would have been written.

@@ -31,7 +31,7 @@ from official.core import exp_factory
 from official.modeling import optimization
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining import pretrain_dataloader
-from official_spanbert.tasks import pretraining  # noqa: F401  (registers)
+from official_spanbert.tasks import pretraining
 
 PAPER_TRAIN_STEPS = 2_400_000
 
@@ -102,7 +102,7 @@ def _experiment(masking_scheme: str, use_sbo: bool,
         use_next_sentence_label=use_next_sentence, global_batch_size=256)
   return cfg.ExperimentConfig(
       runtime=cfg.RuntimeConfig(distribution_strategy="mirrored"),
-      task=spanbert_configs.SpanBertPretrainTaskConfig(
+      task=pretraining.SpanBertPretrainTaskConfig(
           model=spanbert_configs.SpanBertPretrainerConfig(
               use_sbo=use_sbo, use_next_sentence=use_next_sentence),
           train_data=data(True), validation_data=data(False)),
