@@ -89,6 +89,29 @@ def test_one_meaning_per_name():
           if not m.startswith("official_spanbert.tasks.")} == {}
 
 
+def test_library_modules_do_not_import_their_own_package():
+  """Importing any official_spanbert.x runs official_spanbert/__init__.py
+  (TF_USE_LEGACY_KERAS=1, then the quiet console) first, so a library
+  module's `import official_spanbert` is a no-op; entry points outside the
+  package (tools/, experiments/, benchmarks/, tests) keep theirs."""
+  mods = layout_report.modules(REPO)
+  selfish = []
+  for module, path in mods.items():
+    if module.startswith("official_spanbert.tools"):
+      continue
+    with open(path, encoding="utf-8") as f:
+      tree = ast.parse(f.read(), path)
+    selfish += [module for node in tree.body if isinstance(node, ast.Import)
+                for a in node.names if a.name == "official_spanbert"]
+  assert selfish == []
+  with open(os.path.join(REPO, "official_spanbert", "__init__.py"),
+            encoding="utf-8") as f:
+    init = f.read()
+  assert "tensorflow" not in "".join(
+      line for line in init.splitlines() if line.startswith(("import", "from")))
+  assert 'os.environ["TF_USE_LEGACY_KERAS"] = "1"' in init
+
+
 def test_the_report_sees_an_upward_import_and_a_cycle(tmp_path):
   pkg = tmp_path / "official_spanbert"
   (pkg / "data").mkdir(parents=True)

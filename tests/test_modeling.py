@@ -18,8 +18,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
+from tf_keras.src.saving.legacy import serialization
 
 from official.nlp.modeling import networks
+from official_spanbert.modeling import activations
 from official_spanbert.modeling import span_boundary_head
 from official_spanbert.modeling import span_bert_pretrainer
 
@@ -91,6 +93,27 @@ def test_sbo_head_config_round_trip():
       custom_objects={"SpanBoundaryHead":
                       span_boundary_head.SpanBoundaryHead})
   assert restored.get_config() == config
+
+
+def test_one_keras_package_name_and_configs_saved_before_load():
+  """Every registration is "spanbert>..." (the name params.yaml files carry
+  for the exact GELU); a config saved as "SpanBert>..." before issue 49, as
+  Keras' legacy SavedModel metadata records it, still deserializes."""
+  assert activations.EXACT_GELU == "spanbert>gelu_exact"
+  for obj in (activations.gelu_exact, span_boundary_head.SpanBoundaryHead,
+              span_bert_pretrainer.SpanBertPretrainer):
+    assert tf_keras.utils.get_registered_name(obj) == (
+        "spanbert>" + obj.__name__)
+  head = span_boundary_head.SpanBoundaryHead(max_targets=5,
+                                             position_embedding_size=8)
+  old = serialization.serialize_keras_object(head)
+  assert old["class_name"] == "spanbert>SpanBoundaryHead"
+  old["class_name"] = "SpanBert>SpanBoundaryHead"
+  restored = serialization.deserialize_keras_object(old)
+  assert isinstance(restored, span_boundary_head.SpanBoundaryHead)
+  assert restored.get_config() == head.get_config()
+  assert tf_keras.utils.get_registered_object(
+      "SpanBert>SpanBertPretrainer") is span_bert_pretrainer.SpanBertPretrainer
 
 
 def test_sbo_head_without_table_fails_clearly():

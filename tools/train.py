@@ -22,7 +22,8 @@ official/projects/teams/train.py runs official/nlp/train.py's.
     --mode=train --model_dir=/tmp/spanbert
 
 What a run does around Model Garden's runner (the model_dir lock, checkpoint
-recovery, the divergence bound, one-line errors) is told in train_lib.py.
+recovery, the divergence bound, one-line errors) is told in
+docs/pretraining.md, "Running".
 """
 
 from official_spanbert.training import train_flags

@@ -26,7 +26,6 @@ with `example_bytes`: the same inputs give byte-identical files.
 
 from typing import Callable, Dict, Iterable, Optional, Sequence
 
-import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import tensorflow as tf
 
 from official_spanbert.utils import atomic_io

@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 from typing import Dict, List, Tuple
 
-import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import tensorflow as tf
 import tensorflow_text as tf_text
 

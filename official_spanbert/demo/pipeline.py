@@ -55,7 +55,6 @@ from typing import Dict, Optional
 from absl import flags
 from absl import logging
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

@@ -30,7 +30,6 @@ import os
 import shutil
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import yaml
 

@@ -30,7 +30,6 @@ import os
 from typing import Dict, List, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.interop import output_dir as output_dir_lib

@@ -33,7 +33,6 @@ import os
 from typing import Optional, Union
 
 from absl import logging
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output

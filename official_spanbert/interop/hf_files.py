@@ -29,7 +29,6 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official.nlp.configs import encoders
 from official_spanbert.modeling import activations

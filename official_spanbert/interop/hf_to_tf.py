@@ -23,7 +23,6 @@ from typing import Optional, Sequence, Union
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output

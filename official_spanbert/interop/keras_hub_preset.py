@@ -46,7 +46,6 @@ import sys
 import tempfile
 from typing import Optional, Union
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import progress as progress_lib
 from official_spanbert.utils import write_errors

@@ -35,7 +35,6 @@ from typing import Dict, Optional, Union
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 
 from official.nlp.tools import tf1_bert_checkpoint_converter_lib as mg_tf1

@@ -22,7 +22,6 @@ import os
 import shutil
 from typing import Optional, Tuple, Union
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import yaml
 

@@ -21,7 +21,6 @@ registers it, so that `tf_utils.get_activation` and Keras deserialisation find
 it.
 """
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import tf_keras
 

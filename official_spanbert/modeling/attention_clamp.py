@@ -28,7 +28,6 @@ unclamped score can overflow to inf and the softmax to NaN (SpanBERT issue
   clamp_attention_scores(encoder)  # every layer now clamps
 """
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import tf_keras
 

@@ -20,7 +20,6 @@ model here, so the three cannot drift apart; the fine-tuning models
 (coreference, span NER) are built here too, for the same reason.
 """
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tf_keras
 
 from official.modeling import tf_utils

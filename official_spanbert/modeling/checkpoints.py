@@ -31,7 +31,6 @@ from typing import Iterator, List, Optional
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 

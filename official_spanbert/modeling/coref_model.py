@@ -46,7 +46,6 @@ as LitBank, so that mention scores > 0 can be read as mentions).
 
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

@@ -27,7 +27,6 @@ not clip again.
 import copy
 from typing import Callable, Iterable, Tuple
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

@@ -46,7 +46,6 @@ Example:
 
 from typing import Dict, Sequence
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

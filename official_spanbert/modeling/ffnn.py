@@ -18,7 +18,6 @@ labels)."""
 
 from typing import Callable, List
 
-import official_spanbert  # noqa: F401
 import tf_keras
 
 

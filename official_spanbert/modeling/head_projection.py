@@ -46,7 +46,6 @@ projection; the tests compare them with the layer's own call, so a change of
 the upstream layer fails them rather than changing the numbers.
 """
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 
 from official_spanbert.modeling import span_boundary_head

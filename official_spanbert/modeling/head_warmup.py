@@ -64,7 +64,6 @@ warm-up.
 
 from typing import Callable, Iterable, List, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

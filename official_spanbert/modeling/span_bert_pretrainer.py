@@ -16,7 +16,6 @@
 
 from typing import Dict
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 
@@ -33,7 +32,7 @@ def _fresh(initializer):
       tf_keras.initializers.serialize(tf_keras.initializers.get(initializer)))
 
 
-@tf_keras.utils.register_keras_serializable(package="SpanBert")
+@tf_keras.utils.register_keras_serializable(package="spanbert")
 class SpanBertPretrainer(tf_keras.Model):
   """BertEncoderV2 + MaskedLM + SpanBoundaryHead (+ optional NSP head).
 
@@ -171,6 +170,12 @@ class SpanBertPretrainer(tf_keras.Model):
   @classmethod
   def from_config(cls, config, custom_objects=None):
     return cls(**config)
+
+
+# "SpanBert>SpanBertPretrainer" until issue 49 gave the package one Keras
+# name ("spanbert", as activations.py's): Keras configs saved then load.
+tf_keras.utils.get_custom_objects()["SpanBert>SpanBertPretrainer"] = (
+    SpanBertPretrainer)
 
 
 # Hidden width from which head_projection "auto" projects the MLM and SBO

@@ -14,7 +14,6 @@
 
 """The Span Boundary Objective head of SpanBERT."""
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 
@@ -37,7 +36,7 @@ def tied_logits(states: tf.Tensor, table, biases) -> tf.Tensor:
   return logits + tf.cast(tf.stack(biases), logits.dtype)[:, tf.newaxis, :]
 
 
-@tf_keras.utils.register_keras_serializable(package="SpanBert")
+@tf_keras.utils.register_keras_serializable(package="spanbert")
 class SpanBoundaryHead(tf_keras.layers.Layer):
   """Predicts each masked token from its span's outer boundaries (SBO).
 
@@ -164,3 +163,9 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
         "output": self._output,
     })
     return config
+
+
+# "SpanBert>SpanBoundaryHead" until issue 49 gave the package one Keras
+# name ("spanbert", as activations.py's): Keras configs saved then load.
+tf_keras.utils.get_custom_objects()["SpanBert>SpanBoundaryHead"] = (
+    SpanBoundaryHead)

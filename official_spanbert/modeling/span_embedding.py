@@ -34,7 +34,6 @@ Example:
 
 from typing import Optional, Tuple
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

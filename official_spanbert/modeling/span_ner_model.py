@@ -41,7 +41,6 @@ Example:
 from typing import Dict, List, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

@@ -28,7 +28,6 @@ import json
 import os
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.core import task_factory

@@ -41,7 +41,6 @@ Example:
 
 from typing import Dict, Mapping, Optional, Sequence
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tensorflow_text as tf_text
 

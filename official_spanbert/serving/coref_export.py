@@ -22,8 +22,6 @@ serving/export.py does.
 
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
-
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import coref_module
 from official_spanbert.serving import export as export_lib

@@ -55,7 +55,6 @@ Example:
 
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tokenization

@@ -14,11 +14,8 @@
 
 """Writes SpanBERT SavedModels in TF Serving's layout, with warmup requests.
 
-Each export writes into temp dirs it claims atomically (<base>/.tmp-<version>)
-and renames them to <base>/<version> when complete; a failed export removes
-only its own dirs, and the bases it created if they are still empty. A full
-disk is one line naming the export being written (`written_whole`, which the
-TF Hub export uses too).
+How an export claims, writes and publishes its version directory (and what a
+failed one leaves): docs/serving.md, "Versions".
 """
 
 import contextlib
@@ -26,7 +23,6 @@ import os
 import time
 from typing import Dict, Iterator, List, Optional, Sequence
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.modeling.hyperparams import params_dict

@@ -22,7 +22,6 @@ Example:
 import contextlib
 from typing import Iterator, Optional
 
-import official_spanbert  # noqa: F401
 import tf_keras
 
 from official_spanbert.utils import cpu_features

@@ -53,7 +53,6 @@ Garden's official/nlp/tools/export_tfhub_lib.py does for BERT:
 import os
 from typing import Dict
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

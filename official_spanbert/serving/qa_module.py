@@ -43,7 +43,6 @@ Example:
 
 from typing import Dict
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tokenization

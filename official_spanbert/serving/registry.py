@@ -29,8 +29,6 @@ import dataclasses
 import os
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-import official_spanbert  # noqa: F401
-
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401

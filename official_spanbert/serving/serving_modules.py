@@ -21,7 +21,6 @@ predictions for every [MASK] and type ids come from the packer.
 
 from typing import Dict
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.masking import masking

@@ -16,7 +16,6 @@
 
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tensorflow_text as tf_text
 

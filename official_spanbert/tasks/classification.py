@@ -29,7 +29,6 @@ import os
 from typing import Dict, Sequence, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.core import base_task

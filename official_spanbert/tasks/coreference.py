@@ -40,7 +40,6 @@ from typing import Any, Dict, List, Optional
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

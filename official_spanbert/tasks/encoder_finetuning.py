@@ -39,7 +39,6 @@ import dataclasses
 import os
 from typing import Optional
 
-import official_spanbert  # noqa: F401
 import tf_keras
 
 from official.core import base_task

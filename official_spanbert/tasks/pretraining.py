@@ -19,7 +19,6 @@ import math
 from typing import Dict, Tuple
 
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

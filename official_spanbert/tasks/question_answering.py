@@ -40,7 +40,6 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from absl import logging
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 import tf_keras
 

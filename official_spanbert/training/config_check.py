@@ -30,7 +30,6 @@ import typing
 import gin
 import yaml
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams

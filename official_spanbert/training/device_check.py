@@ -24,7 +24,6 @@ import os
 from typing import Dict, List
 
 from absl import logging
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 
 INSTALL = "pip install 'official-spanbert[gpu]'"

@@ -12,57 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""SpanBERT training: Model Garden's runner, with a model_dir guard.
+"""SpanBERT training: Model Garden's runner, with a model_dir guard.
 
 `run()` is the library; `main()` is the binary's (tools/train.py, installed
-as spanbert-train, with the flags of train_flags.py):
-
-  spanbert-train --experiment=spanbert/pretraining \
-    --config_file=models/base.yaml \
-    --params_override='task.train_data.input_path=/data/train-*.tfrecord,...' \
-    --mode=train --model_dir=/tmp/spanbert
-
-A --config_file is a YAML path or the name of a config packaged in
-official_spanbert/configs/ (models/base.yaml, experiments/spanbert_paper.yaml).
-
-The run is Model Garden's: `official.core.train_lib.run_experiment`'s
-OrbitExperimentRunner (checkpointing, summaries, best-checkpoint export,
-blowup recovery, preemption checkpoints), with the best checkpoint's
-info.json written after it (best_checkpoint.py) for train, eval, train_and_eval,
-continuous_eval and train_and_post_eval, and `continuous_finetune_lib` for
-continuous_train_and_eval, as official/nlp/train.py; with the strategy's
-model parallelism from `runtime`, TPU preemption recovery and
---enable_async_checkpointing. The trainer is `trainer.SpanBertTrainer`
-(examples_per_second, a progress line with ETA, typed divergence).
-
-Around the run, on the model_dir:
-- training modes hold <model_dir>/train.lock, so a second training run on
-  it refuses to start and names the first (utils/run_lock.py); eval modes
-  take none;
-- training resumes from the newest intact ckpt-N (one line says which, and
-  its step), also when the state file
-  is missing or stale; a broken newest checkpoint is moved into
-  <model_dir>/broken_checkpoints/ and partial saves are removed
-  (checkpoint_recovery.py);
-- params.yaml is rewritten only by a run that writes a checkpoint: a run
-  that fails before (e.g. resuming with another model size) keeps the old,
-  and it is written to a temporary name and renamed (a full disk or a kill
-  leaves the old one whole);
-- a NaN/Inf loss, or one above trainer.loss_upper_bound (for pretraining by
-  default 10x the loss of an untrained model), stops the run with
-  TrainingDivergedError naming the last good checkpoint, which stays;
-- eval modes on a read-only model_dir write no summaries (a warning says
-  so) unless --eval_summary_dir names a writable folder.
-
-A configuration error (a bad config value or override, inputs matching no
-file, a locked or unusable model_dir), a diverged run or a full disk prints
-one line, `spanbert-train: error: <message>`, and exits with status 1;
---verbosity=1 adds the traceback. A SIGTERM or SIGINT unwinds the run (the
-lock is released, partial saves removed), prints one line saying where it
-stopped and what to rerun, and exits at once with status 128 + the signal
-(Python's own exit would first spend 5-20 s tearing down TensorFlow's
-objects, longer than many schedulers wait before a SIGKILL). A finished run
-prints one line saying what it wrote where.
+as spanbert-train, with the flags of train_flags.py). A --config_file is a
+YAML path or the name of a config packaged in official_spanbert/configs/
+(models/base.yaml, experiments/spanbert_paper.yaml). What a run does around
+the model_dir (lock, resume, params.yaml, divergence, one-line errors,
+SIGTERM and exit codes) is in docs/pretraining.md, "Running".
 """
 
 import contextlib
@@ -77,7 +34,6 @@ from absl import flags
 from absl import logging
 import gin
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import tf_keras
 

@@ -53,7 +53,6 @@ from typing import Iterator, Optional
 from absl import logging
 import gin
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 from official.core import actions
 from official.core import base_trainer

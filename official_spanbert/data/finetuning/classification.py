@@ -28,7 +28,6 @@ import csv
 import dataclasses
 from typing import List, Optional, Sequence, Tuple
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tfrecord_writer

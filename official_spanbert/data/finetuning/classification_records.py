@@ -24,7 +24,6 @@ import os
 from typing import Callable, Dict, Optional
 
 from absl import logging
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.utils import progress as progress_lib

@@ -46,7 +46,6 @@ from typing import Dict, List, Optional, Sequence
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tfrecord_writer

@@ -17,7 +17,6 @@
 import json
 from typing import Any, Type
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 

@@ -42,7 +42,6 @@ import json
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Type
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.metrics import squad_evaluate

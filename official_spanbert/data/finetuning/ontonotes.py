@@ -41,7 +41,6 @@ Example:
 
 from typing import List, Sequence
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 # experiments.conf `genres`; the index is the genre embedding's row.

@@ -42,7 +42,6 @@ import dataclasses
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tokenization

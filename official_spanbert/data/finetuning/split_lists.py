@@ -26,7 +26,6 @@ Example:
 import os
 from typing import List, Type
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 LIST_SUFFIX = ".txt"

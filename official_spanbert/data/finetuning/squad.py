@@ -46,7 +46,6 @@ import os
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from absl import logging
-import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 import numpy as np
 import tensorflow as tf
 

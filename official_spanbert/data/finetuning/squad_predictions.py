@@ -34,7 +34,6 @@ import math
 import os
 from typing import Dict, List, Mapping, Sequence, Tuple
 
-import official_spanbert  # noqa: F401
 import numpy as np
 import tensorflow as tf
 from official.nlp.data import squad_lib

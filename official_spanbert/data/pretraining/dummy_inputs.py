@@ -32,7 +32,6 @@ Batches are deterministic in (params.seed or 0, input pipeline, batch index).
 
 from typing import Dict, Optional
 
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 DUMMY = "dummy"

@@ -19,7 +19,6 @@ import random
 from typing import Dict, Optional
 
 from absl import logging
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.core import config_definitions as cfg

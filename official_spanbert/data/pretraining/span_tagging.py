@@ -33,7 +33,6 @@ import time
 from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus as corpus_lib

@@ -50,7 +50,6 @@ import os
 import time
 from typing import List, Optional, Sequence
 
-import official_spanbert  # noqa: F401  (sets TF_USE_LEGACY_KERAS first)
 from absl import logging
 import numpy as np
 import tensorflow as tf

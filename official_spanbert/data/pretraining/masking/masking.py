@@ -54,7 +54,6 @@ import dataclasses
 from typing import Dict, Optional, Sequence
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.masking import span_sampler

@@ -24,7 +24,6 @@ stateless, keyed by the seed tensor (`fold` derives the per-use seeds).
 """
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.masking.masking_config import MaskingParams

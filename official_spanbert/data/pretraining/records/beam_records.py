@@ -50,7 +50,6 @@ import time
 from typing import Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data.pretraining.records import record_blocks

@@ -52,7 +52,6 @@ import time
 from typing import Optional, Sequence
 
 import numpy as np
-import official_spanbert  # noqa: F401
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data.pretraining.records import record_blocks

@@ -47,7 +47,6 @@ import re
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus as corpus_lib

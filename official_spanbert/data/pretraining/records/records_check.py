@@ -28,7 +28,6 @@ from typing import Dict, List, Optional, Tuple
 
 from absl import logging
 import numpy as np
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.records import record_format

@@ -29,7 +29,6 @@ import threading
 from typing import Iterator, List, Sequence
 
 from absl import logging
-import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.utils import run_lock
