@@ -73,6 +73,12 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
 
   Raises:
     ConversionError: unusable input (message names the key or setting).
+
+  Example:
+    result = hf_to_tf(hf_dir, out_dir, progress=False)
+    # out_dir now holds params.yaml, vocab.txt and the checkpoint, which
+    # task.init_checkpoint (fine-tuning) or spanbert-export-* restores.
+    assert result.checkpoint.startswith(out_dir) and "encoder" in result.items
   """
   report = progress_lib.reporter(progress, "hf_to_tf")
   with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,

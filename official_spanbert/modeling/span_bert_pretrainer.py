@@ -58,6 +58,14 @@ class SpanBertPretrainer(tf_keras.Model):
       head_projection.HEAD_PROJECTIONS (modeling/head_projection.py):
       "auto" takes the measured fastest on CPU and Model Garden's layers on
       a GPU or TPU; the values are the same either way.
+
+  Example:
+    from official.nlp.modeling import networks
+    encoder = networks.BertEncoderV2(vocab_size=30, hidden_size=16,
+        num_layers=1, num_attention_heads=2, inner_dim=32)
+    model = SpanBertPretrainer(encoder, max_sbo_targets=4)
+    outputs = model(dummy_inputs(batch_size=2, seq_length=8, max_predictions=3))
+    assert outputs["sbo_logits"].shape == (2, 3, 30)
   """
 
   def __init__(self, encoder_network: tf_keras.Model, mlm_activation="gelu",

@@ -55,6 +55,14 @@ class SpanBoundaryHead(tf_keras.layers.Layer):
     initializer: kernel initializer.
     layer_norm_epsilon: epsilon of the two LayerNorms.
     output: "logits" or "predictions" (log-softmax).
+
+  Example:
+    table = tf.random.normal([30, 16])   # the tied word embeddings [vocab, H]
+    head = SpanBoundaryHead(table, max_targets=4, position_embedding_size=8)
+    states = tf.random.normal([2, 12, 16])   # encoder output [batch, seq, H]
+    left, right = tf.constant([[2, 2], [5, 5]]), tf.constant([[5, 5], [9, 9]])
+    logits = head(states, left, right, tf.constant([[0, 1], [0, 1]]))
+    assert logits.shape == (2, 2, 30)   # [batch, targets, vocab]
   """
 
   def __init__(self, embedding_table=None, max_targets: int = 15,

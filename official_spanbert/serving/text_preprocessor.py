@@ -35,6 +35,12 @@ class TextPreprocessor(tf.Module):
     vocab_file: WordPiece vocab.
     lower_case: uncased tokenization.
     seq_length: packed length, [CLS]/[SEP] included.
+
+  Example:
+    preprocessor = TextPreprocessor(vocab_file, seq_length=16)
+    features = preprocessor(tf.constant(["The cat sat on the [MASK]."]))
+    assert features["input_word_ids"].shape == (1, 16)
+    preprocessor.detokenize(features["input_word_ids"], features["input_mask"])
   """
 
   def __init__(self, vocab_file: str, lower_case: bool = False,

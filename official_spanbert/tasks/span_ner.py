@@ -146,7 +146,10 @@ class SpanNerTask(encoder_finetuning.EncoderFinetuningTask):
 
   Example:
     params = exp_factory.get_exp_config("spanbert/span_ner")
-    task = task_factory.get_task(params.task, logging_dir="/tmp/ner")
+    params.task.model.encoder.bert_v2.override(
+        {"num_layers": 1, "hidden_size": 16, "num_attention_heads": 2})
+    task = task_factory.get_task(params.task, logging_dir=out_dir)
+    model = task.build_model()
   """
 
   def __init__(self, params: SpanNerTaskConfig,

@@ -144,6 +144,13 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
 
   Raises (at construction): masking_config.MaskingConfigError,
   tokenization.VocabError or RecordsMismatchError for unusable configs.
+
+  Example:
+    params = SpanBertPretrainDataConfig(
+        input_path=records, vocab_file=vocab_file, seq_length=64,
+        global_batch_size=2, max_predictions_per_seq=10, seed=1)
+    batch = next(iter(SpanBertPretrainDataLoader(params).load()))
+    assert batch["masked_lm_positions"].shape == (2, 10)
   """
 
   def __init__(self, params: SpanBertPretrainDataConfig):

@@ -182,6 +182,14 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
     masked_lm_weights, sbo_left_positions, sbo_right_positions,
     sbo_relative_positions, sbo_weights; the masked_lm_* and sbo_* tensors are
     [batch, max_predictions_per_seq] and aligned with each other.
+
+  Example:
+    params = MaskingParams(seq_length=8, max_predictions_per_seq=2, mask_id=4,
+                           use_xla_masking=False).validate(max_maskable=6)
+    ids = tf.constant([[2, 10, 11, 12, 13, 14, 3, 0]])   # [CLS] .. [SEP] pad
+    maskable = (ids > 4)
+    out = mask_batch(ids, maskable, tf.ones_like(maskable), tf.constant([1, 2]),
+                     params, random_ids=range(5, 30))
   """
   ids = tf.cast(input_word_ids, tf.int32)
   maskable = tf.cast(maskable, tf.bool)

@@ -60,6 +60,13 @@ class MaskingConfig:
     max_sbo_targets: SBO targets per span (the first ones).
     use_xla_masking: compile the span sampling loop with XLA (much faster on
       CPU; the same masks).
+
+  Example:
+    config = MaskingConfig(masking_scheme="span", span_upper=5)
+    params = MaskingParams(**dataclasses.asdict(config), seq_length=128,
+                           max_predictions_per_seq=20, mask_id=103)
+    params.validate(max_maskable=126)   # one MaskingConfigError if unusable
+    assert params.budget(100) == 15     # ceil(masking_rate * maskable)
   """
   masking_scheme: str = "span"
   masking_rate: float = 0.15
