@@ -27,7 +27,7 @@ setuptools.setup(
     license="Apache-2.0",
     license_files=["LICENSE"],
     # One installed package, official_spanbert, from three folders of the
-    # checkout (the layout the design card asks for; docs/packaging.md):
+    # checkout (the top level the user asked for; docs/packaging.md):
     #   official_spanbert/  the library
     #   tools/              its binaries, installed as official_spanbert.tools
     #   configs/            the YAML --config_file takes (models/,

@@ -52,7 +52,7 @@ def test_yaml_path_finds_every_packaged_config():
                             os.path.join(configs, name)), name
 
 
-def test_the_layout_the_design_card_names():
+def test_the_top_level_the_user_asked_for():
   """The top level the user asked for: official_spanbert/, configs/, tools/,
   tests/, BUILD, setup.py; one copy of each binary and YAML file."""
   names = ["official_spanbert", "configs", "tools", "tests"]

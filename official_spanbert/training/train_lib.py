@@ -16,10 +16,11 @@
 
 `run()` is the library; `main()` is the binary's (tools/train.py, installed
 as spanbert-train, with the flags of train_flags.py). A --config_file is a
-YAML path or the name of a config packaged in official_spanbert/configs/
-(models/base.yaml, experiments/spanbert_paper.yaml). What a run does around
-the model_dir (lock, resume, params.yaml, divergence, one-line errors,
-SIGTERM and exit codes) is in docs/pretraining.md, "Running".
+YAML path or the name of a packaged config, e.g. models/base.yaml (the
+checkout's configs/, installed as official_spanbert/configs/yaml/:
+docs/packaging.md). What a run does around the model_dir (lock, resume,
+params.yaml, divergence, one-line errors, SIGTERM and exit codes) is in
+docs/pretraining.md, "Running".
 """
 
 import contextlib
