@@ -99,3 +99,26 @@ def test_help_does_not_load_tensorflow(tool):
   assert "USAGE:" in result.stdout + result.stderr, result.stderr[-2000:]
   assert result.stdout.strip().endswith("tensorflow loaded: False"), (
       result.stdout[-500:], result.stderr[-2000:])
+
+
+@pytest.mark.parametrize("tool, flags", [
+    ("build_demo_corpus", ["--output=out"])])
+def test_words_beside_the_flags_are_one_error_line(tool, flags):
+  """The tools share console.unexpected_arguments: exit 2, one line (a tool
+  that does not import TensorFlow first)."""
+  code = (f"import sys\nfrom official_spanbert.tools import {tool} as t\n"
+          f"sys.argv = ['prog', *{flags!r}, 'stray', 'words']\nt.run()\n")
+  result = subprocess.run([sys.executable, "-c", code],
+                          env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=120,
+                          check=False)
+  assert result.returncode == 2, result.stderr[-2000:]
+  assert result.stderr.strip().splitlines()[-1] == (
+      f"{tool}: error: unexpected arguments stray words")
+
+
+def test_unexpected_arguments_names_the_tool_and_the_hint(capsys):
+  assert not console.unexpected_arguments("t", ["prog"])
+  assert console.unexpected_arguments("t", ["prog", "a"], "inputs go in --x")
+  assert capsys.readouterr().err == (
+      "t: error: unexpected arguments a; inputs go in --x\n")

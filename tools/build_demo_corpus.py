@@ -44,9 +44,7 @@ flags.mark_flags_as_required(["output"])
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.stderr.write(f"build_demo_corpus: error: unexpected arguments "
-                     f"{' '.join(argv[1:])}\n")
+  if console.unexpected_arguments("build_demo_corpus", argv):
     return 2
   try:
     stats = demo_corpus.build_demo_corpus(

@@ -65,9 +65,7 @@ flags.mark_flags_as_required(["input_file", "output_vocab"])
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.stderr.write(f"build_vocab: error: unexpected arguments "
-                     f"{' '.join(argv[1:])}; inputs go in --input_file\n")
+  if console.unexpected_arguments("build_vocab", argv, "inputs go in --input_file"):
     return 2
   try:
     stats = vocab_builder.build_vocab(

@@ -168,9 +168,7 @@ def _main(argv):
   from official_spanbert.interop import hf_files
   from official_spanbert.interop import progress
   # pylint: enable=g-import-not-at-top
-  if len(argv) > 1:
-    sys.stderr.write(f"convert_checkpoint: error: unexpected arguments "
-                     f"{' '.join(argv[1:])}\n")
+  if console.unexpected_arguments("convert_checkpoint", argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
   # Progress lines on stderr; the summary is printed below, last.

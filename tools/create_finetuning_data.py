@@ -145,9 +145,7 @@ TASK_FUNCTIONS[COREF_TASK] = create_coref_data
 
 
 def main(argv):
-  if len(argv) > 1:
-    sys.stderr.write(f"create_finetuning_data: error: unexpected arguments "
-                     f"{' '.join(argv[1:])}\n")
+  if console.unexpected_arguments("create_finetuning_data", argv):
     return 2
   try:
     summary = TASK_FUNCTIONS[FLAGS.task]()

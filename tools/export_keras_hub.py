@@ -70,9 +70,7 @@ def main(argv):
   from official_spanbert.interop import keras_hub_preset
   from official_spanbert.interop import progress
   # pylint: enable=g-import-not-at-top
-  if len(argv) > 1:
-    sys.stderr.write(f"export_keras_hub: error: unexpected arguments "
-                     f"{' '.join(argv[1:])}\n")
+  if console.unexpected_arguments("export_keras_hub", argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
   report = progress.Progress("tf_to_keras_hub", summary=False)

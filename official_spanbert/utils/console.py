@@ -187,6 +187,24 @@ def apply_verbosity(tensorflow: bool = True) -> bool:
   return verbose
 
 
+def unexpected_arguments(tool: str, argv: Sequence[str],
+                         hint: str = "") -> bool:
+  """Writes `<tool>: error: unexpected arguments …` if argv holds more than
+  the program's name (absl leaves non-flag words there); True if it did.
+
+  Example:
+
+    if console.unexpected_arguments("build_vocab", argv, "inputs go in "
+                                    "--input_file"):
+      return 2
+  """
+  if len(argv) <= 1:
+    return False
+  sys.stderr.write(f"{tool}: error: unexpected arguments {' '.join(argv[1:])}"
+                   f"{'; ' + hint if hint else ''}\n")
+  return True
+
+
 def run(main: Callable, argv: Optional[Sequence[str]] = None,
         tensorflow: bool = True, **kwargs):
   """absl's app.run(main) with the verbosity above (kwargs go to app.run).
