@@ -84,7 +84,8 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
 def masking_params(params: SpanBertPretrainDataConfig,
                    vocab: tokenization.Vocab) -> masking_config.MaskingParams:
   """Validated MaskingParams of a data config (raises MaskingConfigError)."""
-  specials = 3 if params.use_next_sentence_label else 2
+  specials = record_format.special_tokens(
+      "nsp" if params.use_next_sentence_label else "single")
   if params.random_token_distribution not in RANDOM_TOKEN_DISTRIBUTIONS:
     raise masking_config.MaskingConfigError(
         "masking config: random_token_distribution must be one of "

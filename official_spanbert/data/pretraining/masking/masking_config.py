@@ -30,6 +30,13 @@ SCHEMES = ("span", "token", "whole_word", "named_entity", "noun_phrase")
 # Schemes that draw tagged spans (given to mask_batch as `tagged_spans`).
 TAGGED_SCHEMES = ("named_entity", "noun_phrase")
 
+
+def masked_count(n, rate: float, ceil=math.ceil):
+  """ceil(rate * n), the tokens masked among n maskable ones; exact for
+  integer products (0.15 * 20 is 3, not 4). `ceil` is tf.math.ceil for a
+  float tensor `n` (span_sampler.budget)."""
+  return ceil(n * rate - 1e-9)
+
 class MaskingConfigError(ValueError):
   """Masking parameters that cannot work."""
 
@@ -106,7 +113,7 @@ class MaskingParams(MaskingConfig):
   def budget(self, n: int, specials: int = 2) -> int:
     """Tokens masked in a sequence of n maskable tokens (host-side)."""
     del specials
-    return math.ceil(self.masking_rate * n - 1e-9)
+    return masked_count(n, self.masking_rate)
 
   def max_budget(self, max_maskable: int, segments: int = 1) -> int:
     """Most tokens masked in a sequence of at most max_maskable tokens.

@@ -26,6 +26,7 @@ stateless, keyed by the seed tensor (`fold` derives the per-use seeds).
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert.data.pretraining.masking import masking_config
 from official_spanbert.data.pretraining.masking.masking_config import MaskingParams
 
 
@@ -34,8 +35,9 @@ def fold(seed: tf.Tensor, salt: int) -> tf.Tensor:
 
 
 def budget(n: tf.Tensor, rate: float) -> tf.Tensor:
-  # ceil(rate * n), exact for integer products (0.15 * 20 is 3, not 4).
-  return tf.cast(tf.math.ceil(tf.cast(n, tf.float64) * rate - 1e-9), tf.int32)
+  """masking_config.masked_count of an int tensor, as int32."""
+  return tf.cast(masking_config.masked_count(tf.cast(n, tf.float64), rate,
+                                             tf.math.ceil), tf.int32)
 
 
 def _positions_table(flags, index, batch, length):

@@ -113,7 +113,7 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
   if mode not in record_format.MODES:
     raise ValueError(f"mode must be one of {record_format.MODES}, not "
                      f"{mode!r}")
-  specials = 3 if mode == "nsp" else 2
+  specials = record_format.special_tokens(mode)
   if max_seq_length < specials + 2:
     raise ValueError(f"max_seq_length={max_seq_length} is too small")
   if num_shards < 1:
@@ -154,7 +154,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
                    progress, stats_file, tagger,
                    nsp_buffer_documents) -> record_format.Stats:
   """create_pretraining_records once its inputs are checked."""
-  specials = 3 if mode == "nsp" else 2
+  specials = record_format.special_tokens(mode)
   max_tokens = max_seq_length - specials
   # This run holds the prefix's lock: no live run owns these.
   records_output.remove(

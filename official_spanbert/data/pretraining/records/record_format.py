@@ -60,6 +60,11 @@ COUNTS_SUFFIX = ".counts.json"
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}\.tfrecord$")
 
 
+def special_tokens(mode: str) -> int:
+  """[CLS] and [SEP] of a block, and NSP's second [SEP] ("nsp" mode)."""
+  return 3 if mode == "nsp" else 2
+
+
 def feature_spec(mode: str = "single",
                  tag_kinds: Sequence[str] = ()) -> Dict[str, object]:
   """The tf.io parsing spec of the records a mode writes.
@@ -194,7 +199,7 @@ class Stats:
 def finish_stats(stats: Stats, counters: corpus_lib.CorpusCounters,
                   seconds: float):
   """Fills in the totals and rates once every block is written."""
-  specials = 3 if stats.mode == "nsp" else 2
+  specials = special_tokens(stats.mode)
   stats.seconds = round(seconds, 3)
   for field in ("files", "bytes", "documents", "empty_documents", "lines",
                 "replaced_lines"):

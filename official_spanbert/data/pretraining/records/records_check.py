@@ -78,7 +78,7 @@ def _records_layout(prefix: Optional[str], path: str
   if stats is not None:
     mode = stats.get("mode", "single")
     longest = stats.get("max_block_tokens") or (
-        stats["max_seq_length"] - (3 if mode == "nsp" else 2))
+        stats["max_seq_length"] - record_format.special_tokens(mode))
     return stats, mode, [longest]
   lengths, mode = _first_lengths(path)
   return None, mode, lengths
@@ -182,7 +182,7 @@ def check_records(params,
     RecordsMismatchError: the records do not fit `params`.
   """
   mode = "nsp" if params.use_next_sentence_label else "single"
-  capacity = params.seq_length - (3 if mode == "nsp" else 2)
+  capacity = params.seq_length - record_format.special_tokens(mode)
   files = {}  # (name, shard prefix or None) -> its files
   for path in input_files(params.input_path):
     prefix = record_format.shard_prefix(path)
