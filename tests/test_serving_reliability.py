@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert.serving import export as export_lib
-from official_spanbert.serving import hub_export
+from official_spanbert.serving import tfhub_export
 from conftest import REPO, TOOLS
 from test_export import SEQ, _params, tool_flags
 
@@ -264,10 +264,10 @@ def test_an_export_base_that_is_a_file_or_an_unknown_experiment_is_one_line(
 
 @pytest.fixture(scope="module")
 def hub_encoder(exported, tmp_path_factory):
-  """The TF Hub encoder of the exported model (hub_export.encoder_model)."""
+  """The TF Hub encoder of the exported model (tfhub_export.encoder_model)."""
   path = str(tmp_path_factory.mktemp("hub") / "encoder")
   tf.saved_model.save(
-      hub_export.encoder_model(exported["keras"], exported["vocab"]), path)
+      tfhub_export.encoder_model(exported["keras"], exported["vocab"]), path)
   return tf.saved_model.load(path)
 
 
@@ -428,10 +428,10 @@ def test_full_disk_during_tfhub_export_is_one_line_and_leaves_nothing(
       os.makedirs(os.path.join(path, "variables"))
       raise _full_disk(path)
 
-  monkeypatch.setattr(hub_export, "encoder_model", lambda *a: Encoder())
+  monkeypatch.setattr(tfhub_export, "encoder_model", lambda *a: Encoder())
   out = tmp_path / "hub"
   with pytest.raises(export_lib.ExportOutputError) as e:
-    hub_export.export(exported["keras"], exported["vocab"], str(out))
+    tfhub_export.export(exported["keras"], exported["vocab"], str(out))
   assert str(e.value) == (
       f"cannot write the export {out}/encoder: No space left on device; free "
       f"space in {out} and rerun (nothing was left behind)")

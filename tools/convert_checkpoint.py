@@ -166,13 +166,13 @@ def _main(argv):
   from official_spanbert.data import tokenization
   from official_spanbert import interop
   from official_spanbert.interop import hf_files
-  from official_spanbert.interop import progress
+  from official_spanbert.interop import conversion_report
   # pylint: enable=g-import-not-at-top
   if console.unexpected_arguments("convert_checkpoint", argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
   # Progress lines on stderr; the summary is printed below, last.
-  report = progress.Progress(FLAGS.direction, summary=False)
+  report = conversion_report.Progress(FLAGS.direction, summary=False)
   if FLAGS.direction == "coref_tf1_to_tf":
     return _coref_tf1_to_tf()
   try:

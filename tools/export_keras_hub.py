@@ -68,12 +68,12 @@ def main(argv):
   from official_spanbert.data import tokenization
   from official_spanbert.interop import hf_files
   from official_spanbert.interop import keras_hub_preset
-  from official_spanbert.interop import progress
+  from official_spanbert.interop import conversion_report
   # pylint: enable=g-import-not-at-top
   if console.unexpected_arguments("export_keras_hub", argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
-  report = progress.Progress("tf_to_keras_hub", summary=False)
+  report = conversion_report.Progress("tf_to_keras_hub", summary=False)
   try:
     result = keras_hub_preset.export_keras_hub_preset(
         FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,

@@ -21,7 +21,7 @@ reads <model_dir>/params.yaml and its latest checkpoint (or give --experiment,
 <export_dir>/encoder (the Hub text encoder, with the MLM and SBO heads as its
 `mlm` and `sbo` sub-objects) and <export_dir>/preprocessor (the Hub BERT
 preprocessing API: tokenize, bert_pack_inputs, and text -> inputs at
---seq_length). See official_spanbert/serving/hub_export.py.
+--seq_length). See official_spanbert/serving/tfhub_export.py.
 """
 
 import sys
@@ -56,17 +56,17 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
   from official_spanbert.serving import export as export_lib
-  from official_spanbert.serving import hub_export
+  from official_spanbert.serving import tfhub_export
   # pylint: enable=g-import-not-at-top
   del argv
   start = time.time()
   try:
-    hub_export.output_dirs(FLAGS.export_dir)  # before the slow part
+    tfhub_export.output_dirs(FLAGS.export_dir)  # before the slow part
     params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
                                     FLAGS.config_file, FLAGS.params_override)
     model, vocab = export_lib.load_for_export(
         params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
-    dirs = hub_export.export(model, vocab, FLAGS.export_dir,
+    dirs = tfhub_export.export(model, vocab, FLAGS.export_dir,
                              lower_case=FLAGS.do_lower_case,
                              seq_length=FLAGS.seq_length)
   except (ValueError, OSError) as e:

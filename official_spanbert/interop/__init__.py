@@ -33,7 +33,7 @@ Modules, by concern:
   tf1_to_tf.py         import: Google's TF1 BERT, through Model Garden's
                        converter, with MLM + NSP heads.
   tf_to_hf.py          export: our checkpoint -> a Hugging Face directory.
-  progress.py          progress lines with an ETA, and the one-line summary.
+  conversion_report.py progress lines with an ETA, and the one-line summary.
 
 Import (`hf_to_tf.hf_to_tf`): a Hugging Face BERT directory (config.json,
 weights in `model.safetensors` or `pytorch_model.bin`, possibly sharded with
@@ -93,7 +93,7 @@ from official_spanbert.interop.hf_files import write_safetensors
 from official_spanbert.interop.fairseq_to_tf import fairseq_to_tf
 from official_spanbert.interop.hf_to_tf import hf_to_tf
 from official_spanbert.interop.hf_to_tf import params_dict
-from official_spanbert.interop.progress import ConversionResult
+from official_spanbert.interop.conversion_report import ConversionResult
 from official_spanbert.interop.sbo_map import FILE as SBO_FILE
 from official_spanbert.interop.tf1_to_tf import tf1_to_tf
 from official_spanbert.interop.tf_to_hf import read_model

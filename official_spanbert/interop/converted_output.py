@@ -36,7 +36,7 @@ import yaml
 from official.nlp.configs import encoders
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import weight_map
 
@@ -54,7 +54,7 @@ def params_dict(encoder_config: encoders.EncoderConfig,
 def write(model, items: Sequence[str], out: output_dir_lib.Output,
           params: Mapping[str, Any], vocab_src: str,
           metadata: Dict[str, Any], header: str,
-          report: progress_lib.Progress) -> Tuple[str, List[str]]:
+          report: conversion_report.Progress) -> Tuple[str, List[str]]:
   """Writes the files above into out.staging; returns (the checkpoint prefix
   in the output, the files written into out.staging).
 
@@ -91,10 +91,10 @@ def write(model, items: Sequence[str], out: output_dir_lib.Output,
 
 def result(direction: str, output_dir: str, items: Sequence[str],
            num_layers: int, with_sbo: bool, written: Sequence[str],
-           **fields) -> progress_lib.ConversionResult:
+           **fields) -> conversion_report.ConversionResult:
   """The ConversionResult of an import through weight_map (and sbo_map, if
   `with_sbo`): its tensors counted, the size of the files `written`."""
-  return progress_lib.ConversionResult(
+  return conversion_report.ConversionResult(
       output=output_dir, items=list(items), direction=direction,
       tensors=len([e for e in weight_map.weight_map(num_layers)
                    if e.item in items]) + (

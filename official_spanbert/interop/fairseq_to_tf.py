@@ -39,7 +39,7 @@ from official_spanbert.interop import converted_output
 from official_spanbert.interop import fairseq_files
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
@@ -53,8 +53,8 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
                   lower_case: bool = False,
                   allow_vocab_mismatch: bool = False,
                   overwrite: bool = False,
-                  progress: Union[bool, progress_lib.Progress] = True
-                  ) -> progress_lib.ConversionResult:
+                  progress: Union[bool, conversion_report.Progress] = True
+                  ) -> conversion_report.ConversionResult:
   """Converts the reference's model.pt into our checkpoint.
 
   Args:
@@ -79,7 +79,7 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
   Raises:
     ConversionError: unusable input (the message names the file and key).
   """
-  report = progress_lib.reporter(progress, "fairseq_to_tf")
+  report = conversion_report.reporter(progress, "fairseq_to_tf")
   with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
                                   overwrite, "fairseq_to_tf") as out:
     config = hf_files.read_bert_config(bert_config) if bert_config else None

@@ -28,7 +28,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
@@ -45,8 +45,8 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
              lower_case: Optional[bool] = None,
              allow_vocab_mismatch: bool = False,
              overwrite: bool = False,
-             progress: Union[bool, progress_lib.Progress] = True
-             ) -> progress_lib.ConversionResult:
+             progress: Union[bool, conversion_report.Progress] = True
+             ) -> conversion_report.ConversionResult:
   """Converts a Hugging Face BERT directory into our checkpoint.
 
   Args:
@@ -65,8 +65,8 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
       the word embeddings have rows (warns, naming the ids without a token).
     overwrite: replace an earlier conversion in output_dir.
     progress: True: a line about every 10% of the tensors on stderr, with an
-      ETA, and a summary line at the end (see progress.py); False: quiet; or
-      a progress.Progress.
+      ETA, and a summary line at the end (see conversion_report.py); False: quiet; or
+      a conversion_report.Progress.
 
   Returns:
     A ConversionResult.
@@ -80,7 +80,7 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
     # task.init_checkpoint (fine-tuning) or spanbert-export-* restores.
     assert result.checkpoint.startswith(out_dir) and "encoder" in result.items
   """
-  report = progress_lib.reporter(progress, "hf_to_tf")
+  report = conversion_report.reporter(progress, "hf_to_tf")
   with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
                                   overwrite, "hf_to_tf") as out:
     config = hf_files.read_hf_config(input_dir)

@@ -47,7 +47,7 @@ import tempfile
 from typing import Optional, Union
 
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.utils import write_errors
 # pylint: disable-next=g-importing-member  (interop/__init__ rebinds the name)
 from official_spanbert.interop.tf_to_hf import tf_to_hf
@@ -142,8 +142,8 @@ def export_keras_hub_preset(
     overwrite: bool = False,
     backend: Optional[str] = None,
     timeout: float = 1800,
-    progress: Union[bool, progress_lib.Progress] = True
-) -> progress_lib.ConversionResult:
+    progress: Union[bool, conversion_report.Progress] = True
+) -> conversion_report.ConversionResult:
   """Writes a keras-hub preset directory of one of our checkpoints' encoder.
 
   Args:
@@ -167,7 +167,7 @@ def export_keras_hub_preset(
     ConversionError: unusable input, keras-hub missing, or the writer failed
       (the message names the problem).
   """
-  report = progress_lib.reporter(progress, "tf_to_keras_hub")
+  report = conversion_report.reporter(progress, "tf_to_keras_hub")
   hf_files.check_output(output_dir, PRESET_OUTPUTS, overwrite)
   check_no_other_files(output_dir)
   with tempfile.TemporaryDirectory(prefix="spanbert_keras_hub_") as tmp:
@@ -229,7 +229,7 @@ def export_keras_hub_preset(
     _move_into(preset_tmp, output_dir)
 
   files = [os.path.join(output_dir, f) for f in written["files"]]
-  result = progress_lib.ConversionResult(
+  result = conversion_report.ConversionResult(
       output=output_dir, items=["encoder"],
       dropped=sorted(set(hf.items + hf.dropped) - {"encoder"}),
       lower_case=hf.lower_case, checkpoint=hf.checkpoint,

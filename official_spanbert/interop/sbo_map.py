@@ -39,7 +39,7 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import weight_map
 
 ConversionError = hf_files.ConversionError
@@ -76,7 +76,7 @@ def head_sizes(state: Mapping[str, np.ndarray], source: str
 
 def assign_state(model, state: Mapping[str, np.ndarray],
                  word_embeddings: Optional[np.ndarray], source: str,
-                 progress: Optional[progress_lib.Progress] = None):
+                 progress: Optional[conversion_report.Progress] = None):
   """Assigns a head-relative reference state to model.span_boundary.
 
   Raises:

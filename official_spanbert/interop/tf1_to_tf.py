@@ -42,7 +42,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
 
@@ -113,7 +113,7 @@ def _split(tensors: Dict[str, np.ndarray]
 
 def _assign(model, items: Dict[str, Dict[str, np.ndarray]], source: str,
             config: hf_files.HFBertConfig,
-            report: progress_lib.Progress) -> None:
+            report: conversion_report.Progress) -> None:
   """Checks names and shapes and assigns (the NSP's pooler is BERT's)."""
   if "next_sentence" in items:
     pooler = {k: v for k, v in items["encoder"].items()
@@ -147,8 +147,8 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
               lower_case: Optional[bool] = None,
               allow_vocab_mismatch: bool = False,
               overwrite: bool = False,
-              progress: Union[bool, progress_lib.Progress] = True
-              ) -> progress_lib.ConversionResult:
+              progress: Union[bool, conversion_report.Progress] = True
+              ) -> conversion_report.ConversionResult:
   """Converts a Google TF1 BERT checkpoint into ours, heads included.
 
   Args:
@@ -168,7 +168,7 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
   Raises:
     ConversionError: unusable input (the message names the file).
   """
-  report = progress_lib.reporter(progress, "tf1_to_tf")
+  report = conversion_report.reporter(progress, "tf1_to_tf")
   with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
                                   overwrite, "tf1_to_tf") as out:
     prefix = resolve(checkpoint)
@@ -206,7 +206,7 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
          "bert_config": os.path.abspath(bert_config), "lower_case": lower_case,
          "activation": activation, "warnings": warnings, "initialized": []},
         "Converted from a Google TF1 BERT checkpoint", report)
-    result = progress_lib.ConversionResult(
+    result = conversion_report.ConversionResult(
         output=output_dir, items=names, warnings=warnings,
         lower_case=lower_case, checkpoint=written_prefix,
         direction="tf1_to_tf",

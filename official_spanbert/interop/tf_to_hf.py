@@ -30,7 +30,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.interop import sbo_map
 from official_spanbert.interop import weight_map
 from official_spanbert.modeling import checkpoints
@@ -116,8 +116,8 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
              lower_case: Optional[bool] = None,
              drop_next_sentence: bool = False,
              overwrite: bool = False,
-             progress: Union[bool, progress_lib.Progress] = True
-             ) -> progress_lib.ConversionResult:
+             progress: Union[bool, conversion_report.Progress] = True
+             ) -> conversion_report.ConversionResult:
   """Converts one of our checkpoints into a Hugging Face BERT directory.
 
   Args:
@@ -146,7 +146,7 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
   Raises:
     ConversionError: unusable input (message names the problem).
   """
-  report = progress_lib.reporter(progress, "tf_to_hf")
+  report = conversion_report.reporter(progress, "tf_to_hf")
   with output_dir_lib.converting(output_dir, output_dir_lib.HF_EXPORT,
                                   overwrite) as out:
     prefix = resolve_checkpoint(checkpoint)
@@ -257,7 +257,7 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
       written.append(sbo_map.write_file(
           model, staging,
           hf_files.TF_TO_HF_ACTIVATION[model_config.sbo_activation]))
-    result = progress_lib.ConversionResult(
+    result = conversion_report.ConversionResult(
         output=output_dir, items=read_items, dropped=dropped,
         lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
         tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),

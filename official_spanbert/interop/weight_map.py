@@ -37,7 +37,7 @@ import tensorflow as tf
 from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.interop import hf_files
-from official_spanbert.interop import progress as progress_lib
+from official_spanbert.interop import conversion_report
 from official_spanbert.modeling import builder
 
 ConversionError = hf_files.ConversionError
@@ -259,7 +259,7 @@ def check_tied(state: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
 def assign_hf_weights(model, state: Mapping[str, np.ndarray],
                       config: hf_files.HFBertConfig,
                       source: str = "checkpoint",
-                      progress: Optional[progress_lib.Progress] = None,
+                      progress: Optional[conversion_report.Progress] = None,
                       config_source: str = "config.json"
                       ) -> List[str]:
   """Assigns a canonical HF state (see canonical_state) to our model.
@@ -346,7 +346,7 @@ def assign_hf_weights(model, state: Mapping[str, np.ndarray],
 
 
 def export_hf_state(model, items: Sequence[str], prefix: str = "bert.",
-                    progress: Optional[progress_lib.Progress] = None
+                    progress: Optional[conversion_report.Progress] = None
                     ) -> Dict[str, np.ndarray]:
   """Our model's items as HF tensors (encoder keys get `prefix`).
 

@@ -37,7 +37,7 @@ def checked_encoder_inputs(inputs: Dict[str, tf.Tensor], vocab_size: int,
   Out-of-range type ids would otherwise select no type embedding (one-hot
   of zeros) and return garbage, and on GPU so would word ids; more positions
   than the position embeddings fail with a reshape error naming no input.
-  Used by encode_ids and the TF Hub encoder (hub_export.py).
+  Used by encode_ids and the TF Hub encoder (tfhub_export.py).
   """
   shape = tf.shape(inputs["input_word_ids"])
   checks = [tf.debugging.assert_equal(

@@ -12,12 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Conversion progress (interop/progress.py): lines with an ETA, a summary."""
+"""Conversion progress (interop/conversion_report.py): lines with an ETA, a summary."""
 
 import io
 import re
 
-from official_spanbert.interop import progress
+from official_spanbert.interop import conversion_report
 
 
 def _lines(stream):
@@ -26,12 +26,12 @@ def _lines(stream):
 
 def test_a_line_about_every_tenth_with_an_eta_then_the_summary():
   out = io.StringIO()
-  report = progress.Progress("hf_to_tf", stream=out)
+  report = conversion_report.Progress("hf_to_tf", stream=out)
   report.note("read 205 tensors; building the model")
   report.start(205)
   for _ in range(205):
     report.advance()
-  result = report.finish(progress.ConversionResult(
+  result = report.finish(conversion_report.ConversionResult(
       output="/tmp/out", items=["encoder", "masked_lm"], tensors=205,
       bytes_written=440_123_456))
   lines = _lines(out)
@@ -53,11 +53,11 @@ def test_a_line_about_every_tenth_with_an_eta_then_the_summary():
 
 def test_few_tensors_each_get_a_line_and_quiet_prints_nothing():
   out = io.StringIO()
-  report = progress.Progress("tf_to_hf", stream=out, summary=False)
+  report = conversion_report.Progress("tf_to_hf", stream=out, summary=False)
   report.start(3)
   for _ in range(3):
     report.advance()
-  report.finish(progress.ConversionResult(output="o", items=["encoder"]))
+  report.finish(conversion_report.ConversionResult(output="o", items=["encoder"]))
   lines = _lines(out)  # no summary: the caller prints its own
   assert [re.sub(r"\[[\d.]+ s\]", "[t]", re.sub(r"ETA [\d.]+ s", "ETA e",
                                                   line)) for line in lines
@@ -65,12 +65,12 @@ def test_few_tensors_each_get_a_line_and_quiet_prints_nothing():
                 for n, p in ((1, 33), (2, 66), (3, 100))]
   assert lines[-1].endswith("ETA 0.0 s")
   quiet = io.StringIO()
-  report = progress.reporter(False, "hf_to_tf")
+  report = conversion_report.reporter(False, "hf_to_tf")
   report._stream = quiet  # pylint: disable=protected-access
   report.note("x")
   report.start(10)
   report.advance(10)
-  report.finish(progress.ConversionResult(output="o", items=[]))
+  report.finish(conversion_report.ConversionResult(output="o", items=[]))
   assert quiet.getvalue() == ""
-  given = progress.Progress("hf_to_tf")
-  assert progress.reporter(given, "ignored") is given
+  given = conversion_report.Progress("hf_to_tf")
+  assert conversion_report.reporter(given, "ignored") is given
