@@ -216,8 +216,9 @@ def test_preset_matches_tf_serving_export_on_tensorflow(exported,
   _check_outputs(exported, info, got, "tensorflow")
 
 
-@pytest.mark.parametrize("backend, module", [("jax", "jax"),
-                                             ("torch", "torch")])
+# One other backend in CI: jax (torch-torch passed too, 2026-12-04; ~35 s of
+# CPU for a third Keras 3 process). Add ("torch", "torch") to check it.
+@pytest.mark.parametrize("backend, module", [("jax", "jax")])
 def test_preset_matches_tf_serving_export_on_other_backends(exported, backend,
                                                             module):
   if importlib.util.find_spec(module) is None:
