@@ -47,6 +47,7 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official_spanbert.data import tokenization
+from official_spanbert.modeling import attention_layout
 from official_spanbert.serving import limits
 
 # Python's str.isspace() characters: the whitespace squad_examples splits on.
@@ -106,6 +107,8 @@ class QuestionAnsweringModule(tf.Module):
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "
                        f"passage after query_length {query_length}")
+    # Attention scores by one matmul: same outputs, faster on CPU.
+    attention_layout.use_matmul_attention(model)
     self.model = model
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab
