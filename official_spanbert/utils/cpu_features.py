@@ -21,10 +21,10 @@ is an estimate from the flags: two FMA pipes a core, each as wide as the
 widest FMA the flags name, 2 FLOPs an FMA; native bf16 doubles it (a bf16
 pair per float32 lane), AMX is 1,024 bf16 FLOPs a cycle. AMD's AVX-512 is
 double-pumped 256-bit on Zen 4 (family 0x19) but full-width 512-bit on Zen 5
-(family 0x1A; ONNX Runtime reaches ~65 float32 FLOPs a cycle on one core of
-the Zen 5 EPYC in benchmarks/RESULTS.md, above Zen 4's 32), except Zen 5's
-mobile cores (Strix Point, models 0x20-0x2F), which keep 256-bit datapaths;
-an AMD CPU whose family is not known counts 256.
+(family 0x1A; ONNX Runtime reached 59 float32 FLOPs a cycle by CPU time on
+one core of the Zen 5 EPYC in benchmarks/RESULTS.md, above a 256-bit core's
+32), except Zen 5's mobile cores (Strix Point, models 0x20-0x2F), which keep
+256-bit datapaths; an AMD CPU whose family is not known counts 256.
 
   features = cpu_features.read()
   features.native_bf16            # False on an AVX2-only CPU
