@@ -67,18 +67,45 @@ machine torch's OpenMP threads spin at every op's barrier while the other
 thread waits for a core, which makes 2 threads far slower and noisier than 1.
 Start the script on a quiet machine if you can; the load is printed.
 
+The encoder alone (--parts encoder; issue 45 items 3 and 6), at
+--encoder_shapes [batch, seq] (default [1,160] (a median-context window
+unpadded), [1,384] and [8,384] (a ~5,000-char context's windows)), on
+seeded random ids (latency does not depend on them), interleaved rounds as
+above, the same converted weights on every side:
+
+  * TF: the package's Model Garden BertEncoderV2 restored from the
+    conversion, in one tf.function, with Keras' attention as Model Garden
+    builds it (its scores one tf.einsum), and with the scores as one batched
+    matmul (modeling/attention_layout.py, what the serving modules run);
+    --tf_chunks K adds, for each batch above K, the einsum encoder over
+    chunks of K windows through tf.map_fn (serving/qa_module.py's
+    encoder_batch_windows path);
+  * torch eager: BertModel (transformers 4.x, its default attention);
+  * ONNX Runtime: that BertModel exported to ONNX and optimized by
+    onnxruntime.transformers' BERT optimizer, --torch_threads intra-op
+    threads, sequential (both in the HF worker).
+
+Per side: p50 wall ms, CPU ms per call, achieved GFLOP/s (model FLOPs:
+2 * batch * seq * layers * (4H^2 + 2H*FFN + 2*seq*H), over the p50 wall and
+over the CPU time) against one core's float32 peak (utils/cpu_features:
+FMA width x pipes x the cpuinfo clock), the p50 ratio to ONNX Runtime, and
+the largest |difference| of the outputs from TF's.
+
 --smoke runs a random 1-layer BERT (made with interop.tf_to_hf, converted
 back as all-MiniLM-L6-v2 is) on questions and sentences made from
-tests/fixtures/austen_slice.txt, one call per test; without the HF venv it
-times the TF side alone.
+tests/fixtures/austen_slice.txt, one call per test, and the encoder at
+[1,16] and [2,16] (chunks of 1); without the HF venv it times the TF side
+alone.
 
   .venv/bin/python -m benchmarks.bench_finetuned_serving            # RESULTS.md
   .venv/bin/python -m benchmarks.bench_finetuned_serving --rounds 2 \
       --calls_1 3 --calls_16 1                                      # quick check
   .venv/bin/python -m benchmarks.bench_finetuned_serving --smoke    # seconds
+  .venv/bin/python -m benchmarks.bench_finetuned_serving --parts encoder \
+      --tf_threads 1 --torch_threads 1 --tf_chunks 1 2 4   # the encoder alone
   # the HF venv (outside the repository), once (then --hf_python):
   python3.11 -m venv /work/tmp/hf4venv && /work/tmp/hf4venv/bin/pip install \
-      torch==2.13.0 'transformers<5'
+      torch==2.13.0 'transformers<5' onnxruntime onnx
 """
 
 import argparse
@@ -101,6 +128,9 @@ from official_spanbert.utils import cpu_features
 
 HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
                            "/work/tmp/hf4venv/bin/python")
+PARTS = ("pipelines", "encoder")
+TF_EINSUM = "TF Model Garden (Keras einsum attention)"
+TF_MATMUL = "TF, matmul attention (as served)"
 TESTS = (  # name, kind, batch
     ("answer, median context", "qa_median", 1),
     ("answer, ~5,000-char context", "qa_long", 1),
@@ -381,6 +411,17 @@ def main(argv=None):
                   help="kinds to run: qa_median qa_long cls (default all)")
   ap.add_argument("--batches", type=int, nargs="+", default=[1, 16],
                   choices=[1, 16], help="batch sizes to run (default both)")
+  ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
+                  help="pipelines: answer/classify vs HF pipelines; encoder: "
+                  "the encoder alone vs torch eager and ONNX Runtime")
+  ap.add_argument("--encoder_shapes", nargs="+", default=["1x160", "1x384",
+                                                          "8x384"],
+                  help="BATCHxSEQ shapes of the encoder part")
+  ap.add_argument("--encoder_calls", type=int, default=3,
+                  help="timed encoder calls per side, shape and round")
+  ap.add_argument("--tf_chunks", type=int, nargs="*", default=[],
+                  help="also time TF's encoder over chunks of this many "
+                  "windows (tf.map_fn, as serving's encoder_batch_windows)")
   ap.add_argument("--seed", type=int, default=1)
   ap.add_argument("--work_dir", default=None,
                   help="keep the converted model and exports here")
@@ -396,7 +437,8 @@ def main(argv=None):
                   "one; --smoke: made from tests/fixtures)")
   args = parse_args(ap, argv, smoke=dict(
       rounds=1, calls_1=1, calls_16=1, warmup=1, warmup_16=1,
-      long_chars=1500, torch_threads=[1]))
+      long_chars=1500, torch_threads=[1], encoder_shapes=["1x16", "2x16"],
+      encoder_calls=1, tf_chunks=[1]))
 
   start = time.time()
   load_start = load_avg()
@@ -435,6 +477,8 @@ def main(argv=None):
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     if args.tf_threads:
       tf.config.threading.set_intra_op_parallelism_threads(args.tf_threads)
+      if args.tf_threads == 1:  # one core: no second op alongside either
+        tf.config.threading.set_inter_op_parallelism_threads(1)
     print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; commit {commit()}")
     print(f"command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print(f"machine: {cpu_features.usable_cores()} cores ({cpu_model()}); "
@@ -452,6 +496,12 @@ def main(argv=None):
           f"{len(sentences)} SST-2 dev sentences".format(
               *stats["long_chars"], stats["long_questions"]), flush=True)
 
+    if "encoder" in args.parts:
+      encoder_part(args, work, minilm, hf_python)
+    if "pipelines" not in args.parts:
+      print(f"load at start {load_start}, at end {load_avg_str()}; "
+            f"{time.time() - start:.0f} s in all")
+      return
     t0 = time.perf_counter()
     qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed)
     answer = tf.saved_model.load(qa_dir).signatures["answer"]
@@ -482,6 +532,162 @@ def main(argv=None):
       for hf in workers.values():
         hf.close()
   report(tests, sides, results, load_start, start)
+
+
+def encoder_flops(batch: int, seq: int, layers: int, hidden: int,
+                  ffn: int) -> float:
+  """Model FLOPs of one encoder call: the matmuls (2 FLOPs a MAC)."""
+  return 2.0 * batch * seq * layers * (4 * hidden * hidden + 2 * hidden * ffn
+                                       + 2 * seq * hidden)
+
+
+def tf_encoders(minilm: str, work: str, chunks):
+  """(encoder sizes, {side: tf.function(ids, mask, types) -> [b, s, H]})."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
+  converted = os.path.join(work, "minilm")
+  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
+    interop.hf_to_tf(minilm, converted)
+  config = hf_files.read_hf_config(minilm)
+
+  def restored():
+    model = interop.build_model(config.encoder_config(), config.tf_activation,
+                                use_next_sentence=False)
+    model(span_bert_pretrainer.dummy_inputs(1, 8, 4))
+    encoder = model.checkpoint_items["encoder"]
+    checkpoints.restore_encoder(encoder, converted)
+    return encoder
+
+  encoder, matmul = restored(), restored()
+  attention_layout.use_matmul_attention(matmul)  # what serving runs
+
+  def call(ids, mask, types, encoder=encoder):
+    return encoder(dict(input_word_ids=ids, input_mask=mask,
+                        input_type_ids=types),
+                   training=False)["sequence_output"]
+
+  spec = [tf.TensorSpec([None, None], tf.int32)] * 3
+  sides = {TF_EINSUM: tf.function(call, input_signature=spec),
+           TF_MATMUL: tf.function(lambda *x: call(*x, encoder=matmul),
+                                  input_signature=spec)}
+  for k in chunks:
+    def chunked(ids, mask, types, k=k):
+      b, s = tf.shape(ids)[0], tf.shape(ids)[1]
+      shaped = tuple(tf.reshape(x, [b // k, k, s]) for x in (ids, mask, types))
+      out = tf.map_fn(lambda x: call(*x), shaped, parallel_iterations=1,
+                      fn_output_signature=tf.TensorSpec(
+                          [k, None, config.hidden_size], tf.float32))
+      return tf.reshape(out, [b, s, config.hidden_size])
+    sides[f"TF, chunks of {k}"] = tf.function(chunked, input_signature=spec)
+  return config, sides
+
+
+def encoder_part(args, work: str, minilm: str, hf_python) -> None:
+  """The encoder alone: TF (whole, chunked), torch eager, ONNX Runtime."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  shapes = [tuple(int(x) for x in s.split("x")) for s in args.encoder_shapes]
+  config, tf_sides = tf_encoders(minilm, work, args.tf_chunks)
+  cpu = cpu_features.read()
+  peak = cpu.peak_flops_per_cycle("float32") * (cpu.mhz or 0) * 1e6
+  worker = None
+  if hf_python:
+    worker = Worker(hf_python, minilm, None, args.torch_threads[-1],
+                    args.hf_doc_stride)
+    info = worker.ask(op="encoder", work=work)
+    print(f"encoder part: torch {info['torch']} eager (attention "
+          f"{info['attention']}), onnxruntime {info['onnxruntime']}, "
+          f"{info['threads']} thread(s) each; ONNX export + optimizer "
+          f"{info['export_seconds']:.0f} s, fused {info['fused']}",
+          flush=True)
+  rng = np.random.default_rng(args.seed)
+  inputs = {}
+  for b, n in shapes:
+    ids = rng.integers(1000, config.vocab_size, (b, n)).astype(np.int32)
+    types = np.zeros((b, n), np.int32)
+    types[:, n // 3:] = 1  # question, then passage
+    inputs[(b, n)] = (ids, np.ones((b, n), np.int32), types)
+
+  def sides_for(b):
+    names = [TF_EINSUM, TF_MATMUL] + [f"TF, chunks of {k}" for k in
+                                      args.tf_chunks if k < b and b % k == 0]
+    return names + (["torch eager", "ONNX Runtime"] if worker else [])
+
+  def time_side(side, shape, calls, save=None):
+    ids, mask, types = inputs[shape]
+    if side.startswith("TF"):
+      fn = tf_sides[side]
+      feed = [tf.constant(x) for x in (ids, mask, types)]
+      walls, cpus, out = [], [], None
+      for _ in range(calls):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn(*feed).numpy()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+      if save:
+        np.save(save, out)
+      return {"wall": walls, "cpu": cpus}
+    return worker.ask(op="encoder", engine="ort" if side == "ONNX Runtime"
+                      else "torch", ids=ids.tolist(), mask=mask.tolist(),
+                      types=types.tolist(), calls=calls, save=save)
+
+  diffs = {}
+  for shape in shapes:  # warmup; each side's output against TF's
+    ref = None
+    for side in sides_for(shape[0]):
+      path = os.path.join(work, "encoder_out.npy")
+      time_side(side, shape, 1, save=path)
+      out = np.load(path)
+      ref = out if ref is None else ref
+      diffs[(shape, side)] = float(np.abs(out - ref).max())
+  results = {(shape, side): {"wall": [], "cpu": []} for shape in shapes
+             for side in sides_for(shape[0])}
+  for r in range(args.rounds):
+    t0 = time.perf_counter()
+    for shape in shapes:
+      names = sides_for(shape[0])
+      for side in names[r % len(names):] + names[:r % len(names)]:
+        got = time_side(side, shape, args.encoder_calls)
+        for k in ("wall", "cpu"):
+          results[(shape, side)][k] += got[k]
+    print(f"encoder round {r + 1}/{args.rounds} "
+          f"{time.perf_counter() - t0:.0f} s, load {load_avg_str()}",
+          flush=True)
+  print()
+  print(f"Encoder alone ({config.num_hidden_layers} layers, hidden "
+        f"{config.hidden_size}, FFN {config.intermediate_size}); one core's "
+        f"float32 peak {peak / 1e9:.0f} GFLOP/s "
+        f"({cpu.peak_flops_per_cycle('float32')} FLOPs/cycle at "
+        f"{cpu.mhz or 0:.0f} MHz):")
+  print()
+  print("| shape | side | p50 ms | CPU ms / call | GFLOP/s (p50 wall) | "
+        "GFLOP/s (CPU) | of peak (CPU) | p50 / ONNX Runtime | "
+        "max abs diff vs TF | calls |")
+  print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+  for shape in shapes:
+    flops = encoder_flops(*shape, config.num_hidden_layers,
+                          config.hidden_size, config.intermediate_size)
+    ort_p50 = None
+    if worker:
+      ort_p50 = percentile(results[(shape, "ONNX Runtime")]["wall"], 50)
+    for side in sides_for(shape[0]):
+      cell = results[(shape, side)]
+      p50 = percentile(cell["wall"], 50)
+      cpu_s = statistics.median(cell["cpu"])
+      by_cpu = flops / cpu_s if cpu_s > 0 else float("nan")
+      share = f"{by_cpu / peak:.0%}" if peak else "?"
+      ratio = f"{p50 / ort_p50:.2f}x" if ort_p50 else ""
+      print(f"| [{shape[0]},{shape[1]}] | {side} | {p50 * 1e3:,.1f} | "
+            f"{cpu_s * 1e3:,.1f} | {flops / p50 / 1e9:.0f} | "
+            f"{by_cpu / 1e9:.0f} | {share} | {ratio} | "
+            f"{diffs[(shape, side)]:.1e} | {len(cell['wall'])} |")
+  print()
+  if worker:
+    worker.close()
 
 
 def run(args, tests, answer, classify, workers, median_pairs, long_pairs,

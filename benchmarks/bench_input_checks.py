@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""What the serving input checks cost a call (RELIABILITY.md, issue 26).
+r"""What the serving input checks cost a call (docs/reliability.md, issue 26).
 
 `encode_ids` and the TF Hub encoder run `serving_modules.checked_encoder_inputs`
 (shape and range asserts) before the encoder. This times, in one process and

@@ -22,6 +22,12 @@ nothing of this package.
 
   /work/tmp/hf4venv/bin/python benchmarks/hf_pipeline_worker.py \
       --minilm DIR --heads heads.npz --torch_threads 1
+
+The encoder alone (op "encoder"): BertModel in torch eager mode, and the
+same model exported to ONNX (torch.onnx.export, opset 17) and optimized with
+onnxruntime.transformers' BERT optimizer (fused attention, LayerNorm, GELU),
+run by ONNX Runtime with --torch_threads intra-op threads, sequential. Both
+are built on the first such request (onnxruntime is then needed in the venv).
 """
 
 import argparse
@@ -43,7 +49,6 @@ def worker(args) -> None:
   import torch  # pylint: disable=g-import-not-at-top
   import transformers  # pylint: disable=g-import-not-at-top
   torch.set_num_threads(args.torch_threads[0])
-  heads = np.load(args.heads)
   tok = transformers.BertTokenizerFast.from_pretrained(args.minilm)
 
   def with_head(model, prefix):
@@ -54,16 +59,22 @@ def worker(args) -> None:
     assert not set(state) & set(missing)
     return model.eval()
 
-  qa_model = with_head(transformers.BertForQuestionAnswering.from_pretrained(
-      args.minilm), "qa/")
-  cls_model = with_head(
-      transformers.BertForSequenceClassification.from_pretrained(
-          args.minilm, num_labels=2, id2label={0: "0", 1: "1"},
-          label2id={"0": 0, "1": 1}), "cls/")
-  qa = transformers.pipeline("question-answering", model=qa_model,
-                             tokenizer=tok, device=-1)
-  cls = transformers.pipeline("text-classification", model=cls_model,
-                              tokenizer=tok, device=-1)
+  qa = cls = None
+  attention = "?"
+  if args.heads:  # the pipelines (the encoder alone needs no heads)
+    heads = np.load(args.heads)
+    qa_model = with_head(
+        transformers.BertForQuestionAnswering.from_pretrained(args.minilm),
+        "qa/")
+    cls_model = with_head(
+        transformers.BertForSequenceClassification.from_pretrained(
+            args.minilm, num_labels=2, id2label={0: "0", 1: "1"},
+            label2id={"0": 0, "1": 1}), "cls/")
+    qa = transformers.pipeline("question-answering", model=qa_model,
+                               tokenizer=tok, device=-1)
+    cls = transformers.pipeline("text-classification", model=cls_model,
+                                tokenizer=tok, device=-1)
+    attention = getattr(qa_model.config, "_attn_implementation", "?")
   qa_kw = dict(max_seq_len=SEQ_QA, doc_stride=args.hf_doc_stride,
                max_question_len=QUERY, max_answer_len=MAX_ANSWER, top_k=1,
                align_to_words=False)
@@ -77,12 +88,20 @@ def worker(args) -> None:
         "transformers": transformers.__version__,
         "threads": torch.get_num_threads(),
         "interop_threads": torch.get_num_interop_threads(),
-        "attention": getattr(qa_model.config, "_attn_implementation", "?")})
+        "attention": attention})
+  encoders = None
   for line in sys.stdin:
     req = json.loads(line)
     op = req["op"]
     if op == "quit":
       break
+    if op == "encoder":  # {engine, ids, mask, types, calls, save}
+      if encoders is None:
+        encoders = _encoders(args.minilm, args.torch_threads[0], req["work"])
+        send(encoders["info"])
+        continue
+      send(_time_encoder(encoders, req))
+      continue
     if op == "windows":  # question wordpieces, passage wordpieces, HF windows
       rows = []
       for q, c in req["pairs"]:
@@ -114,6 +133,76 @@ def worker(args) -> None:
     send({"wall": walls, "cpu": cpus, "results": results})
 
 
+def _encoders(minilm: str, threads: int, work: str) -> dict:
+  """{"torch": BertModel, "ort": an InferenceSession, "info": {...}}."""
+  import onnxruntime as ort  # pylint: disable=g-import-not-at-top
+  from onnxruntime.transformers import optimizer  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  import transformers  # pylint: disable=g-import-not-at-top
+  model = transformers.BertModel.from_pretrained(
+      minilm, add_pooling_layer=False).eval()
+  config = model.config
+  raw, fused = os.path.join(work, "bert.onnx"), os.path.join(work,
+                                                             "bert_opt.onnx")
+  ids = torch.ones((1, 16), dtype=torch.int64)
+  t0 = time.perf_counter()
+  with torch.inference_mode():
+    torch.onnx.export(
+        model, (ids, ids, torch.zeros_like(ids)), raw,
+        input_names=["input_ids", "attention_mask", "token_type_ids"],
+        output_names=["last_hidden_state"], opset_version=17,
+        dynamic_axes={n: {0: "batch", 1: "seq"} for n in (
+            "input_ids", "attention_mask", "token_type_ids",
+            "last_hidden_state")}, dynamo=False)
+  opt = optimizer.optimize_model(raw, model_type="bert",
+                                 num_heads=config.num_attention_heads,
+                                 hidden_size=config.hidden_size)
+  opt.save_model_to_file(fused)
+  seconds = time.perf_counter() - t0
+  options = ort.SessionOptions()
+  options.intra_op_num_threads = threads
+  options.inter_op_num_threads = 1
+  options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+  session = ort.InferenceSession(fused, options,
+                                 providers=["CPUExecutionProvider"])
+  stats = {k: v for k, v in opt.get_fused_operator_statistics().items() if v}
+  return {"torch": model, "ort": session, "info": {
+      "onnxruntime": ort.__version__, "torch": torch.__version__,
+      "attention": getattr(config, "_attn_implementation", "?"),
+      "fused": stats, "export_seconds": seconds, "threads": threads}}
+
+
+def _time_encoder(encoders: dict, req: dict) -> dict:
+  """Times req["calls"] calls of one engine on one input; saves the first
+  output (float32 [batch, seq, hidden]) to req["save"] when given."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  feed = {k: np.asarray(req[k], np.int64) for k in ("ids", "mask", "types")}
+  walls, cpus, out = [], [], None
+  if req["engine"] == "ort":
+    session = encoders["ort"]
+    inputs = {"input_ids": feed["ids"], "attention_mask": feed["mask"],
+              "token_type_ids": feed["types"]}
+    for _ in range(req["calls"]):
+      t0, c0 = time.perf_counter(), time.process_time()
+      out = session.run(None, inputs)[0]
+      walls.append(time.perf_counter() - t0)
+      cpus.append(time.process_time() - c0)
+  else:
+    model = encoders["torch"]
+    tensors = {k: torch.from_numpy(v) for k, v in feed.items()}
+    with torch.inference_mode():
+      for _ in range(req["calls"]):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = model(input_ids=tensors["ids"], attention_mask=tensors["mask"],
+                    token_type_ids=tensors["types"]).last_hidden_state.numpy()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+  if req.get("save"):
+    np.save(req["save"], np.asarray(out, np.float32))
+  return {"wall": walls, "cpu": cpus}
+
+
 class Worker:
   """The HF worker process, driven over JSON lines."""
 
@@ -123,8 +212,8 @@ class Worker:
                TRANSFORMERS_VERBOSITY="error")
     self.proc = subprocess.Popen(
         [python, os.path.abspath(__file__), "--minilm", minilm,
-         "--heads", heads, "--torch_threads", str(threads),
-         "--hf_doc_stride", str(hf_doc_stride)],
+         "--torch_threads", str(threads), "--hf_doc_stride",
+         str(hf_doc_stride)] + (["--heads", heads] if heads else []),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     self.info = self._read()
 
@@ -150,7 +239,8 @@ class Worker:
 if __name__ == "__main__":
   _ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   _ap.add_argument("--minilm", required=True)
-  _ap.add_argument("--heads", required=True)
+  _ap.add_argument("--heads", default=None,
+                   help="the heads of the pipelines (without: encoder only)")
   _ap.add_argument("--torch_threads", type=int, nargs=1, default=[1])
   _ap.add_argument("--hf_doc_stride", type=int, default=STRIDE)
   worker(_ap.parse_args())

@@ -36,9 +36,13 @@ ZEN4 = "model name\t: AMD EPYC 9654\nflags\t\t: avx2 fma avx512f avx512_bf16\n"
 SAPPHIRE_RAPIDS = ("model name\t: Intel(R) Xeon(R) Platinum 8480+\n"
                    "flags\t\t: avx2 fma avx512f avx512_bf16 amx_bf16 amx_tile\n")
 SKYLAKE = "model name\t: Intel(R) Xeon(R) Gold 6148\nflags\t: fma avx512f\n"
+# This machine's first block, shortened: the name does not say Zen 5.
+ZEN5 = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n"
+        "model\t\t: 2\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2596.100\n"
+        "flags\t\t: fma avx2 avx512f avx512_bf16 avx512_vnni\n")
 
 
-def test_cpu_capabilities_from_faked_flags(tmp_path):
+def test_cpu_capabilities_from_faked_flags(tmp_path, monkeypatch):
   epyc = cpu_features.parse(AVX2_EPYC)  # the first processor's block only
   assert (epyc.name, epyc.mhz, epyc.native_bf16) == ("AMD EPYC", 2595.1,
                                                      False)
@@ -55,9 +59,54 @@ def test_cpu_capabilities_from_faked_flags(tmp_path):
           spr.peak_flops_per_cycle("bfloat16")) == (64, 1024)
   skylake = cpu_features.parse(SKYLAKE)
   assert not skylake.native_bf16 and skylake.fma_bits == 512
+  monkeypatch.setattr(cpu_features, "from_py_cpuinfo",
+                      lambda: cpu_features.parse(""))  # py-cpuinfo: nothing
   missing = cpu_features.read(str(tmp_path / "none"))
   assert not missing.flags and not missing.native_bf16
   assert missing.fma_bits == 128
+
+
+def test_zen5_avx512_is_full_width_zen4_and_zen5_mobile_double_pumped():
+  zen5 = cpu_features.parse(ZEN5)
+  assert (zen5.vendor, zen5.family, zen5.model) == ("AuthenticAMD", 0x1A, 2)
+  assert zen5.fma_bits == 512
+  assert (zen5.peak_flops_per_cycle("float32"),
+          zen5.peak_flops_per_cycle("bfloat16")) == (64, 128)
+  assert "(family 0x1a, model 0x2)" in zen5.describe()
+  assert "FMA 512-bit" in zen5.describe()
+  zen4 = cpu_features.parse(ZEN5.replace(": 26", ": 25").replace(
+      ": 2\n", ": 17\n"))  # Genoa: family 0x19 model 0x11
+  assert zen4.family == 0x19 and zen4.fma_bits == 256
+  assert zen4.peak_flops_per_cycle("float32") == 32
+  strix = cpu_features.parse(ZEN5.replace(": 2\n", ": 36\n"))  # model 0x24
+  assert strix.fma_bits == 256
+  # Capped at AVX2, Zen 5 computes as an AVX2 core.
+  assert cpu_features.capped(zen5, "AVX2").fma_bits == 256
+  # An AMD CPU of unknown family keeps the conservative 256.
+  assert cpu_features.parse(ZEN4).fma_bits == 256
+
+
+def test_without_proc_cpuinfo_read_asks_py_cpuinfo(tmp_path, monkeypatch):
+  """macOS, Windows: py-cpuinfo's fields, still under the oneDNN cap."""
+  import sys  # pylint: disable=g-import-not-at-top
+  import types  # pylint: disable=g-import-not-at-top
+  info = {"brand_raw": "AMD EPYC 9575F", "vendor_id_raw": "AuthenticAMD",
+          "family": 26, "model": 2, "hz_actual": [3300000000, 0],
+          "flags": ["avx2", "fma", "avx512f", "avx512_bf16"]}
+  monkeypatch.setitem(sys.modules, "cpuinfo", types.SimpleNamespace(
+      get_cpu_info=lambda: info))
+  got = cpu_features.read(str(tmp_path / "none"), {})
+  assert (got.name, got.mhz, got.family, got.fma_bits, got.native_bf16) == (
+      "AMD EPYC 9575F", 3300.0, 0x1A, 512, True)
+  capped = cpu_features.read(str(tmp_path / "none"),
+                             {"ONEDNN_MAX_CPU_ISA": "AVX2"})
+  assert capped.fma_bits == 256 and not capped.native_bf16
+
+  def broken():
+    raise RuntimeError("CPUID probe failed")
+  monkeypatch.setitem(sys.modules, "cpuinfo", types.SimpleNamespace(
+      get_cpu_info=broken))
+  assert not cpu_features.read(str(tmp_path / "none"), {}).flags
 
 
 def test_onednn_isa_cap_drops_the_flags_above_it(tmp_path):

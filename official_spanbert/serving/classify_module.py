@@ -46,6 +46,7 @@ import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import tacred
+from official_spanbert.modeling import attention_layout
 from official_spanbert.serving import qa_module
 
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
@@ -94,6 +95,8 @@ class ClassifyModule(tf.Module):
     super().__init__(name="spanbert_classifier")
     if seq_length < (4 if pair else 3):
       raise ValueError(f"seq_length {seq_length} is too small")
+    # Attention scores by one matmul: same outputs, faster on CPU.
+    attention_layout.use_matmul_attention(model)
     self.model = model
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab

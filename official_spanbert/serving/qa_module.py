@@ -46,6 +46,7 @@ from typing import Dict
 import tensorflow as tf
 
 from official_spanbert.data import tokenization
+from official_spanbert.modeling import attention_layout
 from official_spanbert.serving import limits
 
 # Python's str.isspace() characters: the whitespace squad_examples splits on.
@@ -105,6 +106,8 @@ class QuestionAnsweringModule(tf.Module):
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "
                        f"passage after query_length {query_length}")
+    # Attention scores by one matmul: same outputs, faster on CPU.
+    attention_layout.use_matmul_attention(model)
     self.model = model
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab

@@ -18,9 +18,13 @@ bfloat16 is native with AVX512-BF16 (`vdpbf16ps`) or AMX; without either,
 oneDNN emulates it and a bf16 training step is much slower than float32
 (10x at the demo size on an AVX2 AMD EPYC, benchmarks/RESULTS.md). The peak
 is an estimate from the flags: two FMA pipes a core, each as wide as the
-widest FMA the flags name (AMD's AVX-512 before Zen 5 is double-pumped
-256-bit, so AMD counts 256), 2 FLOPs an FMA; native bf16 doubles it
-(a bf16 pair per float32 lane), AMX is 1,024 bf16 FLOPs a cycle.
+widest FMA the flags name, 2 FLOPs an FMA; native bf16 doubles it (a bf16
+pair per float32 lane), AMX is 1,024 bf16 FLOPs a cycle. AMD's AVX-512 is
+double-pumped 256-bit on Zen 4 (family 0x19) but full-width 512-bit on Zen 5
+(family 0x1A; ONNX Runtime reached 59 float32 FLOPs a cycle by CPU time on
+one core of the Zen 5 EPYC in benchmarks/RESULTS.md, above a 256-bit core's
+32), except Zen 5's mobile cores (Strix Point, models 0x20-0x2F), which keep
+256-bit datapaths; an AMD CPU whose family is not known counts 256.
 
   features = cpu_features.read()
   features.native_bf16            # False on an AVX2-only CPU
@@ -30,6 +34,13 @@ widest FMA the flags name (AMD's AVX-512 before Zen 5 is double-pumped
 flags above it are dropped, because TensorFlow's oneDNN kernels will not use
 them (bf16 matmuls even fail there), and `isa_cap` names it. Setting it on an
 AVX-512 machine runs TF's kernels as on an AVX2-only CPU.
+
+Where /proc/cpuinfo cannot be read (macOS, Windows), read() asks py-cpuinfo
+(installed with Model Garden) for the same fields; on Linux the file stays
+the source, because py-cpuinfo's get_cpu_info() starts a subprocess that
+takes 1-2 s (every benchmark and the bf16 check call read()), returns what
+the file holds, and knows neither oneDNN's ISA cap, the FMA width, nor the
+affinity and cgroup quota behind usable_cores().
 """
 
 import dataclasses
@@ -41,6 +52,9 @@ CPUINFO = "/proc/cpuinfo"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 FMA_PIPES = 2  # FMA units a core (Zen 2-4, Intel server cores since Skylake)
 AMX_BF16_FLOPS_PER_CYCLE = 1024
+# AMD families: Zen 5 (0x1A) has full-width AVX-512 except its mobile cores.
+ZEN5_FAMILY = 0x1A
+ZEN5_MOBILE_MODELS = range(0x20, 0x30)  # Strix Point: double-pumped 256-bit
 ISA_CAP_ENV = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 # oneDNN's ISA names (dnnl_cpu_isa_t, oneDNN 3.x), lowest first; a name's
 # rank is its index, aliases share one.
@@ -79,6 +93,13 @@ class CpuFeatures:
   flags: FrozenSet[str]
   mhz: Optional[float] = None
   isa_cap: Optional[str] = None  # ONEDNN_MAX_CPU_ISA, when it drops flags
+  vendor: str = ""               # vendor_id: AuthenticAMD, GenuineIntel
+  family: Optional[int] = None   # cpu family: 0x19 Zen 3/4, 0x1A Zen 5
+  model: Optional[int] = None
+
+  @property
+  def amd(self) -> bool:
+    return self.vendor == "AuthenticAMD" or "AMD" in self.name
 
   @property
   def native_bf16(self) -> bool:
@@ -87,12 +108,23 @@ class CpuFeatures:
 
   @property
   def fma_bits(self) -> int:
-    """Effective width of one FMA pipe: 512, 256, or 128 (no FMA flag)."""
-    if "avx512f" in self.flags and "AMD" not in self.name:
+    """Effective width of one FMA pipe: 512, 256, or 128 (no FMA flag).
+
+    AVX-512 counts 512 on Intel and on AMD from Zen 5 (family 0x1A, not its
+    mobile models 0x20-0x2F); Zen 4's double-pumped AVX-512 counts 256.
+    """
+    if "avx512f" in self.flags and (not self.amd or self.full_width_amd):
       return 512
     if "fma" in self.flags or "avx512f" in self.flags:
       return 256
     return 128
+
+  @property
+  def full_width_amd(self) -> bool:
+    """An AMD core whose AVX-512 datapaths are 512 bits wide (Zen 5)."""
+    return (self.family is not None and self.family >= ZEN5_FAMILY
+            and not (self.family == ZEN5_FAMILY and self.model is not None
+                     and self.model in ZEN5_MOBILE_MODELS))
 
   def peak_flops_per_cycle(self, dtype: str = "float32") -> int:
     """Estimated peak FLOPs a cycle of one core in `dtype` (see above)."""
@@ -109,6 +141,8 @@ class CpuFeatures:
         "avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile",
         "avx512_vnni", "avx_vnni"))
     clock = f" at {self.mhz:.0f} MHz" if self.mhz else ""
+    if self.family is not None:
+      clock += f" (family {self.family:#x}, model {self.model or 0:#x})"
     cap = f" (oneDNN capped at {self.isa_cap})" if self.isa_cap else ""
     return (f"{self.name}{clock}{cap}; flags {' '.join(isa) or 'none of note'}; "
             f"FMA {self.fma_bits}-bit; bf16 "
@@ -128,15 +162,37 @@ def parse(text: str) -> CpuFeatures:
         break
       continue
     fields.setdefault(key.strip(), value.strip())
-  mhz = fields.get("cpu MHz")
-  try:
-    mhz = float(mhz) if mhz else None
-  except ValueError:
-    mhz = None
   return CpuFeatures(name=fields.get("model name") or platform.processor()
                      or "unknown CPU",
                      flags=frozenset(fields.get("flags", "").split()),
-                     mhz=mhz)
+                     mhz=_number(fields.get("cpu MHz"), float),
+                     vendor=fields.get("vendor_id", ""),
+                     family=_number(fields.get("cpu family"), int),
+                     model=_number(fields.get("model"), int))
+
+
+def _number(text, kind):
+  try:
+    return kind(text) if text else None
+  except (TypeError, ValueError):
+    return None
+
+
+def from_py_cpuinfo() -> CpuFeatures:
+  """CpuFeatures from py-cpuinfo (no /proc/cpuinfo: macOS, Windows); none
+  of its fields when it is not installed or fails."""
+  try:
+    import cpuinfo  # pylint: disable=g-import-not-at-top
+    info = cpuinfo.get_cpu_info()
+  except Exception:  # pylint: disable=broad-except  (ImportError, its probes)
+    return parse("")
+  hz = info.get("hz_actual") or info.get("hz_advertised") or [0]
+  return CpuFeatures(
+      name=info.get("brand_raw") or platform.processor() or "unknown CPU",
+      flags=frozenset(info.get("flags", ())), mhz=(hz[0] / 1e6) or None,
+      vendor=info.get("vendor_id_raw", ""),
+      family=_number(info.get("family"), int),
+      model=_number(info.get("model"), int))
 
 
 CGROUP = "/sys/fs/cgroup"
@@ -221,13 +277,13 @@ def capped(features: CpuFeatures, isa: Optional[str]) -> CpuFeatures:
 def read(cpuinfo: str = CPUINFO,
          environ: Optional[Mapping[str, str]] = None) -> CpuFeatures:
   """This machine's CpuFeatures as TensorFlow's oneDNN kernels see them: the
-  flags in cpuinfo (none when it cannot be read), capped by
+  flags in cpuinfo (py-cpuinfo's when the file cannot be read), capped by
   ONEDNN_MAX_CPU_ISA when set."""
   environ = os.environ if environ is None else environ
   try:
     with open(cpuinfo, encoding="utf-8", errors="replace") as f:
       features = parse(f.read())
   except OSError:
-    features = parse("")
+    features = from_py_cpuinfo()
   cap = next((environ[k] for k in ISA_CAP_ENV if environ.get(k)), None)
   return capped(features, cap)

@@ -1,0 +1,72 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Attention scores by one batched matmul instead of Keras' einsum (issue 45).
+
+Keras' MultiHeadAttention (which Model Garden's TransformerEncoderBlock
+uses) computes the scores as tf.einsum("aecd,abcd->acbe", key, query):
+key and query [batch, seq, heads, head_size] to scores [batch, heads,
+query seq, key seq]. On CPU TensorFlow runs that einsum as transposes plus a
+batched matmul of a slow layout: at [8, 384] with 12 heads of 32 (the
+all-MiniLM-L6-v2 size) it took 64 CPU-ms a layer on one thread, against 15
+for transposing query and key to [batch, heads, seq, head_size] first and
+taking tf.matmul(q, k, transpose_b=True) (4 ms against 2 at [1, 384]); the
+six layers' einsums were most of the gap between the encoder and ONNX
+Runtime at [8, 384] (benchmarks/RESULTS.md, "The encoder alone"). The two
+compute the same products in the same order: the outputs are equal.
+
+  use_matmul_attention(model)   # every built Keras attention layer
+
+The serving modules call it on the model they serve (serving/qa_module.py,
+classify_module.py). Training keeps Keras' layer as it is.
+"""
+
+import math
+
+import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
+import tensorflow as tf
+import tf_keras
+
+# Keras' equation for attention over axis 1 of rank-4 projections.
+EINSUM = "aecd,abcd->acbe"
+
+
+class MatmulMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
+  """Keras MultiHeadAttention whose scores are one batched matmul. Same
+  variables, same outputs."""
+
+  def _compute_attention(self, query, key, value, attention_mask=None,
+                         training=None):
+    if self._dot_product_equation != EINSUM:  # other attention axes
+      return super()._compute_attention(query, key, value, attention_mask,
+                                        training)
+    query = tf.multiply(query, 1.0 / math.sqrt(float(self._key_dim)))
+    # [B, T, N, H] -> [B, N, T, H]; scores [B, N, T (query), S (key)].
+    scores = tf.matmul(tf.transpose(query, [0, 2, 1, 3]),
+                       tf.transpose(key, [0, 2, 1, 3]), transpose_b=True)
+    scores = self._masked_softmax(scores, attention_mask)
+    dropped = self._dropout_layer(scores, training=training)
+    return tf.einsum(self._combine_equation, dropped, value), scores
+
+
+def use_matmul_attention(model: tf.Module) -> int:
+  """Makes every Keras MultiHeadAttention layer of `model` (exactly that
+  class: subclasses such as the clamped one keep theirs) a
+  MatmulMultiHeadAttention, in place. Returns how many changed."""
+  changed = 0
+  for module in model.submodules:
+    if type(module) is tf_keras.layers.MultiHeadAttention:  # pylint: disable=unidiomatic-typecheck
+      module.__class__ = MatmulMultiHeadAttention
+      changed += 1
+  return changed
