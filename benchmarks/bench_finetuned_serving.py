@@ -234,30 +234,8 @@ def smoke_inputs(args, work: str) -> None:
 
 def tiny_bert(work: str, vocab: str, seed: int) -> str:
   """A random 1-layer BERT (hidden 32) in Hugging Face's layout."""
-  import shutil  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  import yaml  # pylint: disable=g-import-not-at-top
-  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
-  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
-  config = interop.HFBertConfig(
-      vocab_size=tokenization.load_vocab(vocab).size, hidden_size=32,
-      num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
-  encoder, activation = config.encoder_config(), config.tf_activation
-  tf.keras.utils.set_random_seed(seed)
-  model = interop.build_model(encoder, activation, use_next_sentence=False)
-  model(span_bert_pretrainer.dummy_inputs(1, 8, 4))
-  src = os.path.join(work, "tiny_tf")
-  os.makedirs(src, exist_ok=True)
-  prefix = tf.train.Checkpoint(**model.checkpoint_items).write(
-      os.path.join(src, "ckpt"))
-  with open(os.path.join(src, interop.PARAMS_FILE), "w",
-            encoding="utf-8") as f:
-    yaml.safe_dump(interop.params_dict(encoder, activation), f)
-  shutil.copyfile(vocab, os.path.join(src, interop.VOCAB_FILE))
-  out = os.path.join(work, "tiny_bert")
-  interop.tf_to_hf(prefix, out, overwrite=True, progress=False)
-  return out
+  from official_spanbert.interop import random_bert  # pylint: disable=g-import-not-at-top
+  return random_bert.write(work, vocab, seed)
 
 
 # ----------------------------------------------------------------------------

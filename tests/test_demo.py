@@ -12,8 +12,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The `make demo` pipeline, end to end, on a short schedule, as a user runs
-it (`python -m official_spanbert.demo`): quiet output, the summary, -v."""
+"""The `make demo` pipeline's first act (--act=scratch), end to end, on a
+short schedule, as a user runs it (`python -m official_spanbert.demo`): quiet
+output, the summary, -v. The second act: test_demo_continued.py."""
 
 import json
 import os
@@ -37,7 +38,8 @@ def _demo(output_dir, *args):
              TF_NUM_INTEROP_THREADS="1")
   result = subprocess.run(
       [sys.executable, "-m", "official_spanbert.demo",
-       f"--output_dir={output_dir}", "--vocab_size=3000", *args],
+       f"--output_dir={output_dir}", "--act=scratch", "--vocab_size=3000",
+       *args],
       env=env, capture_output=True, text=True, timeout=900, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   return result

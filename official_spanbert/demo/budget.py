@@ -83,12 +83,13 @@ def process_start(stat_path: str = "/proc/self/stat",
 def pick_steps(examples_per_second: float, batch: int, elapsed_s: float,
                budget_s: float = DEMO_BUDGET_S,
                after_s: float = AFTER_TRAINING_S,
-               done: int = PILOT_STEPS) -> int:
+               done: int = PILOT_STEPS, low: int = MIN_STEPS,
+               high: int = MAX_STEPS) -> int:
   """Steps whose training ends the demo within budget_s, clipped to
-  [MIN_STEPS, MAX_STEPS]; `done` steps are trained already, elapsed_s spent."""
+  [low, high]; `done` steps are trained already, elapsed_s spent."""
   left = max(0.0, budget_s - elapsed_s - after_s)
   steps = done + int(left * examples_per_second / batch)
-  return max(MIN_STEPS, min(MAX_STEPS, steps))
+  return max(low, min(high, steps))
 
 
 def pilot_rate(series) -> Optional[float]:

@@ -36,6 +36,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 _WORD = re.compile(r"^[A-Za-z]{4,}$")
 
@@ -59,19 +60,30 @@ def split_documents(corpus_path: str, train_path: str, heldout_path: str,
 def heldout_metrics(task, model, data_config, steps: int) -> Dict[str, float]:
   """The task's validation metrics over `steps` batches of data_config.
 
-  Also "masked_tokens" and "sbo_targets": how many positions were scored.
+  Also "masked_lm_top5_accuracy" (the true token among the MLM's 5 best),
+  "masked_tokens" and "sbo_targets": how many positions were scored.
   """
   metrics = task.build_metrics(training=False)
+  top5 = tf_keras.metrics.SparseTopKCategoricalAccuracy(
+      k=5, name="masked_lm_top5_accuracy")
   dataset = task.build_inputs(data_config)
-  step = tf.function(lambda inputs: task.validation_step(
-      inputs, model, metrics=metrics))
+
+  @tf.function
+  def step(inputs):  # the task's validation_step, keeping the logits
+    outputs = task.inference_step(inputs, model)
+    losses = task.compute_losses(inputs, outputs)
+    task._update_metrics(metrics, inputs, outputs, losses)  # pylint: disable=protected-access
+    top5.update_state(inputs["masked_lm_ids"],
+                      tf.cast(outputs["mlm_logits"], tf.float32),
+                      sample_weight=inputs["masked_lm_weights"])
+
   masked = sbo = 0.0
   for inputs in dataset.take(steps):
     step(inputs)
     masked += float(tf.reduce_sum(inputs["masked_lm_weights"]))
     if "sbo_weights" in inputs:
       sbo += float(tf.reduce_sum(inputs["sbo_weights"]))
-  out = {m.name: float(m.result()) for m in metrics}
+  out = {m.name: float(m.result()) for m in metrics + [top5]}
   out["masked_tokens"] = int(masked)
   out["sbo_targets"] = int(sbo)
   return out
@@ -111,12 +123,13 @@ class UnigramModel:
     return {"mlm_logits": logits, "sbo_logits": logits}
 
 
-def pick_sentences(heldout_path: str, vocab: Sequence[str], count: int = 4
-                   ) -> List[Dict[str, str]]:
+def pick_sentences(heldout_path: str, vocab: Sequence[str], count: int = 4,
+                   lower_case: bool = False) -> List[Dict[str, str]]:
   """Held-out sentences with one whole-word, in-vocab word masked.
 
   Takes the first sentence of 8-20 words of each held-out document, and masks
-  its alphabetic word (4+ letters, one vocab token) nearest the middle.
+  its alphabetic word (4+ letters, one vocab token) nearest the middle; with
+  lower_case (an uncased vocab) the word is looked up, and kept, lowercased.
   """
   in_vocab = set(vocab)
   picked = []
@@ -131,11 +144,12 @@ def pick_sentences(heldout_path: str, vocab: Sequence[str], count: int = 4
       middle = len(words) / 2
       candidates = sorted(
           (abs(i - middle), i) for i, w in enumerate(words[1:-1], 1)
-          if _WORD.match(w) and w in in_vocab)
+          if _WORD.match(w) and (w.lower() if lower_case else w) in in_vocab)
       if not candidates:
         continue
       i = candidates[0][1]
-      picked.append({"text": sentence, "word": words[i],
+      word = words[i].lower() if lower_case else words[i]
+      picked.append({"text": sentence, "word": word,
                      "masked": " ".join(words[:i] + ["[MASK]"] +
                                         words[i + 1:])})
       break

