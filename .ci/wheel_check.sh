@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs official_spanbert as a wheel (not editable) into a clean venv and
 # runs every console script from a temporary directory outside the repository:
-# each script's --help, then `spanbert-demo --train_steps=20`. Called by
+# each script's --help, then `spanbert-demo --act=scratch --train_steps=20`
+# (the first act: the second converts all-MiniLM-L6-v2 and trains for
+# minutes; tests/test_demo_continued.py runs it from the tree). Called by
 # `make wheel-check` (and so by .ci/run, after `make test`).
 #
 # What is and is not borrowed from the project's .venv:
@@ -65,8 +67,11 @@ import sys
 site = os.path.realpath(sys.argv[1])
 import official_spanbert
 from official_spanbert.configs import yaml_files
+# The YAML the demo's two acts read ship in the wheel.
 for what, path in (("official_spanbert", official_spanbert.__file__),
-                   ("models/tiny.yaml", yaml_files.path("models/tiny.yaml"))):
+                   ("models/tiny.yaml", yaml_files.path("models/tiny.yaml")),
+                   ("experiments/demo_continued.yaml",
+                    yaml_files.path("experiments/demo_continued.yaml"))):
   if not os.path.realpath(path).startswith(site + os.sep):
     sys.exit(f"wheel-check: {what} comes from {path}, not the wheel in {site}")
 # One top-level package: no dev scripts, benchmarks or experiments installed.
@@ -85,7 +90,8 @@ echo "wheel-check: console scripts: $scripts"
 # background while the --help checks, each mostly a single-threaded import of
 # TensorFlow, run two at a time beside it.
 demo_rc=0
-"$tmp/venv/bin/spanbert-demo" --train_steps=20 --output_dir="$tmp/work/demo" \
+"$tmp/venv/bin/spanbert-demo" --act=scratch --train_steps=20 \
+  --output_dir="$tmp/work/demo" \
   > "$tmp/demo.txt" 2>&1 &
 demo_pid=$!
 
