@@ -53,19 +53,25 @@ OUTPUT_KEYS = ("entity_start", "entity_end", "entity_type", "entity_score")
 
 def greedy_nested(starts: tf.Tensor, ends: tf.Tensor) -> tf.Tensor:
   """[k] whether each span is kept, spans in decoding order (best first):
-  span_ner_model.decode's rule (no crossing a kept span, no repeat)."""
+  span_ner_model.decode's rule (no crossing a kept span, no repeat).
+
+  Each step keeps the first span still open and closes every open span that
+  crosses it or has its boundaries (itself included): one step per kept
+  span, not per candidate, with the same result as taking them in order.
+  """
   k = tf.size(starts)
+  index = tf.range(k)
 
-  def body(i, kept):
+  def body(open_, kept):
+    i = tf.reduce_min(tf.where(open_, index, k))
     s, e = starts[i], ends[i]
-    conflict = kept & (((starts < s) & (s <= ends) & (ends < e)) |
-                       ((s < starts) & (starts <= e) & (e < ends)) |
-                       (tf.equal(starts, s) & tf.equal(ends, e)))
-    return i + 1, tf.tensor_scatter_nd_update(
-        kept, [[i]], [~tf.reduce_any(conflict)])
+    conflict = (((starts < s) & (s <= ends) & (ends < e)) |
+                ((s < starts) & (starts <= e) & (e < ends)) |
+                (tf.equal(starts, s) & tf.equal(ends, e)))
+    return open_ & ~conflict, kept | tf.equal(index, i)
 
-  _, kept = tf.while_loop(lambda i, _: i < k, body,
-                          (tf.constant(0), tf.zeros([k], tf.bool)))
+  _, kept = tf.while_loop(lambda open_, _: tf.reduce_any(open_), body,
+                          (tf.ones([k], tf.bool), tf.zeros([k], tf.bool)))
   return kept
 
 
