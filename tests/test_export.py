@@ -196,7 +196,8 @@ def test_saved_model_cli_lists_signatures(exported):
   proc = subprocess.run([cli, "show", "--dir", exported["model"], "--all"],
                         capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
-  for name in ("serving_default", "encode_pair", "encode_ids", "fill_spans"):
+  for name in ("serving_default", "encode_pair", "encode_ids", "fill_spans",
+               "encode_spans"):
     assert f"signature_def['{name}']" in proc.stdout
   assert "tensorflow/serving/predict" in proc.stdout
 
@@ -216,7 +217,7 @@ def test_predict_request_round_trip_and_warmup(exported):
 
   seen = serving_client.replay_warmup(loaded, exported["model"])
   assert seen == {"serving_default", "encode_pair", "encode_ids",
-                  "fill_spans"}
+                  "fill_spans", "encode_spans"}
 
 
 def test_preprocessing_model(exported):

@@ -27,7 +27,10 @@ with the serving module registered for its task (serving/registry.py):
   * spanbert/coref: `resolve` (raw text -> mentions and clusters);
   * spanbert/squad_v1, spanbert/squad_v2: `answer` (question + context ->
     answer text and character offsets; has_answer for 2.0 with the
-    evaluation's null-score threshold, or --null_score_diff_threshold).
+    evaluation's null-score threshold, or --null_score_diff_threshold);
+  * spanbert/span_ner (span head): `extract_entities` (raw text -> nested
+    entities as character offsets) and `encode_spans` (text + character
+    spans -> span embeddings).
 
 Every export has warmup requests in assets.extra/. Without --version the
 next free version is taken; a --version that exists or that another export
@@ -68,6 +71,9 @@ flags.DEFINE_integer("qa_max_context_wordpieces",
                      limits.QA_MAX_CONTEXT_WORDPIECES,
                      "SQuAD: answer refuses longer contexts (0: no limit); "
                      "memory grows linearly with the context.")
+flags.DEFINE_integer("ner_max_wordpieces", limits.NER_MAX_WORDPIECES,
+                     "Span NER: extract_entities and encode_spans refuse "
+                     "longer texts (0: no limit).")
 flags.DEFINE_enum("precision", "float32", ["float32", "bfloat16"],
                   "What the exported graph computes in: bfloat16 needs a CPU "
                   "with AVX512-BF16 or AMX (weights stay float32).")
@@ -104,6 +110,7 @@ def main(argv):
         null_score_diff_threshold=FLAGS.null_score_diff_threshold,
         coref_max_wordpieces=FLAGS.coref_max_wordpieces,
         qa_max_context_wordpieces=FLAGS.qa_max_context_wordpieces,
+        ner_max_wordpieces=FLAGS.ner_max_wordpieces,
         precision=FLAGS.precision))
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")

@@ -82,15 +82,27 @@ def _last_flag(flags: tf.Tensor, start: tf.Tensor, limit: tf.Tensor):
 
 
 def segment_ends(sentence_end: tf.Tensor, word_end: tf.Tensor,
-                 max_content: int) -> tf.Tensor:
-  """Graph version of data/finetuning/coref.split_segments."""
+                 max_content: int,
+                 row_limits: Optional[tf.Tensor] = None) -> tf.Tensor:
+  """Graph version of data/finetuning/coref.split_segments.
+
+  `row_limits` (exclusive ends, ascending) cuts several sequences laid end
+  to end at once: no segment runs over a row limit (serving/span_windows.py
+  windows a batch of texts so).
+  """
   n = tf.size(sentence_end)
+  if row_limits is None:
+    row_limits = tf.reshape(n, [1])
+  row_limits = tf.cast(row_limits, tf.int32)
 
   def body(start, ends):
-    limit = tf.minimum(start + max_content, n)
+    row = tf.searchsorted(row_limits, tf.reshape(start, [1]), side="right")
+    row_end = tf.gather(row_limits, tf.minimum(row[0],
+                                               tf.size(row_limits) - 1))
+    limit = tf.minimum(start + max_content, row_end)
     by_sentence = _last_flag(sentence_end, start, limit)
     by_word = _last_flag(word_end, start, limit)
-    cut = tf.where(limit >= n, limit,
+    cut = tf.where(limit >= row_end, limit,
                    tf.where(by_sentence > 0, by_sentence,
                             tf.where(by_word > 0, by_word, limit)))
     return cut, ends.write(ends.size(), cut)

@@ -335,12 +335,14 @@ def export(model, vocab_file: str, export_base: str, *,
     renamed = []
     try:
       report.note(f"tracing and saving the model (version {version}, "
-                  "4 signatures, warmup requests)")
+                  "5 signatures, warmup requests)")
       _save(module, module.signatures(), tmps[0], {
           "serving_default": {"text": texts},
           "encode_pair": {"text": texts, "text_pair": texts[::-1]},
           "encode_ids": {k: ids[k].numpy() for k in ids},
           "fill_spans": {"text": texts},
+          "encode_spans": {"text": texts, "span_starts": [[0, 9], [0, 4]],
+                           "span_ends": [[8, 17], [3, 9]]},
       })
       report.note("saving the preprocessing model")
       writing.target = dirs[1]

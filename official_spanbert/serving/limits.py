@@ -24,3 +24,9 @@ COREF_MAX_WORDPIECES = 65536
 COREF_MB_PER_1000_WORDPIECES_BASE = 64
 # answer: a longer context is refused (~250,000 characters of English).
 QA_MAX_CONTEXT_WORDPIECES = 65536
+# extract_entities, encode_spans: a longer text is refused. Memory is linear
+# in the length (the model reads MODEL_BATCH_WINDOWS windows at a time).
+NER_MAX_WORDPIECES = 65536
+# encode_spans of a pretrained encoder (no span task to say it): the widest
+# span, in wordpieces (coreference's max_span_width).
+SPAN_MAX_WIDTH = 30

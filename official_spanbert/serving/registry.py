@@ -40,6 +40,7 @@ from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import pretraining
 from official_spanbert.tasks import question_answering
+from official_spanbert.tasks import span_ner
 
 
 @dataclasses.dataclass
@@ -58,6 +59,7 @@ class ExportOptions:
   null_score_diff_threshold: Optional[float] = None
   coref_max_wordpieces: int = limits.COREF_MAX_WORDPIECES
   qa_max_context_wordpieces: int = limits.QA_MAX_CONTEXT_WORDPIECES
+  ner_max_wordpieces: int = limits.NER_MAX_WORDPIECES
   precision: str = "float32"  # export_precision.PRECISIONS
 
   @property
@@ -176,10 +178,19 @@ def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
       vocab_file=options.vocab_file, version=options.version)
 
 
+def _export_span_ner(params, options: ExportOptions) -> Dict[str, str]:
+  from official_spanbert.serving import ner_export  # pylint: disable=g-import-not-at-top
+  return ner_export.export_from_params(
+      params, options.checkpoint, options.export_base,
+      vocab_file=options.vocab_file, version=options.version,
+      max_wordpieces=options.ner_max_wordpieces)
+
+
 register(Entry(pretraining.SpanBertPretrainTaskConfig,
                ("spanbert/pretraining", "spanbert/no_sbo", "bert/token_nsp",
                 "bert/token_single"),
-               ("serving_default", "encode_pair", "encode_ids", "fill_spans"),
+               ("serving_default", "encode_pair", "encode_ids", "fill_spans",
+                "encode_spans"),
                _export_pretrainer))
 register(Entry(coreference.CorefTaskConfig, ("spanbert/coref",),
                ("resolve", "resolve_with_speakers"), _export_coref))
@@ -189,6 +200,8 @@ register(Entry(question_answering.SpanBertQAConfig,
 register(Entry(classification.SpanBertClassificationConfig,
                ("spanbert/classification", "spanbert/tacred"),
                ("classify", "classify_relation"), _export_classifier))
+register(Entry(span_ner.SpanNerTaskConfig, ("spanbert/span_ner",),
+               ("extract_entities", "encode_spans"), _export_span_ner))
 
 
 def _run_dir_params(checkpoint: str) -> Optional[str]:

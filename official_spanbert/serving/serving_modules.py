@@ -24,6 +24,7 @@ from typing import Dict
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.masking import masking
+from official_spanbert.serving import span_encoder_module
 from official_spanbert.serving import text_preprocessor as tp
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
@@ -76,6 +77,9 @@ class SpanBertServingModule(tf.Module):
   * `fill_spans(text)`: for each [MASK] (up to max_masks), the MLM head's top-k
     tokens and log-probabilities, the SBO head's top-k from the span's
     boundaries (when the model has one), and the text filled greedily.
+  * `encode_spans(text, span_starts, span_ends)`: the encoder's span
+    embeddings [x_start, x_end, mean] of character spans
+    (span_encoder_module.py; windows of seq_length, no truncation).
 
   Args:
     model: a SpanBertPretrainer.
@@ -98,6 +102,9 @@ class SpanBertServingModule(tf.Module):
     self.max_positions = config["max_sequence_length"]
     self.max_sbo_targets = (model.span_boundary.max_targets
                             if self.has_sbo else 0)
+    self.span_encoder = span_encoder_module.SpanEncoderModule(
+        model.encoder_network, preprocessor.vocab.path,
+        preprocessor.tokenizer.lower_case, preprocessor.seq_length)
 
   # One graph of the encoder for the 4 signatures (traced once, not 4 times).
   @tf.function(input_signature=[{
@@ -193,6 +200,7 @@ class SpanBertServingModule(tf.Module):
         "encode_pair": self.serve_text_pair.get_concrete_function(),
         "encode_ids": self.serve_ids.get_concrete_function(),
         "fill_spans": self.fill_spans.get_concrete_function(),
+        "encode_spans": self.span_encoder.encode_spans.get_concrete_function(),
     }
 
 
