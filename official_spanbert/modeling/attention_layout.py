@@ -34,7 +34,6 @@ classify_module.py). Training keeps Keras' layer as it is.
 
 import math
 
-import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import tensorflow as tf
 import tf_keras
 
