@@ -95,6 +95,9 @@ def test_without_proc_cpuinfo_read_asks_py_cpuinfo(tmp_path, monkeypatch):
           "flags": ["avx2", "fma", "avx512f", "avx512_bf16"]}
   monkeypatch.setitem(sys.modules, "cpuinfo", types.SimpleNamespace(
       get_cpu_info=lambda: info))
+  # The system's file is missing (another missing file is an unknown CPU,
+  # as the demo's tests expect).
+  monkeypatch.setattr(cpu_features, "CPUINFO", str(tmp_path / "none"))
   got = cpu_features.read(str(tmp_path / "none"), {})
   assert (got.name, got.mhz, got.family, got.fma_bits, got.native_bf16) == (
       "AMD EPYC 9575F", 3300.0, 0x1A, 512, True)

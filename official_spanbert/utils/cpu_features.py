@@ -277,13 +277,14 @@ def capped(features: CpuFeatures, isa: Optional[str]) -> CpuFeatures:
 def read(cpuinfo: str = CPUINFO,
          environ: Optional[Mapping[str, str]] = None) -> CpuFeatures:
   """This machine's CpuFeatures as TensorFlow's oneDNN kernels see them: the
-  flags in cpuinfo (py-cpuinfo's when the file cannot be read), capped by
-  ONEDNN_MAX_CPU_ISA when set."""
+  flags in cpuinfo (py-cpuinfo's when the system's /proc/cpuinfo cannot be
+  read; another missing file is an unknown CPU), capped by ONEDNN_MAX_CPU_ISA
+  when set."""
   environ = os.environ if environ is None else environ
   try:
     with open(cpuinfo, encoding="utf-8", errors="replace") as f:
       features = parse(f.read())
   except OSError:
-    features = from_py_cpuinfo()
+    features = from_py_cpuinfo() if cpuinfo == CPUINFO else parse("")
   cap = next((environ[k] for k in ISA_CAP_ENV if environ.get(k)), None)
   return capped(features, cap)
