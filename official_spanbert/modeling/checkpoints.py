@@ -143,6 +143,24 @@ def check_shapes(root: tf.train.Checkpoint, path: str, mismatch: str) -> None:
         "that wrote it) or use another checkpoint")
 
 
+HF_WEIGHTS = ("model.safetensors", "pytorch_model.bin",
+              "model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def _hint(path: str) -> str:
+  """What to do with a directory that holds another framework's model."""
+  names = set(tf.io.gfile.listdir(path))
+  if "config.json" in names and names & set(HF_WEIGHTS):
+    return (": it holds a Hugging Face model; convert it first with "
+            f"spanbert-convert-checkpoint --direction=hf_to_tf --input={path} "
+            "--output=<a new directory>, and use that as the checkpoint")
+  if "model.pt" in names:
+    return (": it holds a PyTorch model.pt; convert it first with "
+            f"spanbert-convert-checkpoint --direction=fairseq_to_tf "
+            f"--input={path}/model.pt --output=<a new directory>")
+  return ""
+
+
 def resolve(path: str) -> str:
   """A checkpoint prefix from a file prefix or a directory (latest in it).
 
@@ -153,7 +171,7 @@ def resolve(path: str) -> str:
   if tf.io.gfile.isdir(path):
     latest = tf.train.latest_checkpoint(path)
     if not latest:
-      raise ValueError(f"no checkpoint in directory {path}")
+      raise ValueError(f"no checkpoint in directory {path}{_hint(path)}")
     path = latest
   elif not tf.io.gfile.glob(path + ".index") and not tf.io.gfile.exists(path):
     raise ValueError(f"checkpoint {path} does not exist")
