@@ -122,3 +122,21 @@ def test_unexpected_arguments_names_the_tool_and_the_hint(capsys):
   assert console.unexpected_arguments("t", ["prog", "a"], "inputs go in --x")
   assert capsys.readouterr().err == (
       "t: error: unexpected arguments a; inputs go in --x\n")
+
+
+def test_coref_tf1_to_tf_reads_bert_config_under_either_name(tmp_path):
+  """Issue 48 item 11: --bert_config (tf1_to_tf) beside --bert_config_file
+  (coref_tf1_to_tf); now one flag, the old spelling an alias of it."""
+  config = str(tmp_path / "missing" / "bert_config.json")
+  code = ("import sys\nfrom official_spanbert.tools import convert_checkpoint "
+          "as t\nsys.argv = ['prog', '--direction=coref_tf1_to_tf', "
+          f"'--input={tmp_path}/model.max.ckpt', '--bert_config_file={config}',"
+          f" '--output={tmp_path}/out']\nt.run()\n")
+  result = subprocess.run([sys.executable, "-c", code],
+                          env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=300,
+                          check=False)
+  assert result.returncode == 1, result.stderr[-2000:]
+  assert result.stderr.strip().splitlines()[-1] == (
+      "convert_checkpoint: error: [Errno 2] No such file or directory: "
+      f"'{config}'")

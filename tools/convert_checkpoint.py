@@ -52,7 +52,7 @@ spanbert-export-savedmodel accept:
 
   spanbert-convert-checkpoint --direction=coref_tf1_to_tf \
     --input=spanbert_base/model.max.ckpt \
-    --bert_config_file=spanbert_base/bert_config.json \
+    --bert_config=spanbert_base/bert_config.json \
     --vocab_file=cased_config_vocab/vocab.txt --output=/tmp/coref_base
 
 Progress goes to stderr (a line about every 10% of the tensors, with an
@@ -96,8 +96,9 @@ flags.DEFINE_string("vocab_file", None,
                     "vocab).")
 flags.DEFINE_string("bert_config", None,
                     "tf1_to_tf: Google's bert_config.json (required). "
-                    "fairseq_to_tf: optional sizes (default: from the "
-                    "tensors and the reference's architectures).")
+                    "coref_tf1_to_tf: the release's bert_config.json "
+                    "(required). fairseq_to_tf: optional sizes (default: from "
+                    "the tensors and the reference's architectures).")
 flags.DEFINE_bool("allow_vocab_mismatch", False,
                   "Imports: convert although the vocab has fewer tokens than "
                   "the word embeddings (warns, naming the ids without one).")
@@ -120,8 +121,9 @@ flags.DEFINE_multi_string("ignore_prefix", [],
 flags.DEFINE_bool("drop_next_sentence", False,
                   "tf_to_hf: leave out the NSP head.")
 flags.DEFINE_bool("overwrite", False, "Replace an earlier conversion.")
-flags.DEFINE_string("bert_config_file", None,
-                    "coref_tf1_to_tf: the release's bert_config.json.")
+# One name for the file in every direction; coref_tf1_to_tf's old spelling
+# still works.
+flags.DEFINE_alias("bert_config_file", "bert_config")
 flags.DEFINE_string("coref_experiment", "spanbert_base",
                     "coref_tf1_to_tf: the experiments.conf entry "
                     "(spanbert_base, spanbert_large, bert_base, bert_large).")
@@ -234,13 +236,13 @@ def _main(argv):
 def _coref_tf1_to_tf():
   """The coref_tf1_to_tf direction (interop/coref_tf1_to_tf.py)."""
   from official_spanbert.interop import coref_tf1_to_tf  # pylint: disable=g-import-not-at-top
-  if not FLAGS.bert_config_file:
+  if not FLAGS.bert_config:
     sys.stderr.write("convert_checkpoint: error: coref_tf1_to_tf needs "
-                     "--bert_config_file (the release's bert_config.json)\n")
+                     "--bert_config (the release's bert_config.json)\n")
     return 1
   try:
     path = coref_tf1_to_tf.convert(
-        FLAGS.input, FLAGS.bert_config_file, FLAGS.output,
+        FLAGS.input, FLAGS.bert_config, FLAGS.output,
         experiment=FLAGS.coref_experiment, vocab_file=FLAGS.vocab_file or "",
         overwrite=FLAGS.overwrite)
   except (ValueError, OSError, KeyError) as e:
