@@ -101,20 +101,26 @@ def test_help_does_not_load_tensorflow(tool):
       result.stdout[-500:], result.stderr[-2000:])
 
 
+def _run_tool(tool, argv):
+  """(exit code, last stderr line) of official_spanbert.tools.<tool> run
+  with argv in a fresh process."""
+  code = (f"import sys\nfrom official_spanbert.tools import {tool} as t\n"
+          f"sys.argv = ['prog', *{argv!r}]\nt.run()\n")
+  result = subprocess.run([sys.executable, "-c", code],
+                          env={**os.environ, "PYTHONPATH": REPO},
+                          capture_output=True, text=True, timeout=300,
+                          check=False)
+  lines = result.stderr.strip().splitlines()
+  return result.returncode, lines[-1] if lines else ""
+
+
 @pytest.mark.parametrize("tool, flags", [
     ("build_demo_corpus", ["--output=out"])])
 def test_words_beside_the_flags_are_one_error_line(tool, flags):
   """The tools share console.unexpected_arguments: exit 2, one line (a tool
   that does not import TensorFlow first)."""
-  code = (f"import sys\nfrom official_spanbert.tools import {tool} as t\n"
-          f"sys.argv = ['prog', *{flags!r}, 'stray', 'words']\nt.run()\n")
-  result = subprocess.run([sys.executable, "-c", code],
-                          env={**os.environ, "PYTHONPATH": REPO},
-                          capture_output=True, text=True, timeout=120,
-                          check=False)
-  assert result.returncode == 2, result.stderr[-2000:]
-  assert result.stderr.strip().splitlines()[-1] == (
-      f"{tool}: error: unexpected arguments stray words")
+  rc, last = _run_tool(tool, [*flags, "stray", "words"])
+  assert (rc, last) == (2, f"{tool}: error: unexpected arguments stray words")
 
 
 def test_unexpected_arguments_names_the_tool_and_the_hint(capsys):
@@ -128,15 +134,8 @@ def test_coref_tf1_to_tf_reads_bert_config_under_either_name(tmp_path):
   """Issue 48 item 11: --bert_config (tf1_to_tf) beside --bert_config_file
   (coref_tf1_to_tf); now one flag, the old spelling an alias of it."""
   config = str(tmp_path / "missing" / "bert_config.json")
-  code = ("import sys\nfrom official_spanbert.tools import convert_checkpoint "
-          "as t\nsys.argv = ['prog', '--direction=coref_tf1_to_tf', "
-          f"'--input={tmp_path}/model.max.ckpt', '--bert_config_file={config}',"
-          f" '--output={tmp_path}/out']\nt.run()\n")
-  result = subprocess.run([sys.executable, "-c", code],
-                          env={**os.environ, "PYTHONPATH": REPO},
-                          capture_output=True, text=True, timeout=300,
-                          check=False)
-  assert result.returncode == 1, result.stderr[-2000:]
-  assert result.stderr.strip().splitlines()[-1] == (
-      "convert_checkpoint: error: [Errno 2] No such file or directory: "
-      f"'{config}'")
+  rc, last = _run_tool("convert_checkpoint", [
+      "--direction=coref_tf1_to_tf", f"--input={tmp_path}/model.max.ckpt",
+      f"--bert_config_file={config}", f"--output={tmp_path}/out"])
+  assert (rc, last) == (1, "convert_checkpoint: error: [Errno 2] No such file "
+                        f"or directory: '{config}'")
