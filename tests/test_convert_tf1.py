@@ -182,6 +182,46 @@ def test_tf1_checkpoint_matches_bert_for_pretraining(google, tmp_path,
   assert max(diffs.values()) <= TOL, diffs
 
 
+def test_a_config_or_variable_of_other_sizes_names_both(google, tmp_path):
+  """Issue 48 item 11: a config with a larger vocab_size blamed vocab.txt;
+  a wrong-shaped variable was "truncated or not a TF1 checkpoint"."""
+  d, _ = google
+  config = json.loads((d / "bert_config.json").read_text())
+  vocab_size = config["vocab_size"]
+  config["vocab_size"] += 10
+  (tmp_path / "big.json").write_text(json.dumps(config))
+  with pytest.raises(hc.ConversionError) as e:
+    hc.tf1_to_tf(str(d / "bert_model.ckpt"), str(tmp_path / "a"),
+                 bert_config=str(tmp_path / "big.json"), progress=False)
+  assert str(e.value) == (
+      f"{d}/bert_model.ckpt: bert/embeddings/word_embeddings has shape "
+      f"[{vocab_size}, 32], but {tmp_path}/big.json (vocab_size "
+      f"{vocab_size + 10}, hidden_size 32) gives [{vocab_size + 10}, 32]; "
+      "pass the bert_config.json that came with this checkpoint "
+      "(--bert_config)")
+  # One variable of another shape, the rest as released.
+  reader = tf.train.load_checkpoint(str(d / "bert_model.ckpt"))
+  name = "bert/encoder/layer_1/attention/self/query/kernel"
+  with tf.Graph().as_default():
+    variables = [tf.compat.v1.Variable(
+        reader.get_tensor(n)[:, :28] if n == name else reader.get_tensor(n),
+        name=n) for n in reader.get_variable_to_shape_map()]
+    with tf.compat.v1.Session() as sess:
+      sess.run(tf.compat.v1.global_variables_initializer())
+      tf.compat.v1.train.Saver(variables).save(
+          sess, str(tmp_path / "odd" / "bert_model.ckpt"),
+          write_meta_graph=False)
+  with pytest.raises(hc.ConversionError,
+                     match=rf"odd/bert_model\.ckpt: {name} has shape "
+                     r"\[32, 28\], but .*bert_config\.json \(hidden_size "
+                     r"32\) gives \[32, 32\]"):
+    hc.tf1_to_tf(str(tmp_path / "odd" / "bert_model.ckpt"),
+                 str(tmp_path / "b"), bert_config=str(d / "bert_config.json"),
+                 vocab_file=str(d / "vocab.txt"), progress=False)
+  assert not os.path.exists(tmp_path / "a")
+  assert not os.path.exists(tmp_path / "b")
+
+
 def test_tf1_errors_name_the_file(google, tmp_path):
   d, _ = google
   config = json.loads((d / "bert_config.json").read_text())

@@ -23,6 +23,7 @@ clusters are compared with the transcription's, fed the same encoder output
 (extract_spans, the reference's C++ kernel, is transcribed in Python).
 """
 
+import json
 import math
 import os
 
@@ -413,6 +414,18 @@ def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
                              expected["antecedent_scores"], atol=1e-5)
   np.testing.assert_allclose(got["candidate_mention_scores"],
                              expected["candidate_mention_scores"], atol=1e-5)
+  # Issue 48 item 11: a config of another hidden size failed in a reshape,
+  # `cannot reshape array of size 32 into shape (64,)`, naming no file.
+  wrong = tmp_path / "wrong" / "bert_config.json"
+  wrong.parent.mkdir()
+  wrong.write_text(json.dumps({**bert_config, "hidden_size": 2 * H}))
+  with pytest.raises(ValueError) as e:
+    coref_tf1_to_tf.convert(checkpoint, str(wrong), str(tmp_path / "w"))
+  assert str(e.value).startswith(
+      f"{checkpoint}: bert/embeddings/LayerNorm/beta has shape [{H}], but "
+      f"{wrong} (hidden_size {2 * H}) gives [{2 * H}]; pass the "
+      "bert_config.json that came with this checkpoint")
+  assert not os.path.exists(tmp_path / "w")
 
 
 def test_converted_run_dir_evaluates_and_fine_tunes(tmp_path):

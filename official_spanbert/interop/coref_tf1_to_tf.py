@@ -32,7 +32,9 @@ from typing import Dict, List, Tuple
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
+from official_spanbert.interop import tf1_shapes
 from official_spanbert.interop import weight_map
 
 SKIPPED_SUFFIXES = ("/adam_m", "/adam_v", "/Adam", "/Adam_1")
@@ -222,6 +224,10 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
                                  overwrite) as out:
     with open(bert_config_file, encoding="utf-8") as f:
       bert_config = json.load(f)
+    # Sizes against the checkpoint's index first: a config of other sizes
+    # names the variable and the config's field, not a failed reshape.
+    tf1_shapes.check(checkpoint, hf_files.HFBertConfig.from_dict(
+        bert_config, source=bert_config_file), bert_config_file)
     params = coref_params(bert_config, experiment, vocab_file)
     model = builder.build_coref_model(params.task.model)
     model(dummy_features(), training=False)

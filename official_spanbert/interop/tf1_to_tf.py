@@ -43,6 +43,7 @@ from official_spanbert.interop import converted_output
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import conversion_report
+from official_spanbert.interop import tf1_shapes
 from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
 
@@ -85,11 +86,16 @@ def _renamed(prefix: str, num_heads: int) -> Dict[str, np.ndarray]:
       mg_tf1.convert(prefix, out, num_heads,
                      mg_tf1.BERT_V2_NAME_REPLACEMENTS,
                      mg_tf1.BERT_V2_PERMUTATIONS, exclude_patterns=EXCLUDE)
-    except (tf.errors.OpError, ValueError) as e:
+    except tf.errors.OpError as e:
       raise ConversionError(
           f"cannot read TF1 checkpoint {prefix} "
           f"({' '.join(str(e).split())[:200]}); it is truncated or not a "
           "TF1 checkpoint") from None
+    except ValueError as e:  # the shapes were checked: the heads' split
+      raise ConversionError(
+          f"cannot split the attention of {prefix} into num_attention_heads="
+          f"{num_heads} heads ({' '.join(str(e).split())[:200]}); pass the "
+          "bert_config.json that came with this checkpoint") from None
     finally:
       tf.compat.v1.logging.set_verbosity(verbosity)
     reader = tf.train.load_checkpoint(out)
@@ -173,6 +179,8 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
                                   overwrite, "tf1_to_tf") as out:
     prefix = resolve(checkpoint)
     config = hf_files.read_bert_config(bert_config)
+    # Before the vocab: a config of other sizes is the config's fault.
+    tf1_shapes.check(prefix, config, bert_config)
     vocab_file = vocab_file or os.path.join(os.path.dirname(prefix),
                                             hf_files.VOCAB_FILE)
     if not os.path.exists(vocab_file):
