@@ -290,6 +290,39 @@ def test_an_unknown_experiment_is_one_line_naming_the_registered_ones(
   assert not os.path.exists(model_dir)
 
 
+def test_a_typo_d_key_names_its_path_file_line_and_the_nearest_key(
+    tmp_path):
+  """Issue 48 item 11: a typo'd key gave Model Garden's `The key
+  'seq_lenght' does not exist in <class ...QADataConfig>. To extend the
+  existing keys, use override with is_strict = False` (which would drop it)."""
+  config = tmp_path / "mine.yaml"
+  config.write_text("task:\n  train_data:\n    global_batch_size: 4\n"
+                    "    seq_lenght: 128\n")
+  model_dir = str(tmp_path / "run")
+  result = subprocess.run(
+      [sys.executable, "-m", "official_spanbert.tools.train",
+       "--experiment=spanbert/squad_v1", "--mode=train",
+       f"--model_dir={model_dir}", f"--config_file={config}"], cwd=REPO,
+      env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
+      check=False)
+  assert result.returncode == 1
+  (line,) = result.stderr.strip().splitlines()
+  assert line == (
+      f"spanbert-train: error: {config}:4: unknown key "
+      "task.train_data.seq_lenght; did you mean task.train_data.seq_length?")
+  assert not os.path.exists(model_dir)
+  # The exporters read overrides through the same check.
+  from official_spanbert.serving import export  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError) as e:
+    export.load_params("spanbert/squad_v1", None, (),
+                       "task.model.encodr.type=bert_v2")
+  assert str(e.value) == ("--params_override: unknown key task.model.encodr; "
+                          "did you mean task.model.encoder?")
+  with pytest.raises(ValueError, match=r"unknown key task\.zzz; task has "
+                     r"allow_image_summary, .*train_data"):
+    export.load_params("spanbert/squad_v1", None, (), "task.zzz=1")
+
+
 def test_binary_shows_progress_and_what_it_wrote(
     pretraining_records, cased_vocab, trained, tmp_path):
   model_dir = _copy(trained, tmp_path)
@@ -839,6 +872,9 @@ def test_an_init_checkpoint_of_another_size_is_one_error_and_no_warnings(
   params.task.model.encoder.bert_v2.intermediate_size = 64
   params.task.init_checkpoint = trained
   model_dir = tmp_path / "run"
+  # An earlier test's checkpoint objects (an optimizer's slots) would log
+  # their own unrestored values when collected inside the block below.
+  gc.collect()
   with caplog.at_level(logging.WARNING):
     with pytest.raises(ValueError) as e:
       train_lib.run(params, str(model_dir))

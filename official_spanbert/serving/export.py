@@ -32,6 +32,7 @@ from official_spanbert.utils import write_errors
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import experiment_names
+from official_spanbert.configs import override_keys
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import builder
@@ -91,6 +92,8 @@ def load_params(experiment: str, model_dir: Optional[str] = None,
   overrides += [(yaml_files.resolve(f), True) for f in config_files]
   overrides += [(params_override, True)] if params_override else []
   for override, strict in overrides:
+    if strict:  # a typo'd key named in full, not Model Garden's advice
+      override_keys.check(params, override, "--params_override")
     params = params_dict.override_params_dict(params, override,
                                               is_strict=strict)
   return params

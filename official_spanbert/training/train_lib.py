@@ -48,6 +48,7 @@ from official.modeling import performance
 from official.nlp import continuous_finetune_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import experiment_names
+from official_spanbert.configs import override_keys
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import checkpoints
 from official_spanbert.training import best_checkpoint
@@ -336,6 +337,9 @@ def main(_):
     # A packaged config may be named, e.g. --config_file=models/base.yaml.
     FLAGS.config_file = [yaml_files.resolve(f) for f in FLAGS.config_file or ()]
     experiment_names.check(FLAGS.experiment)  # a LookupError listing none
+    # A typo'd key: its dotted path, file and line, the nearest real keys.
+    override_keys.check_all(experiment_names.get(FLAGS.experiment),
+                            FLAGS.config_file, FLAGS.params_override)
     params = train_utils.parse_configuration(FLAGS)
     config_check.check_value_types(params)
     run(params, FLAGS.model_dir, FLAGS.mode,
