@@ -262,6 +262,44 @@ def test_an_export_base_that_is_a_file_or_an_unknown_experiment_is_one_line(
   assert sorted(os.listdir(tmp_path)) == ["models"]
 
 
+@pytest.mark.parametrize("experiment,override", [
+    ("spanbert/squad_v1", {"task": {"train_data": {"seq_length": 64}}}),
+    ("spanbert/squad_v2", {"task": {"train_data": {"seq_length": 64}}}),
+    ("spanbert/classification", {"task": {"model": {"num_classes": 3}}}),
+    ("spanbert/tacred", {"trainer": {"train_steps": 7}}),
+])
+def test_a_run_is_exported_under_its_own_experiment(experiment, override,
+                                                    tmp_path):
+  """Issue 48 item 11: the export's last line named spanbert/squad_v1 for a
+  v2 run and spanbert/classification for a TACRED run (the first config
+  that took the params.yaml)."""
+  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
+  from official.core import train_utils  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
+  params = exp_factory.get_exp_config(experiment)
+  params.override(override, is_strict=True)
+  train_utils.serialize_config(params, str(tmp_path))  # as training does
+  _, found = registry.load_run(str(tmp_path))
+  assert found == experiment
+
+
+def test_a_run_dir_without_params_yaml_says_so_first(tmp_path):
+  """Issue 48 item 11: `--model_dir` of a checkpoint without params.yaml
+  asked for --vocab_file (the pretraining default's first need)."""
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
+  (tmp_path / "checkpoint").write_text("")
+  with pytest.raises(ValueError) as e:
+    registry.load_run(str(tmp_path))
+  assert str(e.value).startswith(
+      f"{tmp_path} has no params.yaml, so the run's experiment and model "
+      "sizes are unknown: pass --model_dir of the directory training or a "
+      "conversion wrote, or --experiment")
+  assert "--vocab_file" not in str(e.value)
+  # Told what it is, the export goes on (to the checkpoint's own errors).
+  params, name = registry.load_run(str(tmp_path), "spanbert/squad_v1")
+  assert name == "spanbert/squad_v1" and params.task.train_data.seq_length
+
+
 @pytest.fixture(scope="module")
 def hub_encoder(exported, tmp_path_factory):
   """The TF Hub encoder of the exported model (tfhub_export.encoder_model)."""

@@ -113,18 +113,39 @@ def entry_for(params) -> Entry:
                    f"export serves the experiments {names}")
 
 
+def _leaves(d: Dict, prefix: str = "") -> Dict[str, object]:
+  out = {}
+  for key, value in d.items():
+    if isinstance(value, dict):
+      out.update(_leaves(value, f"{prefix}{key}."))
+    else:
+      out[prefix + key] = value
+  return out
+
+
 def run_experiment(params_yaml: str) -> Optional[str]:
-  """The registered experiment whose config takes a run's params.yaml
-  strictly (the first such; None if none does)."""
+  """The registered experiment a run's params.yaml belongs to (None if no
+  config takes it strictly).
+
+  squad_v1 and squad_v2 (classification and tacred) share a config class,
+  so each takes the other's params.yaml: the one whose defaults the run
+  changed least is the run's (a v2 run keeps version_2_with_negative).
+  """
+  best = None
   for entry in _ENTRIES:
     for name in entry.experiments:
+      default = exp_factory.get_exp_config(name)
       try:
-        params_dict.override_params_dict(exp_factory.get_exp_config(name),
-                                         params_yaml, is_strict=True)
+        loaded = params_dict.override_params_dict(
+            exp_factory.get_exp_config(name), params_yaml, is_strict=True)
       except (KeyError, ValueError, TypeError, AttributeError):
         continue
-      return name
-  return None
+      before = _leaves(default.as_dict())
+      changed = sum(before.get(k) != v
+                    for k, v in _leaves(loaded.as_dict()).items())
+      if best is None or changed < best[0]:
+        best = (changed, name)
+  return best and best[1]
 
 
 def load_run(model_dir: Optional[str] = None,
@@ -139,6 +160,14 @@ def load_run(model_dir: Optional[str] = None,
     if not experiment:
       raise ValueError(
           f"{yaml} fits none of the exported experiments; pass --experiment")
+  if (not experiment and yaml and not config_files and not params_override
+      and os.path.isdir(model_dir)):
+    # Else the pretraining default would ask for --vocab_file first.
+    raise ValueError(
+        f"{model_dir} has no params.yaml, so the run's experiment and model "
+        "sizes are unknown: pass --model_dir of the directory training or a "
+        "conversion wrote, or --experiment (e.g. spanbert/squad_v1) with the "
+        "run's --config_file")
   experiment = experiment or "spanbert/pretraining"
   return export_lib.load_params(experiment, model_dir, config_files,
                                 params_override), experiment
