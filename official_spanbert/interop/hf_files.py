@@ -32,6 +32,7 @@ import numpy as np
 
 from official.nlp.configs import encoders
 from official_spanbert.modeling import activations
+from official_spanbert.modeling import checkpoints
 
 EXACT_GELU = activations.EXACT_GELU
 # Model Garden's LayerNormalization epsilon (embeddings, transformer blocks
@@ -194,9 +195,7 @@ def read_bert_config(path: str) -> HFBertConfig:
 
 def _weight_files(directory: str) -> Tuple[str, List[str]]:
   """(format, files) of the weights in a Hugging Face directory."""
-  for fmt, single, index in (
-      ("safetensors", "model.safetensors", "model.safetensors.index.json"),
-      ("torch", "pytorch_model.bin", "pytorch_model.bin.index.json")):
+  for fmt, single, index in checkpoints.HF_WEIGHT_LAYOUTS:
     if os.path.exists(os.path.join(directory, single)):
       return fmt, [os.path.join(directory, single)]
     index_path = os.path.join(directory, index)

@@ -143,8 +143,12 @@ def check_shapes(root: tf.train.Checkpoint, path: str, mismatch: str) -> None:
         "that wrote it) or use another checkpoint")
 
 
-HF_WEIGHTS = ("model.safetensors", "pytorch_model.bin",
-              "model.safetensors.index.json", "pytorch_model.bin.index.json")
+# A Hugging Face model directory's weights: (format, one file, sharded index),
+# in the order the converter prefers them (interop/hf_files reads these).
+HF_WEIGHT_LAYOUTS = (
+    ("safetensors", "model.safetensors", "model.safetensors.index.json"),
+    ("torch", "pytorch_model.bin", "pytorch_model.bin.index.json"))
+HF_WEIGHTS = tuple(name for layout in HF_WEIGHT_LAYOUTS for name in layout[1:])
 
 
 def _hint(path: str) -> str:
