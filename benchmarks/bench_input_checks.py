@@ -14,7 +14,7 @@
 
 r"""What the serving input checks cost a call (docs/reliability.md, issue 26).
 
-`encode_ids` and the TF Hub encoder run `serving_modules.checked_encoder_inputs`
+`encode_ids` and the TF Hub encoder run `pretraining_module.checked_encoder_inputs`
 (shape and range asserts) before the encoder. This times, in one process and
 in interleaved rounds (wall and process CPU time), a tf.function of the encoder alone against the same
 with the checks in front, for each --sizes encoder (configs/models/*.yaml) at
@@ -50,7 +50,7 @@ def main(argv=None):
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official.nlp.configs import encoders  # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  from official_spanbert.serving import serving_modules  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import pretraining_module  # pylint: disable=g-import-not-at-top
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
 
   for size in args.sizes:
@@ -69,7 +69,7 @@ def main(argv=None):
 
     @tf.function
     def checked(inputs, encoder=encoder, limits=limits):
-      return encoder(serving_modules.checked_encoder_inputs(inputs, *limits),
+      return encoder(pretraining_module.checked_encoder_inputs(inputs, *limits),
                      training=False)["sequence_output"]
 
     for batch in args.batches:

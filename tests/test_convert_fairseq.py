@@ -51,7 +51,7 @@ from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.interop import sbo_map  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert.serving import export  # noqa: E402
-from official_spanbert.serving import serving_modules  # noqa: E402
+from official_spanbert.serving import pretraining_module  # noqa: E402
 from official_spanbert.serving import text_preprocessor as tp  # noqa: E402
 
 tool = importlib.import_module("official_spanbert.tools.convert_checkpoint")
@@ -220,7 +220,7 @@ def test_mlm_and_sbo_match_the_reference_and_fill_spans_agrees(
   _, mlm, sbo = reference
   model, restored = _load(converted[0])
   assert restored == ["encoder", "masked_lm", "span_boundary"]
-  module = serving_modules.SpanBertServingModule(
+  module = pretraining_module.SpanBertServingModule(
       model, tp.TextPreprocessor(small_vocab, seq_length=48), top_k=5,
       max_masks=4)
   inputs = module.preprocessor(tf.constant(masked_texts))

@@ -37,7 +37,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import serving_modules
+from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import text_preprocessor as tp
 
 WARMUP_TEXTS = (
@@ -325,9 +325,9 @@ def export(model, vocab_file: str, export_base: str, *,
     raise ValueError("the preprocessing model needs its own export base")
   report = progress_lib.Progress("export")
   preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
-  module = serving_modules.SpanBertServingModule(model, preprocessor, top_k,
-                                                 max_masks)
-  pre = serving_modules.PreprocessingModule(preprocessor)
+  module = pretraining_module.SpanBertServingModule(model, preprocessor,
+                                                    top_k, max_masks)
+  pre = pretraining_module.PreprocessingModule(preprocessor)
   texts = list(WARMUP_TEXTS)
   ids = preprocessor(tf.constant(texts))
   with written_whole(export_base, [export_base, pre_base]) as writing:

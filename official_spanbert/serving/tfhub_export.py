@@ -22,7 +22,7 @@ Garden's official/nlp/tools/export_tfhub_lib.py does for BERT:
   input_type_ids} (int32 [batch, seq_length]; `training=` for dropout),
   returning pooled_output [batch, H], sequence_output [batch, seq_length, H],
   encoder_outputs (one [batch, seq_length, H] per layer) and `default` (=
-  pooled_output). Inputs get encode_ids' checks (serving_modules.py): ids,
+  pooled_output). Inputs get encode_ids' checks (pretraining_module.py): ids,
   type ids or mask values out of range, or more positions than the position
   embeddings, are an InvalidArgumentError naming the input. It has variables, trainable_variables and
   regularization_losses, so hub.KerasLayer(..., trainable=True) fine-tunes it.
@@ -58,7 +58,7 @@ import tf_keras
 
 from official.nlp.modeling import layers
 from official_spanbert.serving import export as export_lib
-from official_spanbert.serving import serving_modules
+from official_spanbert.serving import pretraining_module
 from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
 
@@ -105,7 +105,8 @@ class CheckedInputs(tf_keras.layers.Layer):
     self._limits = (vocab_size, type_vocab_size, max_positions)
 
   def call(self, inputs):
-    return serving_modules.checked_encoder_inputs(dict(inputs), *self._limits)
+    return pretraining_module.checked_encoder_inputs(dict(inputs),
+                                                     *self._limits)
 
 
 def encoder_model(model, vocab_file: str,
