@@ -123,7 +123,7 @@ def _leaves(d: Dict, prefix: str = "") -> Dict[str, object]:
   return out
 
 
-def run_experiment(params_yaml: str) -> Optional[str]:
+def experiment_of_run(params_yaml: str) -> Optional[str]:
   """The registered experiment a run's params.yaml belongs to (None if no
   config takes it strictly).
 
@@ -156,7 +156,7 @@ def load_run(model_dir: Optional[str] = None,
   params.yaml belongs to, else spanbert/pretraining."""
   yaml = model_dir and os.path.join(model_dir, "params.yaml")
   if not experiment and yaml and os.path.exists(yaml):
-    experiment = run_experiment(yaml)
+    experiment = experiment_of_run(yaml)
     if not experiment:
       raise ValueError(
           f"{yaml} fits none of the exported experiments; pass --experiment")
@@ -259,7 +259,7 @@ def export(params, experiment: str, options: ExportOptions
       return entry.export(params, options)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)
-    found = yaml and run_experiment(yaml)
+    found = yaml and experiment_of_run(yaml)
     if found and entry_for(export_lib.load_params(found)) is not entry:
       raise ValueError(
           f"checkpoint {e.path} is from a {found} run ({yaml}), not the "
