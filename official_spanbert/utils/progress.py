@@ -41,6 +41,11 @@ Where the lines go (`sink`):
 `interval_s` also reports when that long has passed since the last line (for
 work whose total is unknown); `each=True` reports every advance (a training
 loop of many steps).
+
+Not tqdm (a dependency already): tqdm draws one bar per loop, redrawn many
+times a second and written as `\r` fragments into log files and pipes; here
+a counted phase is about ten whole lines, routed to absl's log when the run is
+verbose, with the trainer's metrics on the same line.
 """
 
 import datetime

@@ -26,6 +26,11 @@ from another host cannot be checked and stays until deleted by hand. The
 lock is removed when the `with` block exits, also on an exception. Paths on
 non-local filesystems (gs://, ...) are not locked: they have no atomic
 exclusive create.
+
+Not filelock: its flock-based lock holds no record of who has it (the error
+could not name the holding run) and cannot tell a live holder from a dead
+one, which is what a rerun after a kill needs; its soft lock leaves stale
+files without a takeover.
 """
 
 import contextlib
