@@ -885,7 +885,13 @@ def test_an_init_checkpoint_of_another_size_is_one_error_and_no_warnings(
       "[32] in the model (35 of its 38 weights differ); build the model "
       "with the checkpoint's sizes (those of the run or conversion that "
       "wrote it) or use another checkpoint"), str(e.value)
-  assert "could not be found" not in caplog.text, caplog.text
+  # Only the model's values count: under xdist another test's legacy-Adam
+  # checkpoint object (optimizer.iter, beta_1, beta_2, decay; none of this
+  # run's) was collected inside the block in two CI runs, after gc.collect()
+  # above too. A restore of this run's model would name (root).model values.
+  ours = [line for line in caplog.text.splitlines()
+          if "could not be found" in line and "(root).optimizer." not in line]
+  assert not ours, caplog.text
   assert not model_dir.exists()
 
 
