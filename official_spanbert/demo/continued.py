@@ -29,7 +29,7 @@ records with its vocab, and span masking + SBO continue it
    baseline;
 4. continued pretraining of everything (the encoder's learning rate ramped
    over task.encoder_warmup_steps), as many steps as fit the demo's budget
-   (budget.py), and held-out MLM again (after);
+   (time_budget.py), and held-out MLM again (after);
 5. export for TF Serving and fill_spans through the SavedModel.
 
   result = continued.run_act(output_dir, corpus, sentence, "bfloat16")
@@ -51,7 +51,7 @@ from official_spanbert import interop
 from official_spanbert.configs import yaml_files
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining.records import pretraining_records
-from official_spanbert.demo import budget
+from official_spanbert.demo import time_budget
 from official_spanbert.demo import evaluation
 from official_spanbert.modeling import checkpoints
 from official_spanbert.training import train_lib
@@ -181,7 +181,7 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
   export); returns the trained model, metrics, stage times.
 
   texts: {"train": path, "heldout": path} (the demo's split).
-  train_steps: all steps, warm-up included (None: picked by budget.py from
+  train_steps: all steps, warm-up included (None: picked by time_budget.py from
     the warm-up's measured throughput).
   base_model: a Hugging Face BERT directory (default: the packaged MiniLM).
   warmup_steps: task.head_warmup_steps (default: the config's).
@@ -247,7 +247,7 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
   seconds["measure_before"] = time.time() - t_before
   series = evaluation.read_scalars(os.path.join(model_dir, "train"),
                                    ["examples_per_second"])
-  rate = budget.pilot_rate(series.get("examples_per_second", []))
+  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
   log(f"   encoder after the warm-up: largest weight change {change:g}"
       f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
       f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s"
@@ -257,18 +257,19 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
 
   pick = train_steps is None
   if pick:
-    after_s = (budget.after_training_s(seconds["measure_before"]) +
-               budget.resume_overhead_s(seconds["warmup"], rate, batch,
+    after_s = (time_budget.after_training_s(seconds["measure_before"]) +
+               time_budget.resume_overhead_s(seconds["warmup"], rate, batch,
                                         warmup) if rate else 0.0)
-    train_steps = (budget.pick_steps(
+    train_steps = (time_budget.pick_steps(
         rate, batch, time.time() - start, after_s=after_s, done=warmup,
         low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
                    if rate else warmup + MIN_STEPS)
   log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
       f"everything (span masking + SBO; the encoder's learning rate ramped "
       f"over {params.task.encoder_warmup_steps} steps)"
-      + (f", the steps that fit {budget.DEMO_BUDGET_S / 60:.0f} minutes of "
-         f"demo time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets them)"
+      + (f", the steps that fit {time_budget.DEMO_BUDGET_S / 60:.0f} "
+         f"minutes of demo time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets "
+         "them)"
          if pick else ""))
   t = time.time()
   set_steps(params, train_steps)
@@ -286,7 +287,7 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
           "encoder_change_in_warmup": change, "unigram": unigram,
           "before": before, "after": after, "model_dir": model_dir,
           "steps_picked": ({"examples_per_second": rate,
-                            "budget_s": budget.DEMO_BUDGET_S}
+                            "budget_s": time_budget.DEMO_BUDGET_S}
                            if pick else None), "seconds": seconds}
 
 

@@ -34,7 +34,7 @@ scratch, then continued. The first act:
    frequency), pretrain a small SpanBERT (span masking + SBO; bfloat16 on a
    CPU with AVX512-BF16 or AMX, else float32; unless --train_steps is given,
    as many steps as a measured first-steps throughput fits into 5 minutes of
-   demo time, at most 500: budget.py), measure it again on the same
+   demo time, at most 500: time_budget.py), measure it again on the same
    masked blocks and plot the losses to <output_dir>/loss_curves.png; a
    rerun resumes from the checkpoint;
 5. export it for TF Serving and fill a masked word of held-out sentences
@@ -77,7 +77,7 @@ from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data import tokenization
 from official_spanbert.data.pretraining import vocab_builder
-from official_spanbert.demo import budget
+from official_spanbert.demo import time_budget
 from official_spanbert.demo import continued as demo_continued
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
@@ -85,17 +85,17 @@ from official_spanbert.demo import summary as demo_summary
 from official_spanbert.serving import export as export_lib
 
 FLAGS = flags.FLAGS
-# The most steps the demo picks by itself (budget.py): 500 steps of bf16 on a
-# 2-core CPU with AVX512-BF16 take about 76 s.
-DEFAULT_STEPS = budget.MAX_STEPS
+# The most steps the demo picks by itself (time_budget.py): 500 steps of bf16
+# on a 2-core CPU with AVX512-BF16 take about 76 s.
+DEFAULT_STEPS = time_budget.MAX_STEPS
 PRECISIONS = ("auto", "bfloat16", "float32")
 flags.DEFINE_string("output_dir", "demo_out", "Where everything is written.")
 flags.DEFINE_integer(
     "train_steps", None,
     "Pretraining steps (default: picked from the first "
-    f"{budget.PILOT_STEPS} steps' measured throughput so that the demo takes "
-    f"about {budget.DEMO_BUDGET_S / 60:.0f} minutes, {budget.MIN_STEPS} to "
-    f"{budget.MAX_STEPS}).")
+    f"{time_budget.PILOT_STEPS} steps' measured throughput so that the demo "
+    f"takes about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes, "
+    f"{time_budget.MIN_STEPS} to {time_budget.MAX_STEPS}).")
 flags.DEFINE_integer("vocab_size", 8000, "Target vocab size.")
 flags.DEFINE_enum("precision", "auto", PRECISIONS,
                   "auto: bfloat16 (mixed) on a CPU with AVX512-BF16 or AMX, "
@@ -313,25 +313,25 @@ def _export_and_fill(model, vocab_path, output_dir, heldout_text, tokens,
 
 
 def _pilot(params, model_dir: str, process_start: float, before_s: float):
-  """Trains the first budget.PILOT_STEPS steps of `params` (a rerun resumes
+  """Trains the first time_budget.PILOT_STEPS steps of `params` (a rerun resumes
   past them) and returns (steps to train, examples/s measured or None)."""
   pilot = params.replace(trainer={
-      "train_steps": budget.PILOT_STEPS,
-      "steps_per_loop": budget.PILOT_LOOP,
-      "summary_interval": budget.PILOT_LOOP,
-      "checkpoint_interval": budget.PILOT_STEPS})
+      "train_steps": time_budget.PILOT_STEPS,
+      "steps_per_loop": time_budget.PILOT_LOOP,
+      "summary_interval": time_budget.PILOT_LOOP,
+      "checkpoint_interval": time_budget.PILOT_STEPS})
   t = time.time()
   train_lib.run(pilot, model_dir, mode="train")
   pilot_s = time.time() - t
   series = evaluation.read_scalars(os.path.join(model_dir, "train"),
                                    ["examples_per_second"])
-  rate = budget.pilot_rate(series.get("examples_per_second", []))
+  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
   if rate is None:
-    return budget.MAX_STEPS, None
+    return time_budget.MAX_STEPS, None
   batch = params.task.train_data.global_batch_size
-  after_s = (budget.after_training_s(before_s) +
-             budget.resume_overhead_s(pilot_s, rate, batch))
-  return budget.pick_steps(rate, batch, time.time() - process_start,
+  after_s = (time_budget.after_training_s(before_s) +
+             time_budget.resume_overhead_s(pilot_s, rate, batch))
+  return time_budget.pick_steps(rate, batch, time.time() - process_start,
                            after_s=after_s), rate
 
 
@@ -348,7 +348,8 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
              precision: str = "auto") -> dict:
   """Runs the demo; returns its summary (also <output_dir>/summary.json).
 
-  train_steps None: picked from a measured first-steps throughput (budget.py).
+  train_steps None: picked from a measured first-steps throughput
+  (time_budget.py).
 
   Prints stage lines and the summary on stdout, training progress on
   stderr; how much of the library's logging shows is absl's verbosity
@@ -374,7 +375,7 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
     return build_params(data.train_prefix, data.heldout_prefix,
                         data.vocab_path, vocab.size, steps, precision=precision)
 
-  params = params_for(budget.MAX_STEPS if pick else train_steps)
+  params = params_for(time_budget.MAX_STEPS if pick else train_steps)
   batch = params.task.validation_data.global_batch_size
   eval_steps = max(1, data.records["heldout"]["blocks"] // batch)
   enc = params.task.model.encoder.bert_v2
@@ -406,18 +407,19 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
     seconds["measure_before"] = time.time() - t
     model_dir = os.path.join(output_dir, "model")
     t_train = time.time()
-    cpu = budget.cpu_name()
+    cpu = time_budget.cpu_name()
     rate = None
     if pick:
-      train_steps, rate = _pilot(params, model_dir, budget.process_start(),
+      train_steps, rate = _pilot(params, model_dir, time_budget.process_start(),
                                  seconds["measure_before"])
-      measured = (f"{rate:.1f} examples/s over steps {budget.PILOT_LOOP + 1}-"
-                  f"{budget.PILOT_STEPS}" if rate is not None else
+      measured = (f"{rate:.1f} examples/s over steps "
+                  f"{time_budget.PILOT_LOOP + 1}-{time_budget.PILOT_STEPS}"
+                  if rate is not None else
                   "no throughput measured (a rerun)")
       print(f"   {measured} on this CPU ({cpu}, {precision}): {train_steps} "
-            f"steps fit about {budget.DEMO_BUDGET_S / 60:.0f} minutes of demo "
-            f"time ({budget.MIN_STEPS}-{budget.MAX_STEPS}; --train_steps sets "
-            "them)", flush=True)
+            f"steps fit about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes of "
+            f"demo time ({time_budget.MIN_STEPS}-{time_budget.MAX_STEPS}; "
+            "--train_steps sets them)", flush=True)
       params = params_for(train_steps)
     notice = _DropResumeNotice()
     if pick and not logging.level_info():
@@ -451,9 +453,10 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
           "masked_tokens", "sbo_targets")
   summary = {
       "train_steps": train_steps, "precision": precision, "cpu": cpu,
-      "steps_picked": ({"pilot_steps": budget.PILOT_STEPS,
+      "steps_picked": ({"pilot_steps": time_budget.PILOT_STEPS,
                         "examples_per_second": rate,
-                        "budget_s": budget.DEMO_BUDGET_S} if pick else None),
+                        "budget_s": time_budget.DEMO_BUDGET_S}
+                       if pick else None),
       "corpus": data.corpus, "records": data.records,
       "before": {k: before[k] for k in keys if k in before},
       "unigram": {k: unigram[k] for k in keys if k in unigram},
@@ -536,7 +539,7 @@ def run_continued(output_dir: str, train_steps: Optional[int] = None,
   seconds["total"] = time.time() - start
   keys = ("masked_lm_accuracy", "masked_lm_top5_accuracy", "mlm_loss",
           "sbo_accuracy", "sbo_loss", "masked_tokens", "sbo_targets")
-  summary = dict(act, precision=precision, cpu=budget.cpu_name(),
+  summary = dict(act, precision=precision, cpu=time_budget.cpu_name(),
                  corpus=stats, heldout_fills=fills, sentence=sentence,
                  filled=out["filled_text"].numpy()[0].decode(),
                  candidates=_candidates(out), export=paths,
@@ -557,7 +560,7 @@ def main(argv):
     if FLAGS.act in ("continued", "both"):
       run_continued(FLAGS.output_dir, FLAGS.train_steps, FLAGS.sentence,
                     FLAGS.precision, FLAGS.base_model, FLAGS.warmup_steps,
-                    budget.process_start() if FLAGS.act == "continued"
+                    time_budget.process_start() if FLAGS.act == "continued"
                     else None)
   except (precision_check.UnsupportedPrecisionError,
           demo_continued.MissingBaseError) as e:
