@@ -134,13 +134,12 @@ def experiment_of_run(params_yaml: str) -> Optional[str]:
   best = None
   for entry in _ENTRIES:
     for name in entry.experiments:
-      default = exp_factory.get_exp_config(name)
       try:
         loaded = params_dict.override_params_dict(
             exp_factory.get_exp_config(name), params_yaml, is_strict=True)
       except (KeyError, ValueError, TypeError, AttributeError):
         continue
-      before = _leaves(default.as_dict())
+      before = _leaves(exp_factory.get_exp_config(name).as_dict())
       changed = sum(before.get(k) != v
                     for k, v in _leaves(loaded.as_dict()).items())
       if best is None or changed < best[0]:
