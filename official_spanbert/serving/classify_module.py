@@ -47,8 +47,11 @@ import tensorflow_text as tf_text
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import tacred
 from official_spanbert.modeling import attention_layout
+from official_spanbert.serving import length_chunks
 from official_spanbert.serving import qa_module
 
+# Texts the encoder takes at once, in length order (serving/length_chunks.py).
+ENCODER_BATCH_ROWS = 4
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 _INT = lambda name: tf.TensorSpec([None], tf.int32, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
@@ -86,12 +89,15 @@ class ClassifyModule(tf.Module):
     entity_markers: for relation extraction (TACRED), marker -> token of
       the vocab ({"[SUBJ-PERSON]": "[unused1]", ...}); adds
       classify_relation and drops classify.
+    encoder_batch_rows: the encoder takes at most this many texts at once,
+      in length order, each chunk cut to its longest text.
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                seq_length: int = 128, label_names: Sequence[str] = ("0", "1"),
                pair: bool = False,
-               entity_markers: Optional[Mapping[str, str]] = None):
+               entity_markers: Optional[Mapping[str, str]] = None,
+               encoder_batch_rows: int = ENCODER_BATCH_ROWS):
     super().__init__(name="spanbert_classifier")
     if seq_length < (4 if pair else 3):
       raise ValueError(f"seq_length {seq_length} is too small")
@@ -104,6 +110,7 @@ class ClassifyModule(tf.Module):
     self.label_names = tuple(label_names)
     self.pair = pair
     self.regression = len(self.label_names) == 1
+    self.encoder_batch_rows = encoder_batch_rows
     self.relation = entity_markers is not None
     if self.relation:
       ids = {t: i for i, t in enumerate(self.vocab.tokens)}
@@ -143,16 +150,21 @@ class ClassifyModule(tf.Module):
         "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id), tf.int32),
         "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32),
         "input_type_ids": tf.cast(types.to_tensor(0), tf.int32)}
-    logits = self.model(inputs, training=False)
-    if isinstance(logits, dict):
-      logits = logits["logits"]
-    logits = tf.cast(logits, tf.float32)
+    logits, = length_chunks.encode_by_length(
+        self._logits, inputs, self.encoder_batch_rows,
+        dims=(len(self.label_names),))
     if self.regression:
       return {"score": logits[:, 0]}
     label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
     return {"probabilities": tf.nn.softmax(logits, axis=-1),
             "label_id": label_id,
             "label": tf.gather(tf.constant(self.label_names), label_id)}
+
+  def _logits(self, inputs: Dict[str, tf.Tensor]):
+    logits = self.model(inputs, training=False)
+    if isinstance(logits, dict):
+      logits = logits["logits"]
+    return (tf.cast(logits, tf.float32),)
 
   def _column(self, n, value):
     return tf.fill([n, 1], tf.constant(value, tf.int64))

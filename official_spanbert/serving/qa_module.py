@@ -47,6 +47,7 @@ import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import attention_layout
+from official_spanbert.serving import length_chunks
 from official_spanbert.serving import limits
 
 # Python's str.isspace() characters: the whitespace squad_examples splits on.
@@ -55,8 +56,10 @@ _SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
            "\u202f\u205f\u3000")
 WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
 DEFAULT_MAX_CONTEXT_WORDPIECES = limits.QA_MAX_CONTEXT_WORDPIECES
-# Windows the encoder takes at once; a call with more runs them in chunks.
-ENCODER_BATCH_WINDOWS = 64
+# Windows the encoder takes at once, in length order: on CPU a window's cost
+# barely falls in larger batches, while padding to a batch's longest window
+# costs (benchmarks/RESULTS.md, "Serving fine-tuned models").
+ENCODER_BATCH_WINDOWS = 4
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
 
@@ -91,7 +94,8 @@ class QuestionAnsweringModule(tf.Module):
     max_context_wordpieces: a request with a longer context is refused with
       InvalidArgumentError (0: no limit); memory grows linearly with it.
     encoder_batch_windows: the encoder takes at most this many windows at
-      once (more run one chunk after another, in bounded memory).
+      once, in length order, each chunk cut to its longest window (more run
+      one chunk after another, in bounded memory).
   """
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
@@ -185,7 +189,8 @@ class QuestionAnsweringModule(tf.Module):
                        tf.zeros_like(ids[:, :1]), tf.ones_like(window_ids),
                        tf.ones_like(ids[:, :1])], axis=1)
     # Windows fitted to the call: padded to its longest window, not to
-    # seq_length (the offline n-best ignores padding positions alike).
+    # seq_length, and encoded in length-ordered chunks each cut to its own
+    # longest (the offline n-best ignores padding positions alike).
     inputs = {
         "input_word_ids": tf.cast(ids.to_tensor(self.vocab.pad_id), tf.int32),
         "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0), tf.int32),
@@ -204,24 +209,11 @@ class QuestionAnsweringModule(tf.Module):
     return tuple(tf.cast(x, tf.float32) for x in outputs)
 
   def _span_logits(self, inputs):
-    """(start, end) logits of every window: one batch up to
-    ENCODER_BATCH_WINDOWS windows, else that many at a time, so that the
-    encoder's memory does not grow with the context."""
-    n = tf.shape(inputs["input_word_ids"])[0]
-    chunk = self.encoder_batch_windows
-
-    def in_chunks():
-      chunks = (n + chunk - 1) // chunk
-      padded = {k: tf.pad(v, [[0, chunks * chunk - n], [0, 0]])
-                for k, v in inputs.items()}
-      shaped = {k: tf.reshape(v, [chunks, chunk, -1])
-                for k, v in padded.items()}
-      spec = tf.TensorSpec([chunk, None], tf.float32)
-      out = tf.map_fn(self._logits, shaped, fn_output_signature=(spec, spec),
-                      parallel_iterations=1)
-      return tuple(tf.reshape(x, [chunks * chunk, -1])[:n] for x in out)
-
-    return tf.cond(n <= chunk, lambda: self._logits(inputs), in_chunks)
+    """(start, end) logits of every window: in length order, at most
+    encoder_batch_windows windows at a time, each chunk cut to its longest
+    window (memory bounded; no position pays for another window's length)."""
+    return length_chunks.encode_by_length(self._logits, inputs,
+                                          self.encoder_batch_windows)
 
   def _max_context(self, example, w_start, w_len, windows, token):
     """[features, positions]: whether the feature's window gives the token
