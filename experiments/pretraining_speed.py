@@ -25,6 +25,8 @@ order rotates each round, so a load change hits all alike):
   hf_fp32        HF BertForMaskedLM (torch) with the package's weights, AdamW
                  and clip-norm (pretraining_torch.TorchSide: logits at the
                  masked positions only, as the package's MLM head)
+  hf_bf16        the same, forward and loss under torch.autocast(bfloat16),
+                 HF's best precision on a CPU with native bf16
   mg_fp32        Model Garden's bert/pretraining (MaskedLMTask,
                  BertPretrainerV2 without NSP) train step in tf.function
 
@@ -55,7 +57,7 @@ SHAPES = {"demo": dict(hidden_size=256, num_layers=2, num_attention_heads=4,
           "base": dict(hidden_size=768, num_layers=12, num_attention_heads=12,
                        intermediate_size=3072)}
 VARIANTS = ("package_fp32", "package_xla", "package_bf16", "hf_fp32",
-            "mg_fp32")
+            "hf_bf16", "mg_fp32")
 
 
 def model_flops(layers: int, hidden: int, intermediate: int, seq: int,
@@ -129,10 +131,13 @@ def build(data, size: str, batch_size: int, variants):
   if "package_bf16" in variants:
     steps["package_bf16"] = package_step(data, size, batch_size,
                                          dtype="bfloat16")[0]
-  if "hf_fp32" in variants:
-    side = TorchSide(model, params, "token")
+  if "hf_fp32" in variants or "hf_bf16" in variants:
+    import torch  # pylint: disable=g-import-not-at-top
     tb = torch_batch(batch)
-    steps["hf_fp32"] = lambda: side.step(tb)[0]
+    for name, dtype in (("hf_fp32", None), ("hf_bf16", torch.bfloat16)):
+      if name in variants:  # each its own copy of the weights and optimizer
+        side = TorchSide(model, params, "token")
+        steps[name] = lambda side=side, dtype=dtype: side.step(tb, dtype)[0]
   if "mg_fp32" in variants:
     steps["mg_fp32"] = mg_step(data, size, batch)
   return {k: steps[k] for k in VARIANTS if k in steps and k in variants}
@@ -195,8 +200,9 @@ def speed(args):
                  if peak else None,
                  warmup_losses=[round(x, 5) for x in losses[name]],
                  rounds_cpu_s=[round(c, 4) for _, c in times[name]])
-      if "hf_fp32" in cpu_s:
-        row["vs_hf_fp32"] = round(cpu_s["hf_fp32"] / cpu_s[name], 3)
+      for hf in ("hf_fp32", "hf_bf16"):
+        if hf in cpu_s:
+          row["vs_" + hf] = round(cpu_s[hf] / cpu_s[name], 3)
       rows.append(row)
       print(json.dumps({k: v for k, v in row.items()
                         if k != "rounds_cpu_s"}), flush=True)
@@ -212,14 +218,15 @@ LABELS = {"package_fp32": "package float32",
           "package_xla": "package float32 + XLA (jit_compile)",
           "package_bf16": "package mixed bfloat16",
           "hf_fp32": "HF BertForMaskedLM float32 (torch)",
+          "hf_bf16": "HF BertForMaskedLM, torch.autocast bfloat16",
           "mg_fp32": "Model Garden bert/pretraining float32"}
 
 
 def table(out) -> str:
   """The Markdown table of a speed run's output (one row per variant)."""
   lines = ["| size, batch x 128 | variant | s/step | CPU-s/step | CPU-ms / "
-           "example | vs package float32 | vs HF | MFU (CPU-s) |",
-           "|---|---|---:|---:|---:|---:|---:|---:|"]
+           "example | vs package float32 | vs HF | vs HF bf16 | MFU (CPU-s) |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
   for r in out["rows"]:
     mfu = r.get("mfu_per_core")
     lines.append(
@@ -227,6 +234,7 @@ def table(out) -> str:
         f"{r['s_per_step']:.3f} | {r['cpu_s_per_step']:.3f} | "
         f"{r['cpu_ms_per_example']:.1f} | {r['vs_package_fp32']:.2f} | "
         f"{r.get('vs_hf_fp32', float('nan')):.2f} | "
+        f"{r.get('vs_hf_bf16', float('nan')):.2f} | "
         f"{'' if mfu is None else f'{100 * mfu:.0f}%'} |")
   return "\n".join(lines)
 

@@ -232,9 +232,16 @@ class TorchSide:
         self.optimizer,
         lambda s: parity_harness.lr_factor(s, warmup, steps))
 
-  def step(self, batch):
-    """One update on a package batch; (loss, gradient norm before clip)."""
-    loss = sum(hf_losses(self.hf, self.sbo_head, batch).values())
+  def step(self, batch, autocast_dtype=None):
+    """One update on a package batch; (loss, gradient norm before clip).
+
+    autocast_dtype (e.g. torch.bfloat16): the forward pass and loss under
+    torch.autocast on the CPU (weights and the update stay float32).
+    """
+    import torch  # pylint: disable=g-import-not-at-top
+    with torch.autocast("cpu", dtype=autocast_dtype,
+                        enabled=autocast_dtype is not None):
+      loss = sum(hf_losses(self.hf, self.sbo_head, batch).values())
     loss.backward()
     norm = clip_by_global_norm(self.params, self.clip)
     self.t += 1
