@@ -15,7 +15,9 @@
 r"""Peak memory and time of the exported coreference model's `resolve`.
 
 For each --sizes encoder (`tiny`: 3 layers, hidden 96, the size of issue 38's
-measurement; `base`: configs/models/base.yaml) and each --chunk_sizes value
+measurement; `minilm`: 6 layers, hidden 384, 12 heads, FFN 1,536, the shape
+of all-MiniLM-L6-v2 that the serving tables use; `base`:
+configs/models/base.yaml) and each --chunk_sizes value
 (task.model.chunk_size; 0 scores the whole document at once, as before issue
 38), builds spanbert/coref with RANDOM weights (memory and time do not depend
 on the values; the number of spans kept is fixed by top_span_ratio), exports
@@ -25,8 +27,9 @@ SavedModel, makes one warm-up call on a short text, resets the peak RSS
 (/proc/self/clear_refs) and times one `resolve` (wall and process CPU) on
 English prose (whole
 paragraphs of Austen from the shared corpus, up to the length). It prints
-one markdown row per run: peak RSS above the loaded, warmed-up model, and
-seconds. A run over --max_seconds is stopped and reported as such;
+one markdown row per run: peak RSS above the loaded, warmed-up model,
+seconds, and CPU seconds per 1,000 words (issue 45 item 6). --threads N
+limits the worker's TensorFlow pools to N threads (0: TF's default). A run over --max_seconds is stopped and reported as such;
 chunk_size 0 runs only up to --whole_max_wordpieces.
 
   .venv/bin/python -m benchmarks.bench_coref_memory --sizes tiny \
@@ -53,11 +56,14 @@ def _rss_kb(field: str) -> int:
   raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def worker(model_dir: str, text_file: str) -> None:
+def worker(model_dir: str, text_file: str, threads: int = 0) -> None:
   """Runs in a fresh process: one JSON line of memory (MB) and seconds."""
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tensorflow_text  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import  (its ops)
+  if threads:
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
   with open(text_file, encoding="utf-8") as f:
     text = f.read()
   resolve = tf.saved_model.load(model_dir).signatures["resolve"]
@@ -107,6 +113,11 @@ def _model(size: str, chunk_size: int):
     enc.num_layers, enc.hidden_size = 3, 96
     enc.num_attention_heads, enc.intermediate_size = 2, 384
     enc.vocab_size = 28996
+  elif size == "minilm":
+    enc = params.task.model.encoder.bert_v2
+    enc.num_layers, enc.hidden_size = 6, 384
+    enc.num_attention_heads, enc.intermediate_size = 12, 1536
+    enc.vocab_size = 28996
   else:
     params = params_dict.override_params_dict(
         params, yaml_files.path(f"models/{size}.yaml"), is_strict=True)
@@ -127,13 +138,15 @@ def main(argv=None):
   ap.add_argument("--corpus", default=common.data_path("corpus", "austen.txt"))
   ap.add_argument("--vocab", default=common.data_path(
       "vocab", "bert-base-cased-vocab.txt"))
+  ap.add_argument("--threads", type=int, default=0,
+                  help="TensorFlow threads of the timed process (0: default)")
   ap.add_argument("--worker", nargs=2, metavar=("MODEL_DIR", "TEXT_FILE"))
   # Smoke: one chunked run on ~300 wordpieces, in its own process as always.
   args = common.parse_args(ap, argv, smoke=dict(
       chunk_sizes=[64], wordpieces=[300], max_seconds=300,
       corpus=common.SMOKE_CORPUS, vocab=common.SMOKE_VOCAB))
   if args.worker:
-    worker(*args.worker)
+    worker(*args.worker, threads=args.threads)
     return
   print(common.machine())
   # The exports and texts (GBs at base size) go when the run ends.
@@ -148,8 +161,9 @@ def _measure(args, work: str) -> None:
   vocab = args.vocab
   texts = _texts(args.wordpieces, vocab, args.corpus)
   print("| size | chunk_size | wordpieces | words | peak RSS above loaded "
-        "| seconds | CPU seconds | loaded RSS | mentions |")
-  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| seconds | CPU seconds | CPU-s / 1,000 words | loaded RSS | "
+        f"mentions |  (threads: {args.threads or 'default'})")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for size in args.sizes:
     for chunk in args.chunk_sizes:
       export_dir = coref_export.export(
@@ -158,7 +172,7 @@ def _measure(args, work: str) -> None:
       for text, pieces, words in texts:
         if not chunk and pieces > args.whole_max_wordpieces:
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | not run "
-                f"(--whole_max_wordpieces) | | | | |", flush=True)
+                f"(--whole_max_wordpieces) | | | | | |", flush=True)
           continue
         text_file = os.path.join(work, f"text_{pieces}.txt")
         with open(text_file, "w", encoding="utf-8") as f:
@@ -166,24 +180,26 @@ def _measure(args, work: str) -> None:
         try:
           run = subprocess.run(
               [sys.executable, "-m", "benchmarks.bench_coref_memory",
-               "--worker", export_dir, text_file], capture_output=True,
+               f"--threads={args.threads}", "--worker", export_dir,
+               text_file], capture_output=True,
               text=True, check=False, timeout=args.max_seconds,
               cwd=common.REPO)
         except subprocess.TimeoutExpired:
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | stopped "
-                f"after {args.max_seconds:.0f} s | | | | |", flush=True)
+                f"after {args.max_seconds:.0f} s | | | | | |", flush=True)
           continue
         lines = run.stdout.strip().splitlines()
         if run.returncode or not lines:
           tail = run.stderr.strip().splitlines()[-1:] or ["?"]
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | failed "
-                f"(exit {run.returncode}: {tail[0][:80]}) | | | | |",
+                f"(exit {run.returncode}: {tail[0][:80]}) | | | | | |",
                 flush=True)
           continue
         r = json.loads(lines[-1])
         print(f"| {size} | {chunk} | {pieces:,} | {words:,} | "
               f"{r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
               f"{r['cpu_seconds']:.1f} | "
+              f"{1000 * r['cpu_seconds'] / max(words, 1):.2f} | "
               f"{r['loaded_mb']:,.0f} MB | {r['mentions']:,} |", flush=True)
 
 
