@@ -242,7 +242,8 @@ def tiny_bert(work: str, vocab: str, seed: int) -> str:
 # The package's side.
 
 
-def build_exports(work: str, minilm: str, seed: int):
+def build_exports(work: str, minilm: str, seed: int,
+                  precision: str = "float32"):
   """Exports answer and classify; returns (qa dir, classify dir, heads.npz)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -277,7 +278,8 @@ def build_exports(work: str, minilm: str, seed: int):
         os.path.join(run, "ckpt"))
     loaded, experiment = registry.load_run(run)
     paths = registry.export(loaded, experiment, registry.ExportOptions(
-        export_base=os.path.join(work, name + "_export"), model_dir=run))
+        export_base=os.path.join(work, name + "_export"), model_dir=run,
+        precision=precision))
     encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
     head = {v.name: v.numpy() for v in model.trainable_variables
             if id(v) not in encoder}
@@ -400,6 +402,10 @@ def main(argv=None):
   ap.add_argument("--tf_chunks", type=int, nargs="*", default=[],
                   help="also time TF's encoder over chunks of this many "
                   "windows (tf.map_fn, as serving's encoder_batch_windows)")
+  ap.add_argument("--tf_precision", default="float32",
+                  choices=("float32", "bfloat16"),
+                  help="the TF exports' --precision (bfloat16: CPUs with "
+                  "native bf16; the HF side stays float32)")
   ap.add_argument("--seed", type=int, default=1)
   ap.add_argument("--work_dir", default=None,
                   help="keep the converted model and exports here")
@@ -481,7 +487,8 @@ def main(argv=None):
             f"{time.time() - start:.0f} s in all")
       return
     t0 = time.perf_counter()
-    qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed)
+    qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed,
+                                           args.tf_precision)
     answer = tf.saved_model.load(qa_dir).signatures["answer"]
     classify = tf.saved_model.load(cls_dir).signatures["classify"]
     print(f"converted {model_name}, exported answer + classify (random "
@@ -491,7 +498,7 @@ def main(argv=None):
           f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
           f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
           f" (0 = TF's default: one per core, {cpu_features.usable_cores()} "
-          "here)")
+          f"here); exports in {args.tf_precision}")
     workers = {}
     try:
       for threads in args.torch_threads if hf_python else ():
