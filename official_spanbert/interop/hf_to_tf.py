@@ -84,15 +84,7 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
   with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
                                   overwrite, "hf_to_tf") as out:
     config = hf_files.read_hf_config(input_dir)
-    if (not np.isclose(config.layer_norm_eps,
-                       hf_files.MODEL_GARDEN_LAYER_NORM_EPS, rtol=1e-6, atol=0)
-        and not allow_layer_norm_eps_mismatch):
-      raise ConversionError(
-          f"{input_dir}/config.json: layer_norm_eps is "
-          f"{config.layer_norm_eps}, but Model Garden's BertEncoderV2 and "
-          f"MaskedLM use {hf_files.MODEL_GARDEN_LAYER_NORM_EPS}; outputs would "
-          "differ slightly (pass --allow_layer_norm_eps_mismatch to convert "
-          "anyway)")
+    _check_layer_norm_eps(config, input_dir, allow_layer_norm_eps_mismatch)
     vocab_src = os.path.join(input_dir, hf_files.VOCAB_FILE)
     if not os.path.exists(vocab_src):
       vocab_src = vocab_file
@@ -110,20 +102,8 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
                 f" from {input_dir}; building the model")
     state = weight_map.canonical_state(source_state, ignore_prefixes)
     has_mlm, has_nsp = weight_map.heads_in(state)
-    encoder_config = config.encoder_config()
-    activation = config.tf_activation
-    if approximate_gelu and activation == hf_files.EXACT_GELU:
-      activation = "gelu"
-      encoder_config.bert_v2.hidden_activation = "gelu"
-    sbo_params = {}
-    if sbo is not None:
-      t, p = sbo_map.head_sizes(sbo[0], f"{input_dir}/{sbo_map.FILE}")
-      sbo_activation = hf_files.HF_TO_TF_ACTIVATION.get(sbo[1], activation)
-      if approximate_gelu and sbo_activation == hf_files.EXACT_GELU:
-        sbo_activation = "gelu"
-      sbo_params = dict(use_sbo=True, max_sbo_targets=t,
-                        sbo_position_embedding_size=p,
-                        sbo_activation=sbo_activation)
+    encoder_config, activation, sbo_params = _model_settings(
+        config, sbo, approximate_gelu, input_dir)
     model = weight_map.build_model(encoder_config, activation,
                                    use_next_sentence=has_nsp, **sbo_params)
     initialized = weight_map.assign_hf_weights(
@@ -151,3 +131,34 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
         lower_case=lower, checkpoint=prefix)
   return report.finish(result)
 
+
+def _check_layer_norm_eps(config, input_dir, allow_mismatch):
+  """Raises unless layer_norm_eps is Model Garden's or a mismatch is allowed."""
+  if (not np.isclose(config.layer_norm_eps,
+                     hf_files.MODEL_GARDEN_LAYER_NORM_EPS, rtol=1e-6, atol=0)
+      and not allow_mismatch):
+    raise ConversionError(
+        f"{input_dir}/config.json: layer_norm_eps is "
+        f"{config.layer_norm_eps}, but Model Garden's BertEncoderV2 and "
+        f"MaskedLM use {hf_files.MODEL_GARDEN_LAYER_NORM_EPS}; outputs would "
+        "differ slightly (pass --allow_layer_norm_eps_mismatch to convert "
+        "anyway)")
+
+
+def _model_settings(config, sbo, approximate_gelu, input_dir):
+  """The encoder config, MLM activation and SBO head settings to build."""
+  encoder_config = config.encoder_config()
+  activation = config.tf_activation
+  if approximate_gelu and activation == hf_files.EXACT_GELU:
+    activation = "gelu"
+    encoder_config.bert_v2.hidden_activation = "gelu"
+  sbo_params = {}
+  if sbo is not None:
+    t, p = sbo_map.head_sizes(sbo[0], f"{input_dir}/{sbo_map.FILE}")
+    sbo_activation = hf_files.HF_TO_TF_ACTIVATION.get(sbo[1], activation)
+    if approximate_gelu and sbo_activation == hf_files.EXACT_GELU:
+      sbo_activation = "gelu"
+    sbo_params = dict(use_sbo=True, max_sbo_targets=t,
+                      sbo_position_embedding_size=p,
+                      sbo_activation=sbo_activation)
+  return encoder_config, activation, sbo_params
