@@ -28,6 +28,7 @@ import yaml
 from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
+from official_spanbert.interop import converter
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import conversion_report
@@ -146,64 +147,70 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
   Raises:
     ConversionError: unusable input (message names the problem).
   """
-  report = conversion_report.reporter(progress, "tf_to_hf")
-  with output_dir_lib.converting(output_dir, output_dir_lib.HF_EXPORT,
-                                  overwrite) as out:
-    prefix = resolve_checkpoint(checkpoint)
-    ckpt_dir = os.path.dirname(prefix)
-    params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
-    if not os.path.exists(params_file):
-      raise ConversionError(f"no params file: {params_file} does not exist; "
-                            "pass the params YAML the checkpoint was made with")
-    model_config = read_model(params_file)
-    encoder_config = model_config.encoder
-    vocab_file, vocab = _vocab(vocab_file, ckpt_dir, params_file,
-                               encoder_config)
-    if lower_case is None:
-      lower_case = _lower_case_beside(ckpt_dir)
-    shapes, names = _checkpoint_names(prefix)
-    items, dropped, use_nsp, use_sbo, sbo_params = _heads(
-        names, shapes, drop_next_sentence, model_config.sbo_activation)
-    report.note(f"building the model of {params_file}, reading {prefix}")
-    model = weight_map.build_model(encoder_config, model_config.mlm_activation,
-                                   use_next_sentence=use_nsp, **sbo_params)
-    read_items = items + (["span_boundary"] if use_sbo else [])
-    _read_weights(model, read_items, prefix, params_file)
-    architectures, key_prefix = _hf_architecture(items, use_nsp)
-    state = weight_map.export_hf_state(model, items, prefix=key_prefix,
-                                       progress=report)
-    written = _write_hf_files(
-        out, model, state, vocab_file, vocab, lower_case, encoder_config,
-        architectures, model_config.sbo_activation if use_sbo else None,
-        report)
-    result = conversion_report.ConversionResult(
-        output=output_dir, items=read_items, dropped=dropped,
-        lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
-        tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
-        bytes_written=hf_files.files_size(written))
-  return report.finish(result)
+  return converter.run(
+      "tf_to_hf", output_dir, output_dir_lib.HF_EXPORT, overwrite, progress,
+      _convert, checkpoint, params_file=params_file, vocab_file=vocab_file,
+      lower_case=lower_case, drop_next_sentence=drop_next_sentence)
+
+
+def _convert(out, report, checkpoint, *, params_file, vocab_file, lower_case,
+             drop_next_sentence):
+  """tf_to_hf's steps, inside converter.run."""
+  prefix = resolve_checkpoint(checkpoint)
+  ckpt_dir = os.path.dirname(prefix)
+  params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
+  if not os.path.exists(params_file):
+    raise ConversionError(f"no params file: {params_file} does not exist; "
+                          "pass the params YAML the checkpoint was made with")
+  model_config = read_model(params_file)
+  encoder_config = model_config.encoder
+  vocab_file, vocab = _vocab(vocab_file, ckpt_dir, params_file,
+                             encoder_config)
+  if lower_case is None:
+    lower_case = _lower_case_beside(ckpt_dir)
+  shapes, names = _checkpoint_names(prefix)
+  items, dropped, use_nsp, use_sbo, sbo_params = _heads(
+      names, shapes, drop_next_sentence, model_config.sbo_activation)
+  report.note(f"building the model of {params_file}, reading {prefix}")
+  model = weight_map.build_model(encoder_config, model_config.mlm_activation,
+                                 use_next_sentence=use_nsp, **sbo_params)
+  read_items = items + (["span_boundary"] if use_sbo else [])
+  _read_weights(model, read_items, prefix, params_file)
+  architectures, key_prefix = _hf_architecture(items, use_nsp)
+  state = weight_map.export_hf_state(model, items, prefix=key_prefix,
+                                     progress=report)
+  written = _write_hf_files(
+      out, model, state, vocab_file, vocab, lower_case, encoder_config,
+      architectures, model_config.sbo_activation if use_sbo else None,
+      report)
+  return conversion_report.ConversionResult(
+      output=out.path, items=read_items, dropped=dropped,
+      lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
+      tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
+      bytes_written=hf_files.files_size(written))
 
 
 def _vocab(vocab_file, ckpt_dir, params_file, encoder_config):
   """The vocab file to copy (given, beside the checkpoint, or the params')."""
-  if vocab_file is None:
-    beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
-    if os.path.exists(beside):
-      vocab_file = beside
-    else:
-      with open(params_file, encoding="utf-8") as f:
-        data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
-            "train_data") or {}
-      vocab_file = data.get("vocab_file") or None
-  if not vocab_file:
-    raise ConversionError("no vocab file beside the checkpoint or in the "
-                          "params; pass one")
+  vocab_file = converter.vocab_file(
+      vocab_file, converter.if_exists(os.path.join(ckpt_dir,
+                                                   hf_files.VOCAB_FILE)),
+      lambda: _params_vocab(params_file),
+      missing="no vocab file beside the checkpoint or in the params; pass one")
   vocab = tokenization.load_vocab(vocab_file)
   if vocab.size > encoder_config.bert_v2.vocab_size:
     raise ConversionError(
         f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
         f"vocab_size is {encoder_config.bert_v2.vocab_size}")
   return vocab_file, vocab
+
+
+def _params_vocab(params_file):
+  """The params' task.train_data.vocab_file, or None."""
+  with open(params_file, encoding="utf-8") as f:
+    data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
+        "train_data") or {}
+  return data.get("vocab_file") or None
 
 
 def _lower_case_beside(ckpt_dir):
