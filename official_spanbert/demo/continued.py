@@ -189,41 +189,17 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
   seconds = {}
   start = process_start or time.time()
   t = time.time()
-  hf_dir = base_model or packaged_minilm()
-  name = BASE_NAME if not base_model else os.path.basename(
-      os.path.normpath(base_model))
-  base_dir = os.path.join(output_dir, "base")
-  base = convert_base(hf_dir, base_dir)
-  enc = base["encoder"][base["encoder"]["type"]]
-  records_dir = os.path.join(output_dir, "records")
-  records = write_records(texts, base["vocab"], base["lower_case"],
-                          records_dir)
-  vocab = tokenization.load_vocab(base["vocab"])
-  seconds["base"] = time.time() - t
-  log(f"== 2/5 base: {name} ({enc['num_layers']} layers, hidden "
-      f"{enc['hidden_size']}, {vocab.size:,}-token "
-      f"{'uncased' if base['lower_case'] else 'cased'} vocab) converted "
-      f"from Hugging Face; records with its vocab: train "
-      f"{records['train']['blocks']:,} blocks, held-out "
-      f"{records['heldout']['blocks']:,}  [{seconds['base']:.1f} s]")
+  name, base_dir, base, records_dir, records, vocab = _base_and_records(
+      output_dir, texts, base_model, seconds, t, log)
 
   t = time.time()
-  params = build_params(base_dir, base["encoder"], records_dir,
-                        base["vocab"], train_steps or MAX_STEPS, precision)
-  if warmup_steps is not None:
-    params.task.head_warmup_steps = warmup_steps
+  params = _act_params(base_dir, base, records_dir, train_steps, warmup_steps,
+                       precision)
   warmup = params.task.head_warmup_steps
-  params.trainer.steps_per_loop = min(params.trainer.steps_per_loop, warmup)
-  params.trainer.summary_interval = params.trainer.steps_per_loop
-  if train_steps is not None and train_steps <= warmup:
-    raise ValueError(f"--train_steps={train_steps}: the second act needs "
-                     f"more than its {warmup} head warm-up steps")
   tf.keras.utils.set_random_seed(1)
   task = task_factory.get_task(params.task)
-  special = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id] + [
-      i for i, tok in enumerate(vocab.tokens) if tok.startswith("[unused")]
-  log_probs = evaluation.unigram_log_probs(
-      os.path.join(records_dir, "train-*.tfrecord"), vocab.size, special)
+  log_probs = evaluation.vocab_unigram_log_probs(
+      os.path.join(records_dir, "train-*.tfrecord"), vocab)
   validation = params.task.validation_data
   batch = validation.global_batch_size
   eval_steps = max(1, records["heldout"]["blocks"] // batch)
@@ -233,37 +209,15 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
       task, log_probs, os.path.join(output_dir, "heads"))
   model_dir = os.path.join(output_dir, "model")
   shutil.rmtree(model_dir, ignore_errors=True)
-  log(f"== 3/5 head warm-up: {warmup} steps of {batch} blocks train the "
-      f"fresh MLM and SBO heads only (output biases start at the unigram "
-      f"log-probabilities), the encoder fixed; {precision} (CPU)")
-  t_warm = time.time()
-  warm = params.replace(trainer={"train_steps": warmup,
-                                 "checkpoint_interval": warmup})
-  model, _ = train_lib.run(warm, model_dir, mode="train")
-  seconds["warmup"] = time.time() - t_warm
-  change = encoder_change(model, encoder_before)
-  t_before = time.time()
-  before = evaluation.heldout_metrics(task, model, validation, eval_steps)
-  seconds["measure_before"] = time.time() - t_before
-  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
-                                   ["examples_per_second"])
-  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
-  log(f"   encoder after the warm-up: largest weight change {change:g}"
-      f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
-      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s"
-      f"{f', {rate:.1f} examples/s' if rate else ''}]")
+  model, change, before, rate = _warm_up(
+      params, task, model_dir, encoder_before, eval_steps, precision, seconds,
+      log)
   seconds["heads"] = time.time() - t - seconds["warmup"] - seconds[
       "measure_before"]
 
   pick = train_steps is None
   if pick:
-    after_s = (time_budget.after_training_s(seconds["measure_before"]) +
-               time_budget.resume_overhead_s(seconds["warmup"], rate, batch,
-                                        warmup) if rate else 0.0)
-    train_steps = (time_budget.pick_steps(
-        rate, batch, time.time() - start, after_s=after_s, done=warmup,
-        low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
-                   if rate else warmup + MIN_STEPS)
+    train_steps = _pick_steps(rate, batch, warmup, start, seconds)
   log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
       f"everything (span masking + SBO; the encoder's learning rate ramped "
       f"over {params.task.encoder_warmup_steps} steps)"
@@ -289,6 +243,83 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
           "steps_picked": ({"examples_per_second": rate,
                             "budget_s": time_budget.DEMO_BUDGET_S}
                            if pick else None), "seconds": seconds}
+
+
+def _base_and_records(output_dir, texts, base_model, seconds, t, log):
+  """Stage 2: the base model converted, the records written with its vocab."""
+  hf_dir = base_model or packaged_minilm()
+  name = BASE_NAME if not base_model else os.path.basename(
+      os.path.normpath(base_model))
+  base_dir = os.path.join(output_dir, "base")
+  base = convert_base(hf_dir, base_dir)
+  enc = base["encoder"][base["encoder"]["type"]]
+  records_dir = os.path.join(output_dir, "records")
+  records = write_records(texts, base["vocab"], base["lower_case"],
+                          records_dir)
+  vocab = tokenization.load_vocab(base["vocab"])
+  seconds["base"] = time.time() - t
+  log(f"== 2/5 base: {name} ({enc['num_layers']} layers, hidden "
+      f"{enc['hidden_size']}, {vocab.size:,}-token "
+      f"{'uncased' if base['lower_case'] else 'cased'} vocab) converted "
+      f"from Hugging Face; records with its vocab: train "
+      f"{records['train']['blocks']:,} blocks, held-out "
+      f"{records['heldout']['blocks']:,}  [{seconds['base']:.1f} s]")
+  return name, base_dir, base, records_dir, records, vocab
+
+
+def _act_params(base_dir, base, records_dir, train_steps, warmup_steps,
+                precision):
+  """The second act's params; raises if train_steps leaves no steps."""
+  params = build_params(base_dir, base["encoder"], records_dir,
+                        base["vocab"], train_steps or MAX_STEPS, precision)
+  if warmup_steps is not None:
+    params.task.head_warmup_steps = warmup_steps
+  warmup = params.task.head_warmup_steps
+  params.trainer.steps_per_loop = min(params.trainer.steps_per_loop, warmup)
+  params.trainer.summary_interval = params.trainer.steps_per_loop
+  if train_steps is not None and train_steps <= warmup:
+    raise ValueError(f"--train_steps={train_steps}: the second act needs "
+                     f"more than its {warmup} head warm-up steps")
+  return params
+
+
+def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,
+             seconds, log):
+  """Stage 3, heads only: (model, encoder change, held-out metrics, rate)."""
+  warmup = params.task.head_warmup_steps
+  validation = params.task.validation_data
+  log(f"== 3/5 head warm-up: {warmup} steps of "
+      f"{validation.global_batch_size} blocks train the "
+      f"fresh MLM and SBO heads only (output biases start at the unigram "
+      f"log-probabilities), the encoder fixed; {precision} (CPU)")
+  t_warm = time.time()
+  warm = params.replace(trainer={"train_steps": warmup,
+                                 "checkpoint_interval": warmup})
+  model, _ = train_lib.run(warm, model_dir, mode="train")
+  seconds["warmup"] = time.time() - t_warm
+  change = encoder_change(model, encoder_before)
+  t_before = time.time()
+  before = evaluation.heldout_metrics(task, model, validation, eval_steps)
+  seconds["measure_before"] = time.time() - t_before
+  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
+                                   ["examples_per_second"])
+  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
+  log(f"   encoder after the warm-up: largest weight change {change:g}"
+      f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
+      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s"
+      f"{f', {rate:.1f} examples/s' if rate else ''}]")
+  return model, change, before, rate
+
+
+def _pick_steps(rate, batch, warmup, start, seconds):
+  """All steps, warm-up included, that fit the demo's time budget."""
+  after_s = (time_budget.after_training_s(seconds["measure_before"]) +
+             time_budget.resume_overhead_s(seconds["warmup"], rate, batch,
+                                      warmup) if rate else 0.0)
+  return (time_budget.pick_steps(
+      rate, batch, time.time() - start, after_s=after_s, done=warmup,
+      low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
+          if rate else warmup + MIN_STEPS)
 
 
 def _line(m) -> str:

@@ -108,6 +108,13 @@ def unigram_log_probs(record_pattern: str, vocab_size: int,
   return np.log(counts / counts.sum()).astype(np.float32)
 
 
+def vocab_unigram_log_probs(record_pattern: str, vocab) -> np.ndarray:
+  """unigram_log_probs, the vocab's special and [unused] tokens left out."""
+  special = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id] + [
+      i for i, tok in enumerate(vocab.tokens) if tok.startswith("[unused")]
+  return unigram_log_probs(record_pattern, vocab.size, special)
+
+
 class UnigramModel:
   """A stand-in for the pretrainer whose MLM and SBO logits are the
   unigram log-probabilities at every masked position, for heldout_metrics."""

@@ -360,31 +360,23 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
   if not logging.level_info():
     console.hide_known_warnings()
     console.quiet_cxx_absl_log()
-  why = ("this CPU has AVX512-BF16" if precision == "bfloat16" and
-         cpu_has_bf16() else "")
-  print(f"spanbert-demo: pretraining a small SpanBERT on Python's standard-"
-        f"library docstrings, in {output_dir} ({precision}"
-        f"{': ' + why if why else ''})", flush=True)
+  _print_start(output_dir, precision)
   data = prepare_data(output_dir, vocab_size,
                       log=lambda line: print(line, flush=True))
   seconds = dict(data.seconds)
-  vocab = data.vocab
   pick = train_steps is None
 
   def params_for(steps):
     return build_params(data.train_prefix, data.heldout_prefix,
-                        data.vocab_path, vocab.size, steps, precision=precision)
+                        data.vocab_path, data.vocab.size, steps,
+                        precision=precision)
 
   params = params_for(time_budget.MAX_STEPS if pick else train_steps)
-  batch = params.task.validation_data.global_batch_size
-  eval_steps = max(1, data.records["heldout"]["blocks"] // batch)
-  enc = params.task.model.encoder.bert_v2
+  validation = params.task.validation_data
+  eval_steps = max(1, data.records["heldout"]["blocks"] //
+                   validation.global_batch_size)
   t = time.time()
-  print(f"== 4/5 pretraining: {enc.num_layers} layers, hidden "
-        f"{enc.hidden_size}, span masking + SBO, "
-        f"{'steps by throughput' if pick else f'{train_steps} steps'} of "
-        f"{params.task.train_data.global_batch_size} blocks, {precision} "
-        "(CPU)", flush=True)
+  _print_pretraining(params, pick, train_steps, precision)
   old_policy = tf_keras.mixed_precision.global_policy()
   try:
     if params.runtime.mixed_precision_dtype:
@@ -392,85 +384,117 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
           params.runtime.mixed_precision_dtype)
     tf.keras.utils.set_random_seed(1)
     task = task_factory.get_task(params.task)
-    validation = params.task.validation_data
-    before = evaluation.heldout_metrics(task, task.build_model(), validation,
-                                        eval_steps)
-    special = [vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id] + [
-        i for i, tok in enumerate(vocab.tokens) if tok.startswith("[unused")]
-    unigram = evaluation.heldout_metrics(
-        task, evaluation.UnigramModel(evaluation.unigram_log_probs(
-            data.train_prefix + "-*.tfrecord", vocab.size, special)),
-        validation, eval_steps)
-    print(f"   held-out before training: {demo_summary.metrics_line(before)}; "
-          f"{eval_steps * batch} blocks, {before['masked_tokens']:,} masked "
-          "tokens", flush=True)
+    before, unigram = _measure_before(task, validation, data, eval_steps)
     seconds["measure_before"] = time.time() - t
     model_dir = os.path.join(output_dir, "model")
     t_train = time.time()
     cpu = time_budget.cpu_name()
     rate = None
     if pick:
-      train_steps, rate = _pilot(params, model_dir, time_budget.process_start(),
-                                 seconds["measure_before"])
-      measured = (f"{rate:.1f} examples/s over steps "
-                  f"{time_budget.PILOT_LOOP + 1}-{time_budget.PILOT_STEPS}"
-                  if rate is not None else
-                  "no throughput measured (a rerun)")
-      print(f"   {measured} on this CPU ({cpu}, {precision}): {train_steps} "
-            f"steps fit about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes of "
-            f"demo time ({time_budget.MIN_STEPS}-{time_budget.MAX_STEPS}; "
-            "--train_steps sets them)", flush=True)
+      train_steps, rate = _pick_steps(params, model_dir, seconds, cpu,
+                                      precision)
       params = params_for(train_steps)
-    notice = _DropResumeNotice()
-    if pick and not logging.level_info():
-      logging.get_absl_logger().addFilter(notice)
-    try:
-      model, _ = train_lib.run(params, model_dir, mode="train")
-    finally:
-      logging.get_absl_logger().removeFilter(notice)
+    model = _train(params, model_dir, quiet_resume=pick)
     seconds["training"] = time.time() - t_train
-    t_after = time.time()
-    after = evaluation.heldout_metrics(task, model, validation, eval_steps)
-    png = os.path.join(output_dir, "loss_curves.png")
-    evaluation.plot_losses(
-        model_dir, png, f"demo SpanBERT, {train_steps} steps ({precision})",
-        heldout={0: before, train_steps: after}, unigram=unigram)
-    seconds["measure_after"] = time.time() - t_after
-    print(f"   held-out after training:  {demo_summary.metrics_line(after)}  "
-          f"[training {seconds['training']:.1f} s]", flush=True)
-
+    after, png = _measure_after(task, model, validation, eval_steps,
+                                output_dir, model_dir, train_steps,
+                                precision, before, unigram, seconds)
     paths, fills, out = _export_and_fill(
-        model, data.vocab_path, output_dir, data.heldout_text, vocab.tokens,
-        sentence, seconds)
+        model, data.vocab_path, output_dir, data.heldout_text,
+        data.vocab.tokens, sentence, seconds)
   finally:
     tf_keras.mixed_precision.set_global_policy(old_policy)
   print(f"   {paths['model']} (+ preprocessing model)  "
         f"[{seconds['export']:.1f} s]", flush=True)
   candidates = _candidates(out)
   seconds["total"] = time.time() - start
-
-  keys = ("masked_lm_accuracy", "mlm_loss", "sbo_accuracy", "sbo_loss",
-          "masked_tokens", "sbo_targets")
-  summary = {
-      "train_steps": train_steps, "precision": precision, "cpu": cpu,
-      "steps_picked": ({"pilot_steps": time_budget.PILOT_STEPS,
-                        "examples_per_second": rate,
-                        "budget_s": time_budget.DEMO_BUDGET_S}
-                       if pick else None),
-      "corpus": data.corpus, "records": data.records,
-      "before": {k: before[k] for k in keys if k in before},
-      "unigram": {k: unigram[k] for k in keys if k in unigram},
-      "after": {k: after[k] for k in keys if k in after},
-      "heldout_fills": fills, "sentence": sentence,
-      "filled": out["filled_text"].numpy()[0].decode(),
-      "candidates": candidates, "export": paths, "model_dir": model_dir,
-      "loss_curves": png,
-      "seconds": {k: round(v, 1) for k, v in seconds.items()},
-  }
-  summary["eval"] = {k: round(float(after[k]), 4) for k in (
-      "mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy")
-                     if k in after}
+  summary = demo_summary.first_act_summary(
+      train_steps=train_steps, precision=precision, cpu=cpu,
+      steps_picked=({"pilot_steps": time_budget.PILOT_STEPS,
+                     "examples_per_second": rate,
+                     "budget_s": time_budget.DEMO_BUDGET_S}
+                    if pick else None),
+      data=data, before=before, unigram=unigram, after=after, fills=fills,
+      sentence=sentence, out=out, candidates=candidates, paths=paths,
+      model_dir=model_dir, png=png, seconds=seconds)
   return _write_summary(summary, output_dir, demo_summary.print_summary)
+
+
+def _print_start(output_dir, precision):
+  """Prints the demo's first line: where, and at which precision."""
+  why = ("this CPU has AVX512-BF16" if precision == "bfloat16" and
+         cpu_has_bf16() else "")
+  print(f"spanbert-demo: pretraining a small SpanBERT on Python's standard-"
+        f"library docstrings, in {output_dir} ({precision}"
+        f"{': ' + why if why else ''})", flush=True)
+
+
+def _print_pretraining(params, pick, train_steps, precision):
+  """Prints stage 4's line: the model and how many steps."""
+  enc = params.task.model.encoder.bert_v2
+  print(f"== 4/5 pretraining: {enc.num_layers} layers, hidden "
+        f"{enc.hidden_size}, span masking + SBO, "
+        f"{'steps by throughput' if pick else f'{train_steps} steps'} of "
+        f"{params.task.train_data.global_batch_size} blocks, {precision} "
+        "(CPU)", flush=True)
+
+
+def _measure_before(task, validation, data, eval_steps):
+  """Held-out metrics of the untrained model and of the unigram baseline."""
+  batch = validation.global_batch_size
+  before = evaluation.heldout_metrics(task, task.build_model(), validation,
+                                      eval_steps)
+  unigram = evaluation.heldout_metrics(
+      task, evaluation.UnigramModel(evaluation.vocab_unigram_log_probs(
+          data.train_prefix + "-*.tfrecord", data.vocab)),
+      validation, eval_steps)
+  print(f"   held-out before training: {demo_summary.metrics_line(before)}; "
+        f"{eval_steps * batch} blocks, {before['masked_tokens']:,} masked "
+        "tokens", flush=True)
+  return before, unigram
+
+
+def _pick_steps(params, model_dir, seconds, cpu, precision):
+  """Runs the pilot; returns (steps that fit the budget, examples/s)."""
+  train_steps, rate = _pilot(params, model_dir, time_budget.process_start(),
+                             seconds["measure_before"])
+  measured = (f"{rate:.1f} examples/s over steps "
+              f"{time_budget.PILOT_LOOP + 1}-{time_budget.PILOT_STEPS}"
+              if rate is not None else
+              "no throughput measured (a rerun)")
+  print(f"   {measured} on this CPU ({cpu}, {precision}): {train_steps} "
+        f"steps fit about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes of "
+        f"demo time ({time_budget.MIN_STEPS}-{time_budget.MAX_STEPS}; "
+        "--train_steps sets them)", flush=True)
+  return train_steps, rate
+
+
+def _train(params, model_dir, quiet_resume):
+  """Trains; with quiet_resume, hides the resume notice unless -v."""
+  notice = _DropResumeNotice()
+  if quiet_resume and not logging.level_info():
+    logging.get_absl_logger().addFilter(notice)
+  try:
+    model, _ = train_lib.run(params, model_dir, mode="train")
+  finally:
+    logging.get_absl_logger().removeFilter(notice)
+  return model
+
+
+def _measure_after(task, model, validation, eval_steps, output_dir,
+                   model_dir, train_steps, precision, before, unigram,
+                   seconds):
+  """Held-out metrics after training, and the loss-curve plot's path."""
+  t_after = time.time()
+  after = evaluation.heldout_metrics(task, model, validation, eval_steps)
+  png = os.path.join(output_dir, "loss_curves.png")
+  evaluation.plot_losses(
+      model_dir, png, f"demo SpanBERT, {train_steps} steps ({precision})",
+      heldout={0: before, train_steps: after}, unigram=unigram)
+  seconds["measure_after"] = time.time() - t_after
+  print(f"   held-out after training:  {demo_summary.metrics_line(after)}  "
+        f"[training {seconds['training']:.1f} s]", flush=True)
+  return after, png
 
 
 def _write_summary(summary: dict, output_dir: str, print_fn) -> dict:

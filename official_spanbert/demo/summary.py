@@ -180,3 +180,31 @@ def print_continued_summary(s: dict) -> None:
   lines.append(f"   wrote: model {s['model_dir']}, export {s['export']['model']}"
                f", summary {s['summary_path']}")
   print("\n".join(lines), flush=True)
+
+
+_SUMMARY_METRICS = ("masked_lm_accuracy", "mlm_loss", "sbo_accuracy",
+                    "sbo_loss", "masked_tokens", "sbo_targets")
+
+
+def first_act_summary(*, train_steps, precision, cpu, steps_picked, data,
+                      before, unigram, after, fills, sentence, out,
+                      candidates, paths, model_dir, png, seconds) -> dict:
+  """The summary dict of run_demo (pipeline.py), as summary.json holds it."""
+  keys = _SUMMARY_METRICS
+  summary = {
+      "train_steps": train_steps, "precision": precision, "cpu": cpu,
+      "steps_picked": steps_picked,
+      "corpus": data.corpus, "records": data.records,
+      "before": {k: before[k] for k in keys if k in before},
+      "unigram": {k: unigram[k] for k in keys if k in unigram},
+      "after": {k: after[k] for k in keys if k in after},
+      "heldout_fills": fills, "sentence": sentence,
+      "filled": out["filled_text"].numpy()[0].decode(),
+      "candidates": candidates, "export": paths, "model_dir": model_dir,
+      "loss_curves": png,
+      "seconds": {k: round(v, 1) for k, v in seconds.items()},
+  }
+  summary["eval"] = {k: round(float(after[k]), 4) for k in (
+      "mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy")
+                     if k in after}
+  return summary

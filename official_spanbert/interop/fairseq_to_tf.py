@@ -32,10 +32,9 @@ and as spanbert-export-savedmodel's --model_dir (fill_spans with them).
 import os
 from typing import Optional, Union
 
-from absl import logging
-
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
+from official_spanbert.interop import converter
 from official_spanbert.interop import fairseq_files
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
@@ -79,63 +78,68 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
   Raises:
     ConversionError: unusable input (the message names the file and key).
   """
-  report = conversion_report.reporter(progress, "fairseq_to_tf")
-  with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
-                                  overwrite, "fairseq_to_tf") as out:
-    config = hf_files.read_bert_config(bert_config) if bert_config else None
-    vocab = tokenization.load_vocab(vocab_file)
-    source, arch = fairseq_files.read_state(model_file)
-    report.note(f"read {len(source)} tensors "
-                f"({sum(v.nbytes for v in source.values()) / 1e6:.1f} MB) from "
-                f"{model_file}; building the model")
-    sbo = {k[len(sbo_map.PREFIX):]: v for k, v in source.items()
-           if k.startswith(sbo_map.PREFIX)}
-    state = weight_map.canonical_state(
-        {k: v for k, v in source.items() if not k.startswith(sbo_map.PREFIX)})
-    if config is None:
-      config = fairseq_files.infer_config(state, model_file, arch)
-    words = state.get("embeddings.word_embeddings.weight")
-    warnings = vocab_check.check(
-        vocab, config.vocab_size if words is None else words.shape[0],
-        model_file, allow_vocab_mismatch)
-    has_mlm, has_nsp = weight_map.heads_in(state)
-    activation = config.tf_activation
-    encoder_config = config.encoder_config()
-    model_params = {"clamp_attention": clamp_attention}
-    if sbo:
-      t, p = sbo_map.head_sizes(sbo, model_file)
-      model_params.update(use_sbo=True, max_sbo_targets=t,
-                          sbo_position_embedding_size=p,
-                          sbo_activation=activation)
-    model = weight_map.build_model(encoder_config, activation,
-                                   use_next_sentence=has_nsp, **model_params)
-    initialized = weight_map.assign_hf_weights(
-        model, state, config, source=model_file, progress=report,
-        config_source=bert_config or f"the sizes of {model_file}'s tensors")
-    items = ["encoder"] + (["masked_lm"] if has_mlm else []) + (
-        ["next_sentence"] if has_nsp else [])
-    if sbo:
-      sbo_map.assign_state(model, sbo, words, model_file)
-      items.append("span_boundary")
-    if not has_nsp and initialized:
-      warnings.append(
-          f"{model_file} has no pooler and no NSP head (trained with "
-          "--no-nsp): none is written, and the encoder's pooler keeps a seeded "
-          "initialisation, so pooled_output is untrained")
-    for warning in warnings:
-      logging.warning("%s", warning)
-    prefix, written = converted_output.write(
-        model, items, out,
-        converted_output.params_dict(encoder_config, activation,
-                                     **model_params),
-        vocab_file,
-        {"direction": "fairseq_to_tf", "source": os.path.abspath(model_file),
-         "architecture": arch[0], "initialized": initialized,
-         "lower_case": lower_case, "activation": activation,
-         "warnings": warnings},
-        "Converted from the reference's fairseq SpanBERT checkpoint", report)
-    result = converted_output.result(
-        "fairseq_to_tf", output_dir, items, config.num_hidden_layers,
-        bool(sbo), written, initialized=initialized, warnings=warnings,
-        lower_case=lower_case, checkpoint=prefix)
-  return report.finish(result)
+  return converter.run(
+      "fairseq_to_tf", output_dir, output_dir_lib.IMPORT, overwrite, progress,
+      _convert, model_file, vocab_file=vocab_file, bert_config=bert_config,
+      clamp_attention=clamp_attention, lower_case=lower_case,
+      allow_vocab_mismatch=allow_vocab_mismatch)
+
+
+def _convert(out, report, model_file, *, vocab_file, bert_config,
+             clamp_attention, lower_case, allow_vocab_mismatch):
+  """fairseq_to_tf's steps, inside converter.run."""
+  config = hf_files.read_bert_config(bert_config) if bert_config else None
+  vocab = tokenization.load_vocab(vocab_file)
+  source, arch = fairseq_files.read_state(model_file)
+  report.note(f"read {len(source)} tensors "
+              f"({sum(v.nbytes for v in source.values()) / 1e6:.1f} MB) from "
+              f"{model_file}; building the model")
+  sbo = {k[len(sbo_map.PREFIX):]: v for k, v in source.items()
+         if k.startswith(sbo_map.PREFIX)}
+  state = weight_map.canonical_state(
+      {k: v for k, v in source.items() if not k.startswith(sbo_map.PREFIX)})
+  if config is None:
+    config = fairseq_files.infer_config(state, model_file, arch)
+  words = state.get("embeddings.word_embeddings.weight")
+  warnings = vocab_check.check(
+      vocab, config.vocab_size if words is None else words.shape[0],
+      model_file, allow_vocab_mismatch)
+  has_mlm, has_nsp = weight_map.heads_in(state)
+  activation = config.tf_activation
+  encoder_config = config.encoder_config()
+  model_params = {"clamp_attention": clamp_attention}
+  if sbo:
+    t, p = sbo_map.head_sizes(sbo, model_file)
+    model_params.update(use_sbo=True, max_sbo_targets=t,
+                        sbo_position_embedding_size=p,
+                        sbo_activation=activation)
+  model = weight_map.build_model(encoder_config, activation,
+                                 use_next_sentence=has_nsp, **model_params)
+  initialized = weight_map.assign_hf_weights(
+      model, state, config, source=model_file, progress=report,
+      config_source=bert_config or f"the sizes of {model_file}'s tensors")
+  items = ["encoder"] + (["masked_lm"] if has_mlm else []) + (
+      ["next_sentence"] if has_nsp else [])
+  if sbo:
+    sbo_map.assign_state(model, sbo, words, model_file)
+    items.append("span_boundary")
+  if not has_nsp and initialized:
+    warnings.append(
+        f"{model_file} has no pooler and no NSP head (trained with "
+        "--no-nsp): none is written, and the encoder's pooler keeps a seeded "
+        "initialisation, so pooled_output is untrained")
+  converter.log_warnings(warnings)
+  prefix, written = converted_output.write(
+      model, items, out,
+      converted_output.params_dict(encoder_config, activation,
+                                   **model_params),
+      vocab_file,
+      {"direction": "fairseq_to_tf", "source": os.path.abspath(model_file),
+       "architecture": arch[0], "initialized": initialized,
+       "lower_case": lower_case, "activation": activation,
+       "warnings": warnings},
+      "Converted from the reference's fairseq SpanBERT checkpoint", report)
+  return converted_output.result(
+      "fairseq_to_tf", out.path, items, config.num_hidden_layers,
+      bool(sbo), written, initialized=initialized, warnings=warnings,
+      lower_case=lower_case, checkpoint=prefix)

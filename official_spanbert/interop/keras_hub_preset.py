@@ -178,47 +178,10 @@ def export_keras_hub_preset(
     hf = tf_to_hf(
         checkpoint, hf_dir, params_file=params_file, vocab_file=vocab_file,
         lower_case=lower_case, drop_next_sentence=True, progress=False)
-    with open(os.path.join(hf_dir, hf_files.HF_CONFIG_FILE),
-              encoding="utf-8") as f:
-      config = json.load(f)
-    if config["hidden_act"] != KERAS_HUB_ACTIVATION:
-      raise ConversionError(
-          f"the encoder's hidden activation is Hugging Face's "
-          f"{config['hidden_act']!r}; keras-hub's BertBackbone computes only "
-          "the tanh-approximate GELU (Model Garden's 'gelu', Hugging Face's "
-          f"{KERAS_HUB_ACTIVATION!r})")
-    max_len = config["max_position_embeddings"]
-    if sequence_length is None:
-      sequence_length = min(max_len, DEFAULT_MAX_SEQUENCE_LENGTH)
-    if not 2 <= sequence_length <= max_len:
-      raise ConversionError(
-          f"sequence_length {sequence_length} must be in [2, {max_len}] "
-          "(the encoder's max_position_embeddings)")
-
+    config, sequence_length = _preset_config(hf_dir, sequence_length)
     preset_tmp = os.path.join(tmp, "preset")
-    report.note(f"writing the keras-hub preset (Keras 3, backend "
-                f"{writer_env(backend)['KERAS_BACKEND']}, own process)")
-    try:
-      proc = subprocess.run(
-          [sys.executable, "-P", WRITER, hf_dir, preset_tmp,
-           str(sequence_length)],
-          capture_output=True, text=True, timeout=timeout,
-          env=writer_env(backend), check=False)
-    except subprocess.TimeoutExpired:
-      raise ConversionError(
-          f"the keras-hub preset writer took more than {timeout:.0f} s"
-      ) from None
-    if proc.returncode != 0:
-      if "No module named 'keras_hub'" in proc.stderr:
-        raise ConversionError(f"keras-hub is not installed ({INSTALL_HINT})")
-      raise ConversionError("the keras-hub preset writer failed:\n" +
-                            _last_lines(proc.stderr))
-    try:
-      written = json.loads(proc.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-      raise ConversionError("the keras-hub preset writer printed no summary:"
-                            "\n" + _last_lines(proc.stdout + proc.stderr)
-                            ) from None
+    written = _run_writer(hf_dir, preset_tmp, sequence_length, backend,
+                          timeout, report)
     with open(os.path.join(preset_tmp, hf_files.CONVERSION_FILE), "w",
               encoding="utf-8") as f:
       json.dump({"checkpoint": hf.checkpoint, "items": ["encoder"],
@@ -236,3 +199,52 @@ def export_keras_hub_preset(
       direction="tf_to_keras_hub", tensors=written["tensors"],
       bytes_written=hf_files.files_size(files))
   return report.finish(result)
+
+
+def _preset_config(hf_dir, sequence_length):
+  """The exported Hugging Face config and the preset's sequence length."""
+  with open(os.path.join(hf_dir, hf_files.HF_CONFIG_FILE),
+            encoding="utf-8") as f:
+    config = json.load(f)
+  if config["hidden_act"] != KERAS_HUB_ACTIVATION:
+    raise ConversionError(
+        f"the encoder's hidden activation is Hugging Face's "
+        f"{config['hidden_act']!r}; keras-hub's BertBackbone computes only "
+        "the tanh-approximate GELU (Model Garden's 'gelu', Hugging Face's "
+        f"{KERAS_HUB_ACTIVATION!r})")
+  max_len = config["max_position_embeddings"]
+  if sequence_length is None:
+    sequence_length = min(max_len, DEFAULT_MAX_SEQUENCE_LENGTH)
+  if not 2 <= sequence_length <= max_len:
+    raise ConversionError(
+        f"sequence_length {sequence_length} must be in [2, {max_len}] "
+        "(the encoder's max_position_embeddings)")
+  return config, sequence_length
+
+
+def _run_writer(hf_dir, preset_tmp, sequence_length, backend, timeout, report):
+  """Runs keras_hub_writer.py in its own process; returns its summary."""
+  report.note(f"writing the keras-hub preset (Keras 3, backend "
+              f"{writer_env(backend)['KERAS_BACKEND']}, own process)")
+  try:
+    proc = subprocess.run(
+        [sys.executable, "-P", WRITER, hf_dir, preset_tmp,
+         str(sequence_length)],
+        capture_output=True, text=True, timeout=timeout,
+        env=writer_env(backend), check=False)
+  except subprocess.TimeoutExpired:
+    raise ConversionError(
+        f"the keras-hub preset writer took more than {timeout:.0f} s"
+    ) from None
+  if proc.returncode != 0:
+    if "No module named 'keras_hub'" in proc.stderr:
+      raise ConversionError(f"keras-hub is not installed ({INSTALL_HINT})")
+    raise ConversionError("the keras-hub preset writer failed:\n" +
+                          _last_lines(proc.stderr))
+  try:
+    written = json.loads(proc.stdout.strip().splitlines()[-1])
+  except (IndexError, ValueError):
+    raise ConversionError("the keras-hub preset writer printed no summary:"
+                          "\n" + _last_lines(proc.stdout + proc.stderr)
+                          ) from None
+  return written

@@ -33,18 +33,16 @@ import os
 import tempfile
 from typing import Dict, Optional, Union
 
-from absl import logging
 import numpy as np
 import tensorflow as tf
 
 from official.nlp.tools import tf1_bert_checkpoint_converter_lib as mg_tf1
-from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
+from official_spanbert.interop import converter
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import conversion_report
 from official_spanbert.interop import tf1_shapes
-from official_spanbert.interop import vocab_check
 from official_spanbert.interop import weight_map
 
 ConversionError = hf_files.ConversionError
@@ -148,6 +146,53 @@ def _assign(model, items: Dict[str, Dict[str, np.ndarray]], source: str,
       report.advance()
 
 
+def _convert(out, report, checkpoint, *, bert_config, vocab_file, lower_case,
+             allow_vocab_mismatch):
+  """tf1_to_tf's steps, inside converter.run."""
+  prefix = resolve(checkpoint)
+  config = hf_files.read_bert_config(bert_config)
+  # Before the vocab: a config of other sizes is the config's fault.
+  tf1_shapes.check(prefix, config, bert_config)
+  vocab_file = vocab_file or os.path.join(os.path.dirname(prefix),
+                                          hf_files.VOCAB_FILE)
+  vocab_file = converter.vocab_file(
+      converter.if_exists(vocab_file),
+      missing=(f"no vocab: {vocab_file} does not exist; pass the vocab.txt "
+               "of the checkpoint"))
+  warnings = converter.checked_vocab(vocab_file, config.vocab_size,
+                                     bert_config, allow_vocab_mismatch)
+  report.note(f"renaming {prefix} with Model Garden's TF1 converter")
+  items = _split(_renamed(prefix, config.num_attention_heads))
+  has_nsp = "next_sentence" in items
+  encoder_config = config.encoder_config()
+  # Google's modeling.py "gelu" is the tanh approximation: Model Garden's.
+  activation = "gelu" if config.hidden_act == "gelu" else config.tf_activation
+  encoder_config.bert_v2.hidden_activation = activation
+  model = weight_map.build_model(encoder_config, activation,
+                                 use_next_sentence=has_nsp)
+  _assign(model, items, prefix, config, report)
+  names = [n for n in ("encoder", "masked_lm", "next_sentence") if n in items]
+  converter.log_warnings(warnings)
+  if lower_case is None:
+    base = os.path.basename(os.path.dirname(os.path.abspath(prefix)))
+    lower_case = (True if base.startswith("uncased") else
+                  False if base.startswith("cased") else None)
+  written_prefix, written = converted_output.write(
+      model, names, out, converted_output.params_dict(encoder_config,
+                                                     activation),
+      vocab_file,
+      {"direction": "tf1_to_tf", "source": os.path.abspath(prefix),
+       "bert_config": os.path.abspath(bert_config), "lower_case": lower_case,
+       "activation": activation, "warnings": warnings, "initialized": []},
+      "Converted from a Google TF1 BERT checkpoint", report)
+  return conversion_report.ConversionResult(
+      output=out.path, items=names, warnings=warnings,
+      lower_case=lower_case, checkpoint=written_prefix,
+      direction="tf1_to_tf",
+      tensors=sum(len(weight_map.item_variables(model, n)) for n in names),
+      bytes_written=hf_files.files_size(written))
+
+
 def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
               vocab_file: Optional[str] = None,
               lower_case: Optional[bool] = None,
@@ -174,50 +219,7 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
   Raises:
     ConversionError: unusable input (the message names the file).
   """
-  report = conversion_report.reporter(progress, "tf1_to_tf")
-  with output_dir_lib.converting(output_dir, output_dir_lib.IMPORT,
-                                  overwrite, "tf1_to_tf") as out:
-    prefix = resolve(checkpoint)
-    config = hf_files.read_bert_config(bert_config)
-    # Before the vocab: a config of other sizes is the config's fault.
-    tf1_shapes.check(prefix, config, bert_config)
-    vocab_file = vocab_file or os.path.join(os.path.dirname(prefix),
-                                            hf_files.VOCAB_FILE)
-    if not os.path.exists(vocab_file):
-      raise ConversionError(f"no vocab: {vocab_file} does not exist; pass "
-                            "the vocab.txt of the checkpoint")
-    vocab = tokenization.load_vocab(vocab_file)
-    warnings = vocab_check.check(vocab, config.vocab_size, bert_config,
-                                 allow_vocab_mismatch)
-    report.note(f"renaming {prefix} with Model Garden's TF1 converter")
-    items = _split(_renamed(prefix, config.num_attention_heads))
-    has_nsp = "next_sentence" in items
-    encoder_config = config.encoder_config()
-    # Google's modeling.py "gelu" is the tanh approximation: Model Garden's.
-    activation = "gelu" if config.hidden_act == "gelu" else config.tf_activation
-    encoder_config.bert_v2.hidden_activation = activation
-    model = weight_map.build_model(encoder_config, activation,
-                                   use_next_sentence=has_nsp)
-    _assign(model, items, prefix, config, report)
-    names = [n for n in ("encoder", "masked_lm", "next_sentence") if n in items]
-    for warning in warnings:
-      logging.warning("%s", warning)
-    if lower_case is None:
-      base = os.path.basename(os.path.dirname(os.path.abspath(prefix)))
-      lower_case = (True if base.startswith("uncased") else
-                    False if base.startswith("cased") else None)
-    written_prefix, written = converted_output.write(
-        model, names, out, converted_output.params_dict(encoder_config,
-                                                       activation),
-        vocab_file,
-        {"direction": "tf1_to_tf", "source": os.path.abspath(prefix),
-         "bert_config": os.path.abspath(bert_config), "lower_case": lower_case,
-         "activation": activation, "warnings": warnings, "initialized": []},
-        "Converted from a Google TF1 BERT checkpoint", report)
-    result = conversion_report.ConversionResult(
-        output=output_dir, items=names, warnings=warnings,
-        lower_case=lower_case, checkpoint=written_prefix,
-        direction="tf1_to_tf",
-        tensors=sum(len(weight_map.item_variables(model, n)) for n in names),
-        bytes_written=hf_files.files_size(written))
-  return report.finish(result)
+  return converter.run(
+      "tf1_to_tf", output_dir, output_dir_lib.IMPORT, overwrite, progress,
+      _convert, checkpoint, bert_config=bert_config, vocab_file=vocab_file,
+      lower_case=lower_case, allow_vocab_mismatch=allow_vocab_mismatch)

@@ -28,6 +28,7 @@ import yaml
 from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
+from official_spanbert.interop import converter
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import output_dir as output_dir_lib
 from official_spanbert.interop import conversion_report
@@ -146,120 +147,167 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
   Raises:
     ConversionError: unusable input (message names the problem).
   """
-  report = conversion_report.reporter(progress, "tf_to_hf")
-  with output_dir_lib.converting(output_dir, output_dir_lib.HF_EXPORT,
-                                  overwrite) as out:
-    prefix = resolve_checkpoint(checkpoint)
-    ckpt_dir = os.path.dirname(prefix)
-    params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
-    if not os.path.exists(params_file):
-      raise ConversionError(f"no params file: {params_file} does not exist; "
-                            "pass the params YAML the checkpoint was made with")
-    model_config = read_model(params_file)
-    encoder_config = model_config.encoder
-    mlm_activation = model_config.mlm_activation
-    if vocab_file is None:
-      beside = os.path.join(ckpt_dir, hf_files.VOCAB_FILE)
-      if os.path.exists(beside):
-        vocab_file = beside
-      else:
-        with open(params_file, encoding="utf-8") as f:
-          data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
-              "train_data") or {}
-        vocab_file = data.get("vocab_file") or None
-    if not vocab_file:
-      raise ConversionError("no vocab file beside the checkpoint or in the "
-                            "params; pass one")
-    vocab = tokenization.load_vocab(vocab_file)
-    if vocab.size > encoder_config.bert_v2.vocab_size:
-      raise ConversionError(
-          f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
-          f"vocab_size is {encoder_config.bert_v2.vocab_size}")
-    if lower_case is None:
-      meta = os.path.join(ckpt_dir, hf_files.CONVERSION_FILE)
-      if os.path.exists(meta):
-        with open(meta, encoding="utf-8") as f:
-          lower_case = json.load(f).get("lower_case")
-      lower_case = bool(lower_case)
+  return converter.run(
+      "tf_to_hf", output_dir, output_dir_lib.HF_EXPORT, overwrite, progress,
+      _convert, checkpoint, params_file=params_file, vocab_file=vocab_file,
+      lower_case=lower_case, drop_next_sentence=drop_next_sentence)
 
-    try:
-      shapes = dict(tf.train.list_variables(prefix))
-    except tf.errors.OpError as e:
-      raise ConversionError(
-          f"cannot read {prefix}.index ({' '.join(str(e).split())[:200]}); the "
-          "checkpoint is truncated or corrupt: copy it again or use an earlier "
-          "one") from None
-    names = {n.split("/", 1)[0] for n in shapes}
-    if "encoder" not in names:
-      raise ConversionError(
-          f"checkpoint {prefix} has no `encoder` item (it has "
-          f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
-          "tf.train.Checkpoint(encoder=...)")
-    dropped = []
-    use_nsp = "next_sentence" in names and not drop_next_sentence
-    if "next_sentence" in names and drop_next_sentence:
-      dropped.append("next_sentence")
-    use_sbo = "span_boundary" in names
-    sbo_params = {}
-    if use_sbo:  # T and P from the checkpoint, the activation from the params
-      t, p = shapes[_SBO_POSITIONS]
-      sbo_params = dict(use_sbo=True, max_sbo_targets=t,
-                        sbo_position_embedding_size=p,
-                        sbo_activation=model_config.sbo_activation)
-    items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
-        ["next_sentence"] if use_nsp else [])
-    report.note(f"building the model of {params_file}, reading {prefix}")
-    model = weight_map.build_model(encoder_config, mlm_activation,
-                                   use_next_sentence=use_nsp, **sbo_params)
-    read_items = items + (["span_boundary"] if use_sbo else [])
-    try:
-      status = tf.train.Checkpoint(
-          **weight_map.checkpoint_items(model, read_items)).read(prefix)
-      status.expect_partial().assert_existing_objects_matched()
-    except (AssertionError, ValueError, tf.errors.OpError) as e:
-      first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
-      raise ConversionError(
-          f"checkpoint {prefix} does not match the encoder in {params_file}: "
-          f"{first}") from None
-    except (IndexError, EOFError, OSError) as e:  # a truncated data file
-      data = tf.io.gfile.glob(prefix + ".data-*")
-      raise ConversionError(
-          f"cannot read {', '.join(data) or prefix} ({type(e).__name__}: "
-          f"{' '.join(str(e).split())}); the checkpoint is truncated or "
-          "corrupt: copy it again or use an earlier one") from None
 
-    if items == ["encoder"]:
-      architectures, key_prefix = ["BertModel"], ""
-    elif use_nsp:
-      architectures, key_prefix = ["BertForPreTraining"], "bert."
-    else:
-      architectures, key_prefix = ["BertForMaskedLM"], "bert."
-    state = weight_map.export_hf_state(model, items, prefix=key_prefix,
-                                       progress=report)
-    staging = out.staging
-    config = hf_files.hf_config_dict(encoder_config, architectures,
-                                     pad_token_id=vocab.pad_id)
-    with open(os.path.join(staging, hf_files.HF_CONFIG_FILE), "w",
-              encoding="utf-8") as f:
-      json.dump(config, f, indent=2)
-    report.note(f"writing {output_dir}")
-    hf_files.write_safetensors(
-        state, os.path.join(staging, hf_files.HF_WEIGHTS_FILE))
-    shutil.copyfile(vocab_file, os.path.join(staging, hf_files.VOCAB_FILE))
-    hf_files.write_tokenizer_files(
-        staging, lower_case,
-        model_max_length=encoder_config.bert_v2.max_position_embeddings)
-    written = [os.path.join(staging, name) for name in (
-        hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
-        hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
-    # An earlier export's SBO head is removed with it (output_dir.py).
-    if use_sbo:  # Hugging Face has no SBO class: the head goes beside
-      written.append(sbo_map.write_file(
-          model, staging,
-          hf_files.TF_TO_HF_ACTIVATION[model_config.sbo_activation]))
-    result = conversion_report.ConversionResult(
-        output=output_dir, items=read_items, dropped=dropped,
-        lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
-        tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
-        bytes_written=hf_files.files_size(written))
-  return report.finish(result)
+def _convert(out, report, checkpoint, *, params_file, vocab_file, lower_case,
+             drop_next_sentence):
+  """tf_to_hf's steps, inside converter.run."""
+  prefix = resolve_checkpoint(checkpoint)
+  ckpt_dir = os.path.dirname(prefix)
+  params_file = params_file or os.path.join(ckpt_dir, hf_files.PARAMS_FILE)
+  if not os.path.exists(params_file):
+    raise ConversionError(f"no params file: {params_file} does not exist; "
+                          "pass the params YAML the checkpoint was made with")
+  model_config = read_model(params_file)
+  encoder_config = model_config.encoder
+  vocab_file, vocab = _vocab(vocab_file, ckpt_dir, params_file,
+                             encoder_config)
+  if lower_case is None:
+    lower_case = _lower_case_beside(ckpt_dir)
+  shapes, names = _checkpoint_names(prefix)
+  items, dropped, use_nsp, use_sbo, sbo_params = _heads(
+      names, shapes, drop_next_sentence, model_config.sbo_activation)
+  report.note(f"building the model of {params_file}, reading {prefix}")
+  model = weight_map.build_model(encoder_config, model_config.mlm_activation,
+                                 use_next_sentence=use_nsp, **sbo_params)
+  read_items = items + (["span_boundary"] if use_sbo else [])
+  _read_weights(model, read_items, prefix, params_file)
+  architectures, key_prefix = _hf_architecture(items, use_nsp)
+  state = weight_map.export_hf_state(model, items, prefix=key_prefix,
+                                     progress=report)
+  written = _write_hf_files(
+      out, model, state, vocab_file, vocab, lower_case, encoder_config,
+      architectures, model_config.sbo_activation if use_sbo else None,
+      report)
+  return conversion_report.ConversionResult(
+      output=out.path, items=read_items, dropped=dropped,
+      lower_case=lower_case, checkpoint=prefix, direction="tf_to_hf",
+      tensors=len(state) + (len(sbo_map.ENTRIES) if use_sbo else 0),
+      bytes_written=hf_files.files_size(written))
+
+
+def _vocab(vocab_file, ckpt_dir, params_file, encoder_config):
+  """The vocab file to copy (given, beside the checkpoint, or the params')."""
+  vocab_file = converter.vocab_file(
+      vocab_file, converter.if_exists(os.path.join(ckpt_dir,
+                                                   hf_files.VOCAB_FILE)),
+      lambda: _params_vocab(params_file),
+      missing="no vocab file beside the checkpoint or in the params; pass one")
+  vocab = tokenization.load_vocab(vocab_file)
+  if vocab.size > encoder_config.bert_v2.vocab_size:
+    raise ConversionError(
+        f"vocab {vocab_file} has {vocab.size} tokens but the encoder's "
+        f"vocab_size is {encoder_config.bert_v2.vocab_size}")
+  return vocab_file, vocab
+
+
+def _params_vocab(params_file):
+  """The params' task.train_data.vocab_file, or None."""
+  with open(params_file, encoding="utf-8") as f:
+    data = ((yaml.safe_load(f) or {}).get("task") or {}).get(
+        "train_data") or {}
+  return data.get("vocab_file") or None
+
+
+def _lower_case_beside(ckpt_dir):
+  """lower_case from conversion.json beside the checkpoint, else False."""
+  lower_case = None
+  meta = os.path.join(ckpt_dir, hf_files.CONVERSION_FILE)
+  if os.path.exists(meta):
+    with open(meta, encoding="utf-8") as f:
+      lower_case = json.load(f).get("lower_case")
+  return bool(lower_case)
+
+
+def _checkpoint_names(prefix):
+  """The checkpoint's variable shapes and top-level items; needs `encoder`."""
+  try:
+    shapes = dict(tf.train.list_variables(prefix))
+  except tf.errors.OpError as e:
+    raise ConversionError(
+        f"cannot read {prefix}.index ({' '.join(str(e).split())[:200]}); the "
+        "checkpoint is truncated or corrupt: copy it again or use an earlier "
+        "one") from None
+  names = {n.split("/", 1)[0] for n in shapes}
+  if "encoder" not in names:
+    raise ConversionError(
+        f"checkpoint {prefix} has no `encoder` item (it has "
+        f"{sorted(names)}); expected one written by hf_to_tf, the trainer or "
+        "tf.train.Checkpoint(encoder=...)")
+  return shapes, names
+
+
+def _heads(names, shapes, drop_next_sentence, sbo_activation):
+  """The items to export, those dropped, and the model's head settings."""
+  dropped = []
+  use_nsp = "next_sentence" in names and not drop_next_sentence
+  if "next_sentence" in names and drop_next_sentence:
+    dropped.append("next_sentence")
+  use_sbo = "span_boundary" in names
+  sbo_params = {}
+  if use_sbo:  # T and P from the checkpoint, the activation from the params
+    t, p = shapes[_SBO_POSITIONS]
+    sbo_params = dict(use_sbo=True, max_sbo_targets=t,
+                      sbo_position_embedding_size=p,
+                      sbo_activation=sbo_activation)
+  items = ["encoder"] + (["masked_lm"] if "masked_lm" in names else []) + (
+      ["next_sentence"] if use_nsp else [])
+  return items, dropped, use_nsp, use_sbo, sbo_params
+
+
+def _read_weights(model, items, prefix, params_file):
+  """Restores the model's `items` from the checkpoint, naming what fails."""
+  try:
+    status = tf.train.Checkpoint(
+        **weight_map.checkpoint_items(model, items)).read(prefix)
+    status.expect_partial().assert_existing_objects_matched()
+  except (AssertionError, ValueError, tf.errors.OpError) as e:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
+    raise ConversionError(
+        f"checkpoint {prefix} does not match the encoder in {params_file}: "
+        f"{first}") from None
+  except (IndexError, EOFError, OSError) as e:  # a truncated data file
+    data = tf.io.gfile.glob(prefix + ".data-*")
+    raise ConversionError(
+        f"cannot read {', '.join(data) or prefix} ({type(e).__name__}: "
+        f"{' '.join(str(e).split())}); the checkpoint is truncated or "
+        "corrupt: copy it again or use an earlier one") from None
+
+
+def _hf_architecture(items, use_nsp):
+  """The Hugging Face architectures and state-dict key prefix for `items`."""
+  if items == ["encoder"]:
+    return ["BertModel"], ""
+  if use_nsp:
+    return ["BertForPreTraining"], "bert."
+  return ["BertForMaskedLM"], "bert."
+
+
+def _write_hf_files(out, model, state, vocab_file, vocab, lower_case,
+                    encoder_config, architectures, sbo_activation, report):
+  """Writes the Hugging Face files into out.staging; returns their paths."""
+  staging = out.staging
+  config = hf_files.hf_config_dict(encoder_config, architectures,
+                                   pad_token_id=vocab.pad_id)
+  with open(os.path.join(staging, hf_files.HF_CONFIG_FILE), "w",
+            encoding="utf-8") as f:
+    json.dump(config, f, indent=2)
+  report.note(f"writing {out.path}")
+  hf_files.write_safetensors(
+      state, os.path.join(staging, hf_files.HF_WEIGHTS_FILE))
+  shutil.copyfile(vocab_file, os.path.join(staging, hf_files.VOCAB_FILE))
+  hf_files.write_tokenizer_files(
+      staging, lower_case,
+      model_max_length=encoder_config.bert_v2.max_position_embeddings)
+  written = [os.path.join(staging, name) for name in (
+      hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
+      hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE)]
+  # An earlier export's SBO head is removed with it (output_dir.py).
+  if sbo_activation is not None:  # Hugging Face has no SBO class: beside
+    written.append(sbo_map.write_file(
+        model, staging, hf_files.TF_TO_HF_ACTIVATION[sbo_activation]))
+  return written

@@ -168,22 +168,10 @@ def convert_examples(examples: Sequence[SquadExample],
   Returns:
     The features; unique ids count from 1,000,000,000 as in BERT.
   """
-  if max_seq_length < max_query_length + 3 + 1:
-    raise ValueError(
-        f"max_seq_length {max_seq_length} leaves no room for the passage "
-        f"after a question of up to max_query_length {max_query_length} "
-        "tokens; raise max_seq_length or lower max_query_length")
-  if doc_stride < 1:
-    raise ValueError(f"doc_stride must be positive, got {doc_stride}")
+  _check_lengths(max_seq_length, doc_stride, max_query_length)
   warnings = squad_examples.Warnings(source)
   vocab = tokenizer.vocab
-  pieces = _PieceCache(tokenizer)
-  if report:
-    report.note(f"tokenizing {len(examples)} questions and their passages")
-  pieces.add(t for e in examples for t in e.words)
-  pieces.add(e.question for e in examples)
-  if is_training:
-    pieces.add(e.answer_text for e in examples if e.answer_text)
+  pieces = _tokenize_all(examples, tokenizer, is_training, report)
   features = []
   unique_id = 1_000_000_000
   if report:
@@ -191,65 +179,22 @@ def convert_examples(examples: Sequence[SquadExample],
   for index, example in enumerate(examples):
     if report:
       report.advance()
-    query = pieces[example.question]
-    if not query:
-      warnings.warn("an empty question",
-                    f"question {example.qas_id}: the question has no tokens")
-    if len(query) > max_query_length:
-      warnings.warn(
-          "a question over max_query_length",
-          f"question {example.qas_id}: {len(query)} question tokens, "
-          f"truncated to max_query_length {max_query_length}")
-      query = query[:max_query_length]
-    doc_ids, tok_to_word, word_to_tok, tok_chars = [], [], [], []
-    for w, word in enumerate(example.words):
-      word_to_tok.append(len(doc_ids))
-      first = example.word_starts[w] if example.word_starts else 0
-      for piece, (b, e) in zip(pieces[word], pieces.offsets(word)):
-        tok_to_word.append(w)
-        tok_chars.append((first + b, first + e))
-        doc_ids.append(piece)
+    query = _query(pieces, example, max_query_length, warnings)
+    doc_ids, tok_to_word, word_to_tok, tok_chars = _doc_tokens(pieces,
+                                                               example)
     if not doc_ids:
       continue
     tok_start = tok_end = -1
     if is_training and not example.is_impossible:
-      tok_start = word_to_tok[example.start_word]
-      tok_end = (word_to_tok[example.end_word + 1] - 1
-                 if example.end_word + 1 < len(example.words)
-                 else len(doc_ids) - 1)
-      tok_start, tok_end = _improve_answer_span(
-          doc_ids, tok_start, tok_end, pieces[example.answer_text])
-    max_doc = max_seq_length - len(query) - 3
-    spans = []
-    start = 0
-    while True:
-      length = min(len(doc_ids) - start, max_doc)
-      spans.append((start, length))
-      if start + length >= len(doc_ids):
-        break
-      start += min(length, doc_stride)
+      tok_start, tok_end = _answer_tokens(pieces, example, doc_ids,
+                                          word_to_tok)
+    spans = _doc_spans(len(doc_ids), max_seq_length - len(query) - 3,
+                       doc_stride)
     for s, (start, length) in enumerate(spans):
-      ids = [vocab.cls_id] + query + [vocab.sep_id]
-      segment = [0] * len(ids)
-      token_to_word, max_context, token_to_chars = {}, {}, {}
-      for i in range(length):
-        token_to_word[len(ids)] = tok_to_word[start + i]
-        token_to_chars[len(ids)] = tok_chars[start + i]
-        max_context[len(ids)] = _is_max_context(spans, s, start + i)
-        ids.append(doc_ids[start + i])
-        segment.append(1)
-      ids.append(vocab.sep_id)
-      segment.append(1)
-      mask = [1] * len(ids)
-      pad = max_seq_length - len(ids)
-      feature = SquadFeature(
-          unique_id=unique_id, example_index=index,
-          tokens=[vocab.tokens[i] for i in ids],
-          token_to_word=token_to_word, token_is_max_context=max_context,
-          token_to_chars=token_to_chars,
-          input_ids=ids + [vocab.pad_id] * pad, input_mask=mask + [0] * pad,
-          segment_ids=segment + [0] * pad,
-          is_impossible=example.is_impossible)
+      feature = _feature(vocab, query, spans, s, doc_ids,
+                         tok_to_word, tok_chars, max_seq_length,
+                         unique_id=unique_id, example_index=index,
+                         is_impossible=example.is_impossible)
       if is_training and not example.is_impossible:
         if start <= tok_start and tok_end < start + length:
           offset = len(query) + 2 - start
@@ -261,6 +206,105 @@ def convert_examples(examples: Sequence[SquadExample],
       unique_id += 1
   warnings.summary()
   return features
+
+
+def _check_lengths(max_seq_length, doc_stride, max_query_length):
+  """Raises ValueError on lengths that leave no passage window."""
+  if max_seq_length < max_query_length + 3 + 1:
+    raise ValueError(
+        f"max_seq_length {max_seq_length} leaves no room for the passage "
+        f"after a question of up to max_query_length {max_query_length} "
+        "tokens; raise max_seq_length or lower max_query_length")
+  if doc_stride < 1:
+    raise ValueError(f"doc_stride must be positive, got {doc_stride}")
+
+
+def _tokenize_all(examples, tokenizer, is_training, report):
+  """A _PieceCache of every passage word, question and (training) answer."""
+  pieces = _PieceCache(tokenizer)
+  if report:
+    report.note(f"tokenizing {len(examples)} questions and their passages")
+  pieces.add(t for e in examples for t in e.words)
+  pieces.add(e.question for e in examples)
+  if is_training:
+    pieces.add(e.answer_text for e in examples if e.answer_text)
+  return pieces
+
+
+def _query(pieces, example, max_query_length, warnings):
+  """The question's pieces, cut to max_query_length (with a warning)."""
+  query = pieces[example.question]
+  if not query:
+    warnings.warn("an empty question",
+                  f"question {example.qas_id}: the question has no tokens")
+  if len(query) > max_query_length:
+    warnings.warn(
+        "a question over max_query_length",
+        f"question {example.qas_id}: {len(query)} question tokens, "
+        f"truncated to max_query_length {max_query_length}")
+    query = query[:max_query_length]
+  return query
+
+
+def _doc_tokens(pieces, example):
+  """The passage's piece ids, piece -> word, word -> first piece, chars."""
+  doc_ids, tok_to_word, word_to_tok, tok_chars = [], [], [], []
+  for w, word in enumerate(example.words):
+    word_to_tok.append(len(doc_ids))
+    first = example.word_starts[w] if example.word_starts else 0
+    for piece, (b, e) in zip(pieces[word], pieces.offsets(word)):
+      tok_to_word.append(w)
+      tok_chars.append((first + b, first + e))
+      doc_ids.append(piece)
+  return doc_ids, tok_to_word, word_to_tok, tok_chars
+
+
+def _answer_tokens(pieces, example, doc_ids, word_to_tok):
+  """First and last passage piece of the (training) answer."""
+  tok_start = word_to_tok[example.start_word]
+  tok_end = (word_to_tok[example.end_word + 1] - 1
+             if example.end_word + 1 < len(example.words)
+             else len(doc_ids) - 1)
+  return _improve_answer_span(doc_ids, tok_start, tok_end,
+                              pieces[example.answer_text])
+
+
+def _doc_spans(num_tokens, max_doc, doc_stride):
+  """(start, length) of the passage windows, doc_stride apart at most."""
+  spans = []
+  start = 0
+  while True:
+    length = min(num_tokens - start, max_doc)
+    spans.append((start, length))
+    if start + length >= num_tokens:
+      break
+    start += min(length, doc_stride)
+  return spans
+
+
+def _feature(vocab, query, spans, s, doc_ids, tok_to_word, tok_chars,
+             max_seq_length, **fields):
+  """The [CLS] query [SEP] window [SEP] feature of window `s`, padded."""
+  start, length = spans[s]
+  ids = [vocab.cls_id] + query + [vocab.sep_id]
+  segment = [0] * len(ids)
+  token_to_word, max_context, token_to_chars = {}, {}, {}
+  for i in range(length):
+    token_to_word[len(ids)] = tok_to_word[start + i]
+    token_to_chars[len(ids)] = tok_chars[start + i]
+    max_context[len(ids)] = _is_max_context(spans, s, start + i)
+    ids.append(doc_ids[start + i])
+    segment.append(1)
+  ids.append(vocab.sep_id)
+  segment.append(1)
+  mask = [1] * len(ids)
+  pad = max_seq_length - len(ids)
+  return SquadFeature(
+      tokens=[vocab.tokens[i] for i in ids],
+      token_to_word=token_to_word, token_is_max_context=max_context,
+      token_to_chars=token_to_chars,
+      input_ids=ids + [vocab.pad_id] * pad, input_mask=mask + [0] * pad,
+      segment_ids=segment + [0] * pad, **fields)
 
 
 def write_features(features: Sequence[SquadFeature], path: str,

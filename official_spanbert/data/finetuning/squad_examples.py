@@ -156,6 +156,38 @@ def read_examples(path: str, is_training: bool,
   warnings = Warnings(path)
   examples = []
   seen_ids = set()
+  for where, paragraph in _paragraphs(path):
+    context = paragraph["context"]
+    words, char_to_word, word_starts = _split_words(context)
+    for qa in paragraph["qas"]:
+      qid, answers, impossible = _checked_question(
+          path, where, qa, seen_ids, version_2_with_negative)
+      example = SquadExample(
+          qas_id=qid, question=qa["question"], words=words,
+          context=context, word_starts=word_starts,
+          gold_answers=qa.get("gold_texts", [x["text"] for x in answers]),
+          is_impossible=impossible)
+      if not words:
+        warnings.warn("an empty context",
+                      f"question {qid}: empty context ({where}); "
+                      + ("skipped for training" if is_training else
+                         "it gets the empty prediction"))
+        if is_training:
+          continue
+      if is_training and not impossible:
+        if not _set_answer(example, answers, char_to_word, warnings):
+          continue
+      elif not is_training and words:
+        _check_answer_starts(qid, context, answers, warnings)
+      examples.append(example)
+  warnings.summary()
+  if not examples:
+    raise SquadFormatError(f"{path}: no usable questions")
+  return examples
+
+
+def _paragraphs(path):
+  """Yields ("article a, paragraph p", paragraph) of the file, checked."""
   for a, article in enumerate(load_data(path)):
     paragraphs = (article.get("paragraphs") if isinstance(article, dict)
                   else None)
@@ -168,77 +200,70 @@ def read_examples(path: str, is_training: bool,
           not isinstance(paragraph.get("qas"), list)):
         raise SquadFormatError(
             f"{path}: {where} needs a string 'context' and a list 'qas'")
-      context = paragraph["context"]
-      words, char_to_word, word_starts = _split_words(context)
-      for qa in paragraph["qas"]:
-        if (not isinstance(qa, dict) or "id" not in qa or
-            not isinstance(qa.get("question"), str)):
-          raise SquadFormatError(
-              f"{path}: {where} has a question without 'id' or 'question'")
-        qid = str(qa["id"])
-        if qid in seen_ids:
-          raise SquadFormatError(f"{path}: question id {qid} appears twice")
-        seen_ids.add(qid)
-        answers = qa.get("answers", [])
-        if not isinstance(answers, list) or not all(
-            isinstance(x, dict) and isinstance(x.get("text"), str)
-            for x in answers):
-          raise SquadFormatError(
-              f"{path}: question {qid}: 'answers' must be a list of "
-              "{'text', 'answer_start'}")
-        impossible = bool(qa.get("is_impossible", False))
-        if impossible and not version_2_with_negative:
-          raise SquadFormatError(
-              f"{path}: question {qid} is_impossible, but the task is SQuAD "
-              "v1.1; set version_2_with_negative for SQuAD 2.0 data")
-        example = SquadExample(
-            qas_id=qid, question=qa["question"], words=words,
-            context=context, word_starts=word_starts,
-            gold_answers=qa.get("gold_texts", [x["text"] for x in answers]),
-            is_impossible=impossible)
-        if not words:
-          warnings.warn("an empty context",
-                        f"question {qid}: empty context ({where}); "
-                        + ("skipped for training" if is_training else
-                           "it gets the empty prediction"))
-          if is_training:
-            continue
-        if is_training and not impossible:
-          if not answers:
-            warnings.warn("no answer", f"question {qid}: no answer and not "
-                          "is_impossible; skipped for training")
-            continue
-          text = answers[0]["text"]
-          given = answers[0].get("answer_start", -1)
-          start = _locate(context, text, given if isinstance(given, int)
-                          else -1)
-          if start < 0 or not text.strip():
-            warnings.warn(
-                "an answer not in the context",
-                f"question {qid}: answer {text!r} is not in its context; "
-                "skipped for training")
-            continue
-          if start != given:
-            warnings.warn(
-                "a wrong answer_start",
-                f"question {qid}: answer_start {given} does not point at "
-                f"{text!r}; using its nearest occurrence at {start}")
-          first = start + len(text) - len(text.lstrip())
-          last = start + len(text.rstrip()) - 1
-          example.start_word = char_to_word[first]
-          example.end_word = char_to_word[last]
-          example.answer_text = text
-        elif not is_training and words:
-          for x in answers:
-            s = x.get("answer_start", -1)
-            if isinstance(s, int) and _locate(context, x["text"], s) != s:
-              warnings.warn(
-                  "a wrong answer_start",
-                  f"question {qid}: answer_start {s} does not point at "
-                  f"{x['text']!r} (the metric compares text only)")
-              break
-        examples.append(example)
-  warnings.summary()
-  if not examples:
-    raise SquadFormatError(f"{path}: no usable questions")
-  return examples
+      yield where, paragraph
+
+
+def _checked_question(path, where, qa, seen_ids, version_2_with_negative):
+  """The question's id, answers and is_impossible; raises on a bad one."""
+  if (not isinstance(qa, dict) or "id" not in qa or
+      not isinstance(qa.get("question"), str)):
+    raise SquadFormatError(
+        f"{path}: {where} has a question without 'id' or 'question'")
+  qid = str(qa["id"])
+  if qid in seen_ids:
+    raise SquadFormatError(f"{path}: question id {qid} appears twice")
+  seen_ids.add(qid)
+  answers = qa.get("answers", [])
+  if not isinstance(answers, list) or not all(
+      isinstance(x, dict) and isinstance(x.get("text"), str)
+      for x in answers):
+    raise SquadFormatError(
+        f"{path}: question {qid}: 'answers' must be a list of "
+        "{'text', 'answer_start'}")
+  impossible = bool(qa.get("is_impossible", False))
+  if impossible and not version_2_with_negative:
+    raise SquadFormatError(
+        f"{path}: question {qid} is_impossible, but the task is SQuAD "
+        "v1.1; set version_2_with_negative for SQuAD 2.0 data")
+  return qid, answers, impossible
+
+
+def _set_answer(example, answers, char_to_word, warnings) -> bool:
+  """Sets the training answer's words; False (warned) if there is none."""
+  qid, context = example.qas_id, example.context
+  if not answers:
+    warnings.warn("no answer", f"question {qid}: no answer and not "
+                  "is_impossible; skipped for training")
+    return False
+  text = answers[0]["text"]
+  given = answers[0].get("answer_start", -1)
+  start = _locate(context, text, given if isinstance(given, int) else -1)
+  if start < 0 or not text.strip():
+    warnings.warn(
+        "an answer not in the context",
+        f"question {qid}: answer {text!r} is not in its context; "
+        "skipped for training")
+    return False
+  if start != given:
+    warnings.warn(
+        "a wrong answer_start",
+        f"question {qid}: answer_start {given} does not point at "
+        f"{text!r}; using its nearest occurrence at {start}")
+  first = start + len(text) - len(text.lstrip())
+  last = start + len(text.rstrip()) - 1
+  example.start_word = char_to_word[first]
+  example.end_word = char_to_word[last]
+  example.answer_text = text
+  return True
+
+
+def _check_answer_starts(qid, context, answers, warnings):
+  """Warns (once) about an evaluation answer_start not at its text."""
+  for x in answers:
+    s = x.get("answer_start", -1)
+    if isinstance(s, int) and _locate(context, x["text"], s) != s:
+      warnings.warn(
+          "a wrong answer_start",
+          f"question {qid}: answer_start {s} does not point at "
+          f"{x['text']!r} (the metric compares text only)")
+      break

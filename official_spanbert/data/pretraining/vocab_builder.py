@@ -46,6 +46,7 @@ Use max_lines for a quick vocab.
 
 import contextlib
 import dataclasses
+import functools
 import os
 import time
 from typing import List, Optional, Sequence
@@ -210,18 +211,8 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
   """
   start = time.time()
   reserved = reserved_tokens(num_unused)
-  if vocab_size <= len(reserved):
-    raise ValueError(f"vocab_size={vocab_size} leaves no room for wordpieces "
-                     f"after the {len(reserved)} reserved tokens; raise "
-                     "vocab_size or lower num_unused")
-  if min_token_count < 1:
-    raise ValueError(f"min_token_count must be >= 1, got {min_token_count}")
-  if max_lines is not None and max_lines < 1:
-    raise ValueError(f"max_lines must be >= 1, got {max_lines}")
-  if not output_vocab:
-    raise ValueError("no output vocab path given")
-  if os.path.isdir(output_vocab):
-    raise ValueError(f"output vocab {output_vocab} is a directory")
+  _check_arguments(output_vocab, vocab_size, len(reserved), min_token_count,
+                   max_lines)
   files = corpus_lib.expand_inputs(input_patterns)
   # Before the (long) learning, so that an unwritable path fails at once.
   os.makedirs(os.path.dirname(os.path.abspath(output_vocab)), exist_ok=True)
@@ -238,46 +229,88 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
     import tqdm  # pylint: disable=g-import-not-at-top
     bar = tqdm.tqdm(total=total_bytes, unit="B", unit_scale=True,
                     desc="count words", mininterval=1.0)
-
-  def batches():
-    batch, read = [], 0
-    try:
-      for doc in corpus_lib.read_documents(files, on_decode_error, counters):
-        for line in doc.lines:
-          if max_lines is not None and read >= max_lines:
-            stats.truncated = True
-            break
-          batch.append(line)
-          read += 1
-          if len(batch) >= _BATCH_LINES:
-            yield np.array(batch, dtype=object)
-            batch = []
-            if bar is not None:
-              bar.update(counters.bytes - bar.n)
-        if stats.truncated:
-          break
-    except Exception as e:  # pylint: disable=broad-except
-      failure.append(e)  # re-raised below, outside tf.data
-      raise
-    if batch:
-      yield np.array(batch, dtype=object)
-    stats.lines = read
-    if bar is not None:
-      bar.total = counters.bytes if stats.truncated else bar.total
-      bar.update(counters.bytes - bar.n)
-      bar.close()
-    logging.info("counted the words of %d lines (%.1f MB); learning "
-                 "wordpieces (pure Python, one pass per frequency threshold "
-                 "tried)", read, counters.bytes / 1e6)
-
   dataset = tf.data.Dataset.from_generator(
-      batches, output_signature=tf.TensorSpec([None], tf.string))
+      functools.partial(_line_batches, files, on_decode_error, max_lines,
+                        counters, stats, bar, failure),
+      output_signature=tf.TensorSpec([None], tf.string))
   learn_params = dict(learn_params or {})
   learn_params.setdefault("lower_thresh", min_token_count)
+  vocab = _learn(dataset, files, failure, bar, vocab_size=vocab_size,
+                 reserved=reserved, lower_case=lower_case,
+                 learn_params=learn_params)
+
+  stats.files = counters.files
+  stats.bytes = counters.bytes
+  stats.documents = counters.documents
+  stats.replaced_lines = counters.replaced_lines
+  logging.info("learned %d tokens from %d lines (%.1f MB) in %.1f s",
+               len(vocab), stats.lines, stats.bytes / 1e6,
+               time.time() - start)
+  kept = _keep_tokens(vocab, reserved, vocab_size, stats,
+                      learn_params["lower_thresh"])
+  _write_vocab(output_vocab, kept)
+  stats.seconds = round(time.time() - start, 3)
+  return stats
+
+
+def _check_arguments(output_vocab, vocab_size, num_reserved, min_token_count,
+                     max_lines):
+  """Raises ValueError on arguments build_vocab cannot work with."""
+  if vocab_size <= num_reserved:
+    raise ValueError(f"vocab_size={vocab_size} leaves no room for wordpieces "
+                     f"after the {num_reserved} reserved tokens; raise "
+                     "vocab_size or lower num_unused")
+  if min_token_count < 1:
+    raise ValueError(f"min_token_count must be >= 1, got {min_token_count}")
+  if max_lines is not None and max_lines < 1:
+    raise ValueError(f"max_lines must be >= 1, got {max_lines}")
+  if not output_vocab:
+    raise ValueError("no output vocab path given")
+  if os.path.isdir(output_vocab):
+    raise ValueError(f"output vocab {output_vocab} is a directory")
+
+
+def _line_batches(files, on_decode_error, max_lines, counters, stats, bar,
+                  failure):
+  """Yields the corpus lines in batches; records a read error in `failure`."""
+  batch, read = [], 0
+  try:
+    for doc in corpus_lib.read_documents(files, on_decode_error, counters):
+      for line in doc.lines:
+        if max_lines is not None and read >= max_lines:
+          stats.truncated = True
+          break
+        batch.append(line)
+        read += 1
+        if len(batch) >= _BATCH_LINES:
+          yield np.array(batch, dtype=object)
+          batch = []
+          if bar is not None:
+            bar.update(counters.bytes - bar.n)
+      if stats.truncated:
+        break
+  except Exception as e:  # pylint: disable=broad-except
+    failure.append(e)  # re-raised by _learn, outside tf.data
+    raise
+  if batch:
+    yield np.array(batch, dtype=object)
+  stats.lines = read
+  if bar is not None:
+    bar.total = counters.bytes if stats.truncated else bar.total
+    bar.update(counters.bytes - bar.n)
+    bar.close()
+  logging.info("counted the words of %d lines (%.1f MB); learning "
+               "wordpieces (pure Python, one pass per frequency threshold "
+               "tried)", read, counters.bytes / 1e6)
+
+
+def _learn(dataset, files, failure, bar, *, vocab_size, reserved, lower_case,
+           learn_params):
+  """Runs tf.text's learner; re-raises a read error, names an empty corpus."""
   try:
     try:
       with _log_learning_steps(vocab_size):
-        vocab = bvfd.bert_vocab_from_dataset(
+        return bvfd.bert_vocab_from_dataset(
             dataset, vocab_size=vocab_size, reserved_tokens=reserved,
             bert_tokenizer_params={"lower_case": lower_case},
             learn_params=learn_params)
@@ -294,14 +327,9 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
     if bar is not None:
       bar.close()
 
-  stats.files = counters.files
-  stats.bytes = counters.bytes
-  stats.documents = counters.documents
-  stats.replaced_lines = counters.replaced_lines
-  logging.info("learned %d tokens from %d lines (%.1f MB) in %.1f s",
-               len(vocab), stats.lines, stats.bytes / 1e6,
-               time.time() - start)
 
+def _keep_tokens(vocab, reserved, vocab_size, stats, lower_thresh):
+  """The learned tokens that can be written, at most vocab_size of them."""
   if list(vocab[:len(reserved)]) != reserved:
     raise AssertionError("bert_vocab_from_dataset did not put the reserved "
                          "tokens first")
@@ -317,13 +345,14 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
     logging.warning(
         "the vocab has %d tokens, fewer than the %d requested: the corpus "
         "has too few wordpieces seen at least %d times (read more text, or "
-        "lower min_token_count)", stats.vocab_size, vocab_size,
-        learn_params["lower_thresh"])
+        "lower min_token_count)", stats.vocab_size, vocab_size, lower_thresh)
+  return kept
 
+
+def _write_vocab(output_vocab, tokens):
+  """Writes the vocab file atomically and checks that it loads."""
   with atomic_io.writing(output_vocab) as tmp:
     with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-      for token in kept:
+      for token in tokens:
         f.write(token + "\n")
     tokenization.load_vocab(tmp)  # the contract: it must load
-  stats.seconds = round(time.time() - start, 3)
-  return stats

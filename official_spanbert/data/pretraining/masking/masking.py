@@ -200,42 +200,108 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
 
   scheme = params.masking_scheme
   if scheme in TAGGED_SCHEMES:
-    if tagged_spans is None:
-      raise MaskingConfigError(
-          f"masking scheme {scheme!r} needs the tagged spans of the blocks "
-          "(tagged_spans)")
-    if segment_ids is not None:
-      raise MaskingConfigError(
-          f"masking scheme {scheme!r} masks single-segment blocks, not "
-          "two-segment (NSP) sequences")
-    tagged_spans = tf.cast(tagged_spans, tf.int32)
-  if segment_ids is None:
-    masked, hist, budget = _select(maskable, word_starts, word_idx, seed,
-                                   params, tagged_spans)
-  else:
-    in_b = tf.cast(segment_ids, tf.int32) > 0
-    masked_a, hist, budget_a = _select(maskable & tf.logical_not(in_b),
-                                       word_starts, word_idx, seed, params)
-    masked_b, hist_b, budget_b = _select(maskable & in_b, word_starts,
-                                         word_idx, span_sampler.fold(seed, 7),
-                                         params)
-    masked, budget = masked_a | masked_b, budget_a + budget_b
-    if hist is not None:
-      hist += hist_b
+    tagged_spans = _checked_tagged_spans(scheme, tagged_spans, segment_ids)
+  masked, hist, budget = _select_by_segment(
+      maskable, word_starts, word_idx, seed, params, segment_ids, tagged_spans)
 
   where, run_first, run_last, run_start = masked_runs(masked)
+  rows, cols = where[:, 0], where[:, 1]
+  unit_id, num_units = _replacement_units(scheme, masked, word_starts,
+                                          run_start, rows * length + cols)
+  masked_ids, original, decision = _replace(
+      ids, where, unit_id, num_units, seed, params, random_ids, random_weights)
+  left, right_c, ok = _sbo_boundaries(maskable, rows, cols, run_first,
+                                      run_last, length, params)
+
+  out = _outputs(masked_ids, original, rows, cols, left, right_c, ok,
+                 run_first, batch, params.max_predictions_per_seq)
+  if diagnostics:
+    out.update(_diagnostics(hist, rows, unit_id, num_units, decision, batch,
+                            budget))
+  return out
+
+
+def _outputs(masked_ids, original, rows, cols, left, right_c, ok, run_first,
+             batch, p):
+  """The model's inputs and targets, [batch, p] per masked_lm_/sbo_ key."""
+
+  def dense(values, dtype):
+    return rows_to_dense(tf.cast(values, dtype), rows, batch, p)
+
+  return {
+      "input_word_ids": masked_ids,
+      "masked_lm_positions": dense(cols, tf.int32),
+      "masked_lm_ids": dense(original, tf.int32),
+      "masked_lm_weights": dense(tf.ones_like(cols), tf.float32),
+      "sbo_left_positions": dense(left * ok, tf.int32),
+      "sbo_right_positions": dense(right_c * ok, tf.int32),
+      "sbo_relative_positions": dense((cols - run_first) * ok, tf.int32),
+      "sbo_weights": dense(ok, tf.float32),
+  }
+
+
+def _diagnostics(hist, rows, unit_id, num_units, decision, batch, budget):
+  """mask_batch's diagnostics=True outputs."""
+  out = {}
+  if hist is not None:
+    out["span_length_histogram"] = hist
+  unit_rows = tf.gather(rows, tf.math.unsorted_segment_min(
+      tf.range(tf.shape(rows)[0]), unit_id, num_units))
+  out["unit_decisions"] = tf.math.unsorted_segment_sum(
+      tf.one_hot(decision, 3, dtype=tf.int32), unit_rows, batch)
+  out["num_units"] = num_units
+  out["budget"] = budget
+  return out
+
+
+def _checked_tagged_spans(scheme, tagged_spans, segment_ids):
+  """tagged_spans as int32; raises where a tagged scheme cannot run."""
+  if tagged_spans is None:
+    raise MaskingConfigError(
+        f"masking scheme {scheme!r} needs the tagged spans of the blocks "
+        "(tagged_spans)")
+  if segment_ids is not None:
+    raise MaskingConfigError(
+        f"masking scheme {scheme!r} masks single-segment blocks, not "
+        "two-segment (NSP) sequences")
+  return tf.cast(tagged_spans, tf.int32)
+
+
+def _select_by_segment(maskable, word_starts, word_idx, seed, params,
+                       segment_ids, tagged_spans):
+  """_select over all maskable tokens, or per segment with its own budget."""
+  if segment_ids is None:
+    return _select(maskable, word_starts, word_idx, seed, params,
+                   tagged_spans)
+  in_b = tf.cast(segment_ids, tf.int32) > 0
+  masked_a, hist, budget_a = _select(maskable & tf.logical_not(in_b),
+                                     word_starts, word_idx, seed, params)
+  masked_b, hist_b, budget_b = _select(maskable & in_b, word_starts,
+                                       word_idx, span_sampler.fold(seed, 7),
+                                       params)
+  masked, budget = masked_a | masked_b, budget_a + budget_b
+  if hist is not None:
+    hist += hist_b
+  return masked, hist, budget
+
+
+def _replacement_units(scheme, masked, word_starts, run_start, flat):
+  """The unit (span, word or token) of each masked token, and their count."""
   if scheme == "span" or scheme in TAGGED_SCHEMES:
     unit_start = run_start
   elif scheme == "token":
     unit_start = masked
   else:
     unit_start = masked & word_starts
-  rows, cols = where[:, 0], where[:, 1]
-  flat = rows * length + cols
   unit_id = tf.gather(tf.cumsum(tf.reshape(tf.cast(unit_start, tf.int32),
                                            [-1])), flat) - 1
   num_units = tf.reduce_sum(tf.cast(unit_start, tf.int32))
+  return unit_id, num_units
 
+
+def _replace(ids, where, unit_id, num_units, seed, params, random_ids,
+             random_weights):
+  """Masked ids, original ids and per-unit decisions (MASK, RANDOM, KEEP)."""
   # Replacement: one decision per unit; random tokens drawn per token.
   u_unit = tf.random.stateless_uniform([num_units], span_sampler.fold(seed, 5))
   decision = tf.where(
@@ -243,13 +309,17 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
       tf.where(u_unit < params.mask_token_prob + params.random_token_prob,
                RANDOM, KEEP))
   token_decision = tf.gather(decision, unit_id)
-  random_tok = _draw_random_tokens(tf.shape(rows), span_sampler.fold(seed, 6),
+  random_tok = _draw_random_tokens(tf.shape(where[:, 0]),
+                                   span_sampler.fold(seed, 6),
                                    random_ids, random_weights)
   original = tf.gather_nd(ids, where)
   replaced = tf.where(token_decision == MASK, params.mask_id,
                       tf.where(token_decision == RANDOM, random_tok, original))
-  masked_ids = tf.tensor_scatter_nd_update(ids, where, replaced)
+  return tf.tensor_scatter_nd_update(ids, where, replaced), original, decision
 
+
+def _sbo_boundaries(maskable, rows, cols, run_first, run_last, length, params):
+  """Left, clipped right boundary and 0/1 validity of each masked token."""
   # SBO: boundaries of the maximal run each masked token belongs to.
   s, e = run_first, run_last
   left, right = s - 1, e + 1
@@ -259,30 +329,4 @@ def mask_batch(input_word_ids: tf.Tensor, maskable: tf.Tensor,
             (left >= 0) & right_ok &
             tf.gather_nd(maskable, tf.stack([rows, right_c], 1)) &
             (cols - s < params.max_sbo_targets))
-
-  p = params.max_predictions_per_seq
-
-  def dense(values, dtype):
-    return rows_to_dense(tf.cast(values, dtype), rows, batch, p)
-
-  ok = tf.cast(sbo_ok, tf.int32)
-  out = {
-      "input_word_ids": masked_ids,
-      "masked_lm_positions": dense(cols, tf.int32),
-      "masked_lm_ids": dense(original, tf.int32),
-      "masked_lm_weights": dense(tf.ones_like(cols), tf.float32),
-      "sbo_left_positions": dense(left * ok, tf.int32),
-      "sbo_right_positions": dense(right_c * ok, tf.int32),
-      "sbo_relative_positions": dense((cols - s) * ok, tf.int32),
-      "sbo_weights": dense(ok, tf.float32),
-  }
-  if diagnostics:
-    if hist is not None:
-      out["span_length_histogram"] = hist
-    unit_rows = tf.gather(rows, tf.math.unsorted_segment_min(
-        tf.range(tf.shape(rows)[0]), unit_id, num_units))
-    out["unit_decisions"] = tf.math.unsorted_segment_sum(
-        tf.one_hot(decision, 3, dtype=tf.int32), unit_rows, batch)
-    out["num_units"] = num_units
-    out["budget"] = budget
-  return out
+  return left, right_c, tf.cast(sbo_ok, tf.int32)

@@ -146,72 +146,26 @@ def span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
   length = tf.shape(word_idx)[1]
   num_words = -(-(word_idx.shape[1] or params.seq_length) // 32)
   offsets = 32 * tf.range(num_words)[tf.newaxis, :]
-  # A span never has more tokens than this (longer ones are cut here). BERT's
-  # 100-character word limit keeps a word under 100 pieces, so only spans of
-  # many very long words can reach it.
-  window = min(params.seq_length, max(16 * params.span_upper, 100))
-  # Span length: lower + the number of CDF points u / 2**24 is at or above.
-  thresholds = tf.constant(np.ceil(np.cumsum(params.span_length_probs())[:-1]
-                                   * (1 << _RANDOM_BITS)), tf.int32)
+  window, thresholds = _span_limits(params)
   num_lengths = params.span_upper + 1
   tag_threshold = round(params.tagged_span_prob * (1 << _RANDOM_BITS))
 
-  def draw(i, salt=None):
-    # Integer draws u / 2**24: XLA and plain TF give the same integers (not
-    # the same floats), so both paths make the same masks.
-    key = tf.random.experimental.stateless_fold_in(seed, i, alg="philox")
-    if salt is not None:
-      key = tf.random.experimental.stateless_fold_in(key, salt, alg="philox")
-    return tf.random.stateless_uniform(
-        [batch, 2], key, minval=0, maxval=1 << _RANDOM_BITS, dtype=tf.int32,
-        alg="philox")
-
-  def scale(u, k):
-    """floor(u / 2**24 * k), exact."""
-    return tf.cast(tf.bitwise.right_shift(
-        tf.cast(u, tf.int64) * tf.cast(k, tf.int64), _RANDOM_BITS), tf.int32)
-
   def body(i, bits, remaining, last, hist):
-    u = draw(i)
-    j = scale(u[:, 0], n)
-    # Rows without maskable tokens (never active) get a valid index too.
-    anchor = tf.minimum(_take(maskable_pos, j), length - 1)
-    span_len = params.span_lower + tf.reduce_sum(
-        tf.cast(u[:, 1:] >= thresholds[tf.newaxis, :], tf.int32), axis=1)
-    anchor_bit = tf.bitwise.bitwise_and(tf.bitwise.right_shift(
-        _take(bits, anchor // 32), anchor % 32), 1)
+    u = _draw(seed, i, batch)
+    span_len, anchor_bit, start, end = _geometric_span(
+        u, bits, maskable_pos, word_start_pos, segment_end, word_idx, n,
+        thresholds, window, params)
     active = (remaining > 0) & (anchor_bit == 0)
-    w = _take(word_idx, anchor)
-    bounds = _take(word_start_pos, tf.stack(
-        [w, tf.minimum(w + span_len, length)], axis=1))
-    start = bounds[:, :1]
-    end = tf.minimum(tf.minimum(bounds[:, 1:], _take(segment_end, anchor)[
-        :, tf.newaxis]), start + window)
     geometric = active
     if tags is not None:
-      (tag_starts, tag_ends), num_tags = tags
-      v = draw(i, salt=1)
-      tagged = v[:, 0] < tag_threshold
-      k = scale(v[:, 1], num_tags)[:, tf.newaxis]
-      tag_start = _take(tag_starts, k)
-      tag_end = tf.minimum(_take(tag_ends, k), _take(segment_end, tag_start))
-      start = tf.where(tagged[:, None], tag_start, start)
-      end = tf.where(tagged[:, None], tag_end, end)
-      active = (remaining > 0) & tf.where(tagged, num_tags > 0,
+      tagged, start, end = _tagged_span(_draw(seed, i, batch, salt=1), tags,
+                                        segment_end, tag_threshold, start,
+                                        end)
+      active = (remaining > 0) & tf.where(tagged, tags[1] > 0,
                                           anchor_bit == 0)
       geometric = active & tf.logical_not(tagged)
-    new = tf.bitwise.bitwise_and(_range_bits(start, end, offsets),
-                                 tf.bitwise.invert(bits))
-    added = tf.reduce_sum(_popcount(new), axis=1)
-    fits = added <= remaining
-    bits = tf.bitwise.bitwise_or(bits, tf.where((active & fits)[:, None],
-                                                new, 0))
-    final = active & tf.logical_not(fits)
-    last = tf.where(final[:, None],
-                    tf.stack([start[:, 0], end[:, 0], remaining], axis=1),
-                    last)
-    remaining = tf.where(active, tf.where(fits, remaining - added, 0),
-                         remaining)
+    bits, remaining, last = _add_span(bits, remaining, last, start, end,
+                                      active, offsets)
     hist += tf.one_hot(span_len, num_lengths, dtype=tf.int32) * tf.cast(
         geometric, tf.int32)[:, None]
     return i + 1, bits, remaining, last, hist
@@ -226,6 +180,91 @@ def span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
       cond, body, (tf.constant(0), tf.zeros([batch, num_words], tf.int32),
                    budget, tf.zeros([batch, 3], tf.int32),
                    tf.zeros([batch, num_lengths], tf.int32)))
+  masked = _final_mask(bits, last, offsets, batch, num_words, length)
+  return masked > 0, hist, iterations
+
+
+def _span_limits(params):
+  """A span's most tokens, and the draw thresholds of its lengths."""
+  # A span never has more tokens than this (longer ones are cut here). BERT's
+  # 100-character word limit keeps a word under 100 pieces, so only spans of
+  # many very long words can reach it.
+  window = min(params.seq_length, max(16 * params.span_upper, 100))
+  # Span length: lower + the number of CDF points u / 2**24 is at or above.
+  thresholds = tf.constant(np.ceil(np.cumsum(params.span_length_probs())[:-1]
+                                   * (1 << _RANDOM_BITS)), tf.int32)
+  return window, thresholds
+
+
+def _draw(seed, i, batch, salt=None):
+  """[batch, 2] int32 draws u in [0, 2**24), keyed by seed, i and salt."""
+  # Integer draws u / 2**24: XLA and plain TF give the same integers (not
+  # the same floats), so both paths make the same masks.
+  key = tf.random.experimental.stateless_fold_in(seed, i, alg="philox")
+  if salt is not None:
+    key = tf.random.experimental.stateless_fold_in(key, salt, alg="philox")
+  return tf.random.stateless_uniform(
+      [batch, 2], key, minval=0, maxval=1 << _RANDOM_BITS, dtype=tf.int32,
+      alg="philox")
+
+
+def _scale(u, k):
+  """floor(u / 2**24 * k), exact."""
+  return tf.cast(tf.bitwise.right_shift(
+      tf.cast(u, tf.int64) * tf.cast(k, tf.int64), _RANDOM_BITS), tf.int32)
+
+
+def _geometric_span(u, bits, maskable_pos, word_start_pos, segment_end,
+                    word_idx, n, thresholds, window, params):
+  """Length, anchor's mask bit and [start, end) of each geometric draw."""
+  length = tf.shape(word_idx)[1]
+  j = _scale(u[:, 0], n)
+  # Rows without maskable tokens (never active) get a valid index too.
+  anchor = tf.minimum(_take(maskable_pos, j), length - 1)
+  span_len = params.span_lower + tf.reduce_sum(
+      tf.cast(u[:, 1:] >= thresholds[tf.newaxis, :], tf.int32), axis=1)
+  anchor_bit = tf.bitwise.bitwise_and(tf.bitwise.right_shift(
+      _take(bits, anchor // 32), anchor % 32), 1)
+  w = _take(word_idx, anchor)
+  bounds = _take(word_start_pos, tf.stack(
+      [w, tf.minimum(w + span_len, length)], axis=1))
+  start = bounds[:, :1]
+  end = tf.minimum(tf.minimum(bounds[:, 1:], _take(segment_end, anchor)[
+      :, tf.newaxis]), start + window)
+  return span_len, anchor_bit, start, end
+
+
+def _tagged_span(v, tags, segment_end, tag_threshold, start, end):
+  """Which draws take a tagged span, and [start, end) with those spans in."""
+  (tag_starts, tag_ends), num_tags = tags
+  tagged = v[:, 0] < tag_threshold
+  k = _scale(v[:, 1], num_tags)[:, tf.newaxis]
+  tag_start = _take(tag_starts, k)
+  tag_end = tf.minimum(_take(tag_ends, k), _take(segment_end, tag_start))
+  start = tf.where(tagged[:, None], tag_start, start)
+  end = tf.where(tagged[:, None], tag_end, end)
+  return tagged, start, end
+
+
+def _add_span(bits, remaining, last, start, end, active, offsets):
+  """Adds the spans that fit the budget; records the one that overruns it."""
+  new = tf.bitwise.bitwise_and(_range_bits(start, end, offsets),
+                               tf.bitwise.invert(bits))
+  added = tf.reduce_sum(_popcount(new), axis=1)
+  fits = added <= remaining
+  bits = tf.bitwise.bitwise_or(bits, tf.where((active & fits)[:, None],
+                                              new, 0))
+  final = active & tf.logical_not(fits)
+  last = tf.where(final[:, None],
+                  tf.stack([start[:, 0], end[:, 0], remaining], axis=1),
+                  last)
+  remaining = tf.where(active, tf.where(fits, remaining - added, 0),
+                       remaining)
+  return bits, remaining, last
+
+
+def _final_mask(bits, last, offsets, batch, num_words, length):
+  """The bitset, with the last spans' first tokens, as [batch, length] 0/1."""
   # The last spans: their first `remaining` unmasked tokens (none where no
   # span overran the budget: last is then [0, 0, 0]).
   new = tf.bitwise.bitwise_and(
@@ -233,8 +272,7 @@ def span_loop(maskable_pos, word_start_pos, segment_end, word_idx, n, budget,
   bits = tf.bitwise.bitwise_or(bits, _first_bits(new, last[:, 2]))
   masked = tf.bitwise.bitwise_and(tf.bitwise.right_shift(
       bits[:, :, tf.newaxis], tf.range(32)[tf.newaxis, tf.newaxis, :]), 1)
-  masked = tf.reshape(masked, [batch, 32 * num_words])[:, :length]
-  return masked > 0, hist, iterations
+  return tf.reshape(masked, [batch, 32 * num_words])[:, :length]
 
 
 def _span_sample(maskable, word_starts, word_idx, n, budget, seed,
