@@ -58,7 +58,7 @@ WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]
 DEFAULT_MAX_CONTEXT_WORDPIECES = limits.QA_MAX_CONTEXT_WORDPIECES
 # Windows the encoder takes at once, in length order: on CPU a window's cost
 # barely falls in larger batches, while padding to a batch's longest window
-# costs (benchmarks/RESULTS.md, "Serving fine-tuned models").
+# costs (benchmarks/RESULTS.md, "Length-ordered windows on Zen 4").
 ENCODER_BATCH_WINDOWS = 4
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
