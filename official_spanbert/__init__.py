@@ -14,13 +14,9 @@
 
 """SpanBERT (Joshi et al., 2019) as a TensorFlow Model Garden style package.
 
-Model Garden's NLP code is written against tf_keras (the Keras 2 API). TensorFlow
-must see ``TF_USE_LEGACY_KERAS=1`` before it is first imported, otherwise
-``tf.keras`` resolves to Keras 3 and, among other things, mixed-precision
-policies set through ``tf.keras`` silently do not reach tf_keras layers. The
-variable is therefore set here, at the top of the package, before anything
-imports TensorFlow. TensorFlow's C++ log level (TF_CPP_MIN_LOG_LEVEL) is
-read at its import too: console.setup_before_tensorflow sets it here.
+Sets TF_USE_LEGACY_KERAS=1 (and, through console.setup_before_tensorflow,
+TF_CPP_MIN_LOG_LEVEL) before anything imports TensorFlow, so that tf.keras is
+tf_keras and mixed-precision policies reach Model Garden's layers.
 """
 
 import os

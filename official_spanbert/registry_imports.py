@@ -14,14 +14,9 @@
 
 """Registers every official_spanbert experiment with Model Garden's exp_factory.
 
-The one place that lists the experiment modules, as Model Garden's
-official/common/registry_imports.py: binaries, tools, the demo, studies and
-tests import this module, and dev/layout_report.py reads it to know which
-modules form the "experiments" layer. A new `configs/*_experiments.py` adds
-one line here.
-
-  from official_spanbert import registry_imports  # noqa: F401
-  params = exp_factory.get_exp_config("spanbert/squad_v1")
+The one list of experiment modules, as Model Garden's
+official/common/registry_imports.py; a new `configs/*_experiments.py` adds one
+line here.
 """
 
 # pylint: disable=unused-import

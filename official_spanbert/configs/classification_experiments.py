@@ -14,26 +14,9 @@
 
 """Registered fine-tuning experiments for classification.
 
-`spanbert/classification`  sentence (pair) classification (CoLA, RTE,
-                   SST-2, ...): accuracy; set task.metric_type=matthews_corrcoef
-                   for CoLA. (`spanbert/glue`, its name before issue 36, still
-                   works, with a warning.)
-`spanbert/tacred`  relation extraction with entity masking (42 relations,
-                   `no_relation` = id 0): micro F1 without no_relation.
-
-Records come from tools/create_finetuning_data.py; set task.model.num_classes
-to its meta_data.json's num_labels. Optimiser: AdamW (weight decay 0.01, not
-on LayerNorm/bias), peak lr 2e-5, linear warmup over 10% of the steps, linear
-decay to 0, clip-norm 1.0. When changing trainer.train_steps, also set
-trainer.optimizer_config.learning_rate.polynomial.decay_steps to it and
-.warmup.polynomial.warmup_steps to a tenth of it.
-
-Best checkpoint (as the reference, which evaluates several times per epoch
-and keeps the best dev model): with --mode=train_and_eval, set
-trainer.validation_interval and trainer.best_checkpoint_export_subdir (e.g.
-best_ckpt); each evaluation that beats the best so far on
-trainer.best_checkpoint_eval_metric (cls_accuracy for classification, matthews_corrcoef
-to set for CoLA, tacred_f1 for tacred) is saved there with info.json.
+`spanbert/classification` (CoLA, RTE, SST-2, ...; `spanbert/glue` is its old
+name) and `spanbert/tacred` (relation extraction with entity masking). Their
+defaults, optimiser and best-checkpoint settings: docs/finetuning.md.
 """
 
 from absl import logging

@@ -14,24 +14,9 @@
 
 """Registered coreference experiment.
 
-`spanbert/coref`  Lee et al. (2018) span ranking on the encoder, as SpanBERT's
-                  coreference code (independent 384-wordpiece segments),
-                  set up for LitBank (Bamman et al. 2020), which annotates
-                  singletons: a mention loss and singleton output are on.
-
-Defaults follow the reference's base model where LitBank allows: encoder lr
-2e-5 and task-layer lr 1e-4 (head_learning_rate_multiplier 5), AdamW with 10%
-linear warmup and linear decay, clip-norm 1.0, dropout 0.3, span width 30,
-0.4 spans per wordpiece, 50 antecedents, FFNN 3000 x 1, feature size 20,
-training windows of up to 11 segments, 20 epochs of LitBank's 80 training
-documents (one document per step), evaluation every epoch, the best
-checkpoint by conll_f1. Set at least:
-
-  task.init_checkpoint                    the pretrained encoder
-  task.train_data.input_path              CoNLL input (e.g. LitBank
-                                          splits/0/train.txt) or TFRecords
-  task.validation_data.input_path         CoNLL input (splits/0/dev.txt)
-  task.{train,validation}_data.vocab_file / do_lower_case   its vocab
+`spanbert/coref`: Lee et al. (2018) span ranking on the encoder, as SpanBERT's
+coreference code, set up for LitBank (mention loss and singletons on). Its
+defaults and the settings a run must give: docs/coreference.md.
 """
 
 from official.core import config_definitions as cfg

@@ -14,15 +14,8 @@
 
 """The registered experiment names, and one line for a name that is not.
 
-Model Garden's exp_factory raises a LookupError ("collection path squad_v3
-at position 1 is never registered ...") that lists no experiment; the tools
-check the name first:
-
-  from official_spanbert.configs import experiment_names
-  params = experiment_names.get("spanbert/squad_v1")   # exp_factory's config
-  experiment_names.check("spanbert/squad_v3")
-  # UnknownExperimentError: unknown experiment 'spanbert/squad_v3'; the
-  # registered experiments, nearest first: spanbert/squad_v1, ...
+Model Garden's exp_factory raises a LookupError that lists no experiment; the
+tools call `check` first, which names the nearest registered experiments.
 """
 
 import difflib

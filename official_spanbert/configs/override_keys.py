@@ -14,12 +14,9 @@
 
 """A typo'd key of a --config_file or --params_override, named in full.
 
-Model Garden's strict override says `The key 'seq_lenght' does not exist in
-<class '...QADataConfig'>. To extend the existing keys, use override with
-is_strict = False`: no path, no file, and advice a user must not follow (a
-loose override drops the typo silently). `check` walks the override against
-the experiment's config first and names the dotted key, where it is written
-(file and line, or --params_override) and the nearest keys that exist.
+Model Garden's strict override names no path and no file; `check` walks the
+override against the experiment's config and names the dotted key, where it is
+written and the nearest keys that exist.
 
 Example:
 

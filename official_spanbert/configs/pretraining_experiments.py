@@ -14,16 +14,9 @@
 
 """Registered SpanBERT / BERT-baseline pretraining experiments.
 
-`spanbert/pretraining`  span masking + SBO, one segment (the paper's model).
-`spanbert/no_sbo`       span masking, MLM only (ablation).
-`bert/token_nsp`        token masking, two segments + NSP (the paper's
-                        "Google BERT"-style baseline).
-`bert/token_single`     token masking, one segment, no NSP.
-
-Optimiser as in the paper and its released code: AdamW (0.9, 0.999, 1e-8,
-weight decay 0.01 excluding LayerNorm and bias; the paper's text says 0.1 -- set
-trainer.optimizer_config.optimizer.adamw.weight_decay_rate), peak lr 1e-4,
-10k linear warmup, linear decay to 0, clip-norm 1.0. Dropout 0.1, GeLU.
+`spanbert/pretraining` (span masking + SBO), `spanbert/no_sbo`, `bert/token_nsp`
+and `bert/token_single`, with the paper's optimiser. The experiments and the
+reference's recipe: docs/pretraining.md.
 """
 
 from official.core import config_definitions as cfg

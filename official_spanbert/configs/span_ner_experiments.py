@@ -14,25 +14,9 @@
 
 """Registered nested NER experiment.
 
-`spanbert/span_ner`  span classification on the encoder (every span of up to
-                     24 wordpieces: none or one of LitBank's six types),
-                     set up for LitBank's entity layer (Bamman et al. 2019);
-                     `task.model.head: flat` is the flat BIO baseline.
-
-Defaults: windows of 256 wordpieces, 8 a step; encoder lr 5e-5, task layers
-x5 (head_learning_rate_multiplier), AdamW with 10% linear warmup and linear
-decay, clip-norm 1.0; 10 epochs of LitBank fold 0's training windows (844 of
-them with a 30k uncased vocab: ~105 steps an epoch), evaluation every epoch,
-the best checkpoint by f1. Set at least:
-
-  task.init_checkpoint                    the pretrained encoder
-  task.train_data.input_path              LitBank tsv input (e.g.
-                                          splits/0/train.txt)
-  task.validation_data.input_path         the same (splits/0/dev.txt)
-  task.{train,validation}_data.vocab_file / do_lower_case   its vocab
-
-configs/experiments/span_ner/litbank.yaml sets the LitBank fold-0 paths
-relative to the shared data.
+`spanbert/span_ner`: span classification on the encoder for LitBank's entity
+layer (`task.model.head: flat` is the BIO baseline). Defaults and the settings
+a run must give: docs/finetuning.md, "Nested NER".
 """
 
 from official.core import config_definitions as cfg

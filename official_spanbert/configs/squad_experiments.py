@@ -14,29 +14,9 @@
 
 """Registered SQuAD fine-tuning experiments.
 
-`spanbert/squad_v1`  SQuAD v1.1: every question has an answer.
-`spanbert/squad_v2`  SQuAD 2.0: null answer from [CLS]; evaluation also finds
-                     and saves the best null-score threshold.
-
-Defaults follow the SpanBERT paper's SQuAD setup for the base model: max
-sequence length 512 (384 is Model Garden's default; either works), doc
-stride 128, max query length 64, n-best 20, max answer length 30, AdamW with
-peak lr 2e-5, 10% linear warmup, linear decay, batch 32, 4 epochs of the
-88k-question SQuAD train set. Set at least:
-
-  task.init_checkpoint             the pretrained encoder
-  task.train_data.input_path       SQuAD-format training JSON (or TFRecords
-                                   from spanbert-create-finetuning-data)
-  task.validation_data.input_path  SQuAD-format evaluation JSON
-  task.{train,validation}_data.vocab_file / do_lower_case   its vocab
-
-Best checkpoint (as the reference, which evaluates on dev several times per
-epoch and keeps the best model): with --mode=train_and_eval, set
-trainer.validation_interval and trainer.best_checkpoint_export_subdir (e.g.
-best_ckpt). Each evaluation that beats the best so far is saved there, with
-its metrics and step in info.json. It is chosen on f1 for v1.1 and on best_f1
-(F1 at the best null threshold, kept in info.json as best_f1_thresh) for 2.0,
-as the reference's --eval_metric.
+`spanbert/squad_v1` and `spanbert/squad_v2` (null answers from [CLS], with the
+best null-score threshold searched at evaluation), with the SpanBERT paper's
+base-model defaults. Settings and the best checkpoint: docs/finetuning.md.
 """
 
 from official.core import config_definitions as cfg

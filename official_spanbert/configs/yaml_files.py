@@ -14,16 +14,9 @@
 
 """Finds the YAML experiment / model configs.
 
-The YAML files live in the checkout's top-level `configs/` folder
-(`configs/models/tiny.yaml`, `configs/experiments/demo_tiny.yaml`, ...); an
-installed wheel carries the same tree as package data in
-`official_spanbert/configs/yaml/` (setup.py maps one onto the other). A source
-checkout, an editable install, an installed wheel and Bazel's runfiles all
-find them, so a config is named relative to that folder:
-
-  from official_spanbert.configs import yaml_files
-  params_dict.override_params_dict(params, yaml_files.path("models/tiny.yaml"),
-                                   is_strict=True)
+They live in the checkout's `configs/` and, in a wheel, in
+`official_spanbert/configs/yaml/`; `path("models/tiny.yaml")` finds them from a
+checkout, an editable install, a wheel or Bazel's runfiles (docs/packaging.md).
 """
 
 import os

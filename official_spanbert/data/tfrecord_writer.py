@@ -14,14 +14,9 @@
 
 """The one TFRecord writer: files appear under their names only when complete.
 
-Every TFRecord file the package writes (pretraining shards, SQuAD features,
-classification records) goes through AtomicTFRecordWriter: each file is
-written as `<path>.incomplete` and renamed to `<path>` only when all of them
-(and any text files committed with them, e.g. a stats JSON) were written; on
-any failure, or an exception while the caller produces records, the
-`.incomplete` files are removed. A reader therefore never sees a truncated
-record file, and a failed run leaves nothing behind. Records are serialized
-with `example_bytes`: the same inputs give byte-identical files.
+AtomicTFRecordWriter writes each file as `<path>.incomplete` and renames it
+when all are written (removing them on failure); `example_bytes` serializes
+the same inputs to byte-identical files.
 """
 
 from typing import Callable, Dict, Iterable, Optional, Sequence

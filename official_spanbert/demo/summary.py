@@ -12,13 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The demo's closing summaries: what was learned, the fills, what it cost.
-
-Held-out MLM / SBO accuracy and loss before and after training beside the
-unigram baseline, a verdict on that gap, the held-out sentences' top-5
-fills, and the stage times; printed from the summary dict that run_demo (the
-first act) or run_continued (the second, continued.py) writes.
-"""
+"""The demo's closing summaries: what was learned, the fills, what it cost."""
 
 from typing import List
 

@@ -14,20 +14,9 @@
 
 """The demo's step count, picked from a measured first-steps throughput.
 
-`make demo` aims at DEMO_BUDGET_S (5 minutes) of demo time on any CPU: on a
-CPU with AVX512-BF16 its 500 steps (MAX_STEPS) take about 76 s, on a 2-core
-AMD EPYC without AVX-512 (float32) about 470 s. So unless --train_steps is
-given, the demo trains PILOT_STEPS steps first (two loops; the second, past
-tf.function tracing, is timed), then picks the steps that fit what is left of
-the budget after the stages still to come, between MIN_STEPS and MAX_STEPS,
-and resumes training to that count. The time already spent counts from the
-process's start (imports included), and what is still to come is scaled by
-what this machine measured: the stages after training by the "measure
-before" stage, the resumed run's start-up by the pilot's.
-
-  after = after_training_s(before_s=22.0) + resume_overhead_s(35.1, 30.0, 16)
-  steps = pick_steps(examples_per_second=30.0, batch=16, elapsed_s=110.0,
-                     after_s=after)
+Unless --train_steps is given, the demo times PILOT_STEPS steps and picks the
+steps that fit what is left of DEMO_BUDGET_S, between MIN_STEPS and
+MAX_STEPS. See docs/demo.md, "How many steps".
 """
 
 import os

@@ -14,15 +14,8 @@
 
 """What every import writes: our checkpoint, params, vocab and metadata.
 
-  <out>/bert_model.ckpt.*  tf.train.Checkpoint of the model's `items`
-  <out>/checkpoint         so that <out> itself is a checkpoint directory
-  <out>/params.yaml        the params override (task.model)
-  <out>/vocab.txt          a copy of the source's vocab
-  <out>/conversion.json    what was converted, from where
-
-  with output_dir.converting(out_dir, output_dir.IMPORT, overwrite) as out:
-    prefix, files = write(model, ["encoder", "masked_lm"], out, params,
-                          vocab_src, {"direction": "hf_to_tf", ...}, header)
+`bert_model.ckpt.*`, `checkpoint`, `params.yaml`, `vocab.txt` and
+`conversion.json` (docs/interop.md).
 """
 
 import json

@@ -14,14 +14,8 @@
 
 """The skeleton every converter shares: progress, output directory, vocab.
 
-  def hf_to_tf(input_dir, output_dir, ..., overwrite=False, progress=True):
-    return converter.run("hf_to_tf", output_dir, output_dir_lib.IMPORT,
-                         overwrite, progress, _convert, input_dir, ...)
-
-  def _convert(out, report, input_dir, ...):  # writes into out.staging
-
-`run` opens the progress report and the output's staging directory, calls
-the conversion with them, moves the files into place and prints the summary.
+`run` opens the progress report and the output's staging directory, calls the
+conversion with them, moves the files into place and prints the summary.
 """
 
 import os

@@ -14,11 +14,8 @@
 
 """mandarjoshi90/coref's TF1 checkpoints -> the `reference` coref variant.
 
-The released `model.max.ckpt` holds Google BERT's variables under `bert/`
-and the task's by the names independent.py gives them (TASK_VARIABLES);
-optimizer slots (`adam_m`, `adam_v`, `Adam`, `Adam_1`) and the step
-counters are skipped. The checkpoint is read directly by its prefix (the
-tarball's `checkpoint` file names the authors' absolute paths).
+BERT's variables under `bert/` and the task's by independent.py's names
+(TASK_VARIABLES); optimizer slots and step counters are skipped.
 
 Example:
   model = coref_reference.ReferenceCorefModel(encoder, ...)

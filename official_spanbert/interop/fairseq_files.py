@@ -14,23 +14,9 @@
 
 """The reference's fairseq checkpoints: reading them safely, and their sizes.
 
-The SpanBERT release with trained MLM and SBO heads
-(`spanbert_large_with_head.tar.gz` of facebookresearch/SpanBERT) holds a
-`model.pt`: the flat state dict of the fairseq model `bert_pair`
-(pretraining/fairseq/models/pair_bert.py), keys `decoder.bert.*` (a BERT
-encoder, LayerNorms as `gamma`/`beta`), `decoder.cls.predictions.*` (MLM),
-`decoder.cls.pair_target_predictions.*` (SBO, see sbo_map.py) and, unless
-trained with `--no-nsp`, `decoder.bert.pooler.*` and
-`decoder.cls.seq_relationship.*`. A full fairseq training checkpoint has the
-same under "model" (beside "args", "optimizer_history", ...).
-
-`torch.load(..., weights_only=True)` reads it: a file from the internet
-cannot run code. Besides tensors and containers only `argparse.Namespace`
-and the reference's plain `BertConfig` (as a data-only stand-in) are
-allowed; anything else is refused, naming what the file asked for.
-
-  state, arch = read_state(path)          # {"bert.embeddings...": array}
-  config = infer_config(state, path, arch)  # an HFBertConfig
+Reads `model.pt` of `spanbert_large_with_head` with
+`torch.load(weights_only=True)` (only argparse.Namespace and the reference's
+BertConfig allowed besides tensors) and infers its BERT config.
 """
 
 import argparse

@@ -14,19 +14,9 @@
 
 """Import: the reference's fairseq SpanBERT (model.pt), heads included.
 
-The only published SpanBERT with trained MLM and SBO heads is the
-reference's `spanbert_large_with_head` (a fairseq `model.pt`, read by
-fairseq_files.py). Its encoder and MLM head are BERT's (weight_map.py), its
-SBO head the reference's BertPairTargetPredictionHead (sbo_map.py). Written
-as every import (converted_output.py): `encoder`, `masked_lm`,
-`span_boundary` (and `next_sentence` if the model has one) and a params.yaml
-with the SBO sizes T and P from the tensors, the exact GELU and the
-reference's attention clamp, so that
-
-  fairseq_to_tf("model.pt", "/tmp/spanbert_large", vocab_file="vocab.txt")
-
-gives a directory that works as task.init_checkpoint (both heads trained)
-and as spanbert-export-savedmodel's --model_dir (fill_spans with them).
+The encoder, MLM and SBO heads of `spanbert_large_with_head`, written as every
+import, with params (SBO sizes, exact GELU, attention clamp) that work as
+task.init_checkpoint and as an export's --model_dir.
 """
 
 import os

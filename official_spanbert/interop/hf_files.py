@@ -14,11 +14,8 @@
 
 """The files of a conversion: Hugging Face's, and the names of ours.
 
-Reads a Hugging Face BERT directory (config.json, weights in safetensors or
-PyTorch format, possibly sharded, tokenizer_config.json) and writes one
-(config.json, model.safetensors, tokenizer files). Also the names of the
-files hf_to_tf writes, and ConversionError, which every interop module
-raises.
+Reads and writes Hugging Face BERT directories; defines ConversionError, which
+every interop module raises.
 """
 
 import dataclasses

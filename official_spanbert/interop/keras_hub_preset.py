@@ -14,28 +14,9 @@
 
 """Export: our checkpoint + its params -> a keras-hub BERT preset directory.
 
-For Keras 3 users (docs/keras3.md): the directory loads with
-
-  keras_hub.models.BertBackbone.from_preset(DIR)
-  keras_hub.models.BertTextClassifier.from_preset(DIR, num_classes=N)
-
-on any Keras 3 backend. It holds what keras-hub's own `save_to_preset` writes
-for a BertBackbone, its BertTokenizer (the checkpoint's vocab) and a
-BertTextClassifierPreprocessor: config.json, model.weights.h5,
-tokenizer.json, preprocessor.json, metadata.json,
-assets/tokenizer/vocabulary.txt; and conversion.json (what was converted,
-from which checkpoint; keras-hub ignores it).
-
-How: interop.tf_to_hf writes the encoder as a Hugging Face directory in a
-temporary folder (this process, tf_keras); keras_hub_writer.py, started as
-a script in a Python process of its own without TF_USE_LEGACY_KERAS, builds
-keras-hub's BertBackbone from it and saves the preset (Keras 3). keras-hub
-(the `keras3` extra) is needed only there.
-
-Only the encoder and its pooler are exported: keras-hub's BertBackbone has no
-SBO head, and its BertMaskedLM starts a new MLM head. keras-hub's BERT computes
-GELU with the tanh approximation, Model Garden's "gelu"; encoders with another
-hidden activation are refused.
+Writes the encoder as a Hugging Face directory, then runs keras_hub_writer.py
+in a Keras 3 process of its own to save the preset. Encoder and pooler only.
+See docs/keras3.md.
 """
 
 import json

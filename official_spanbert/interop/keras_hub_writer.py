@@ -14,26 +14,11 @@
 
 r"""Writes a keras-hub BERT preset from a Hugging Face BERT directory.
 
-The Keras 3 half of keras_hub_preset.py, run by it as a script in its own
-process: the rest of this package runs on tf_keras (TF_USE_LEGACY_KERAS=1),
-keras-hub on Keras 3, and one process cannot have tf.keras be both. This file
-therefore imports nothing of official_spanbert (keras_hub_preset.py starts it
-with `python -P`, so that its folder is not on sys.path either).
+The Keras 3 half of keras_hub_preset.py, run as a script in its own process
+(one process cannot have tf.keras be both tf_keras and Keras 3), so it imports
+nothing of official_spanbert. See docs/keras3.md.
 
   python -P keras_hub_writer.py HF_DIR OUT_DIR SEQUENCE_LENGTH
-
-HF_DIR is what interop.tf_to_hf writes (config.json, model.safetensors,
-vocab.txt, tokenizer_config.json); OUT_DIR receives what keras-hub's own
-`save_to_preset` writes for a BertBackbone, its BertTokenizer and a
-BertTextClassifierPreprocessor of SEQUENCE_LENGTH tokens (config.json,
-model.weights.h5, tokenizer.json, preprocessor.json, metadata.json,
-assets/tokenizer/vocabulary.txt). The last line on stdout is a JSON summary.
-
-Why not let keras-hub read the Hugging Face directory itself: keras-hub's
-Transformers converter for BERT (utils/transformers/convert_bert.py, 0.29)
-reads LayerNorm tensors under their TF-1 names (`LayerNorm.gamma/beta`, not
-the `weight/bias` that transformers writes) and leaves max_position_embeddings
-and type_vocab_size at BertBackbone's defaults (512, 2).
 """
 
 import json

@@ -14,28 +14,8 @@
 
 """A conversion's output directory: one writer, written whole or not at all.
 
-  with output_dir.converting("/tmp/bert_tf", output_dir.IMPORT,
-                             overwrite=False) as out:
-    write_files(out.staging)      # a temporary directory beside the output
-  # /tmp/bert_tf now holds them
-
-Before any work is done:
-- `<output>.lock` (utils/run_lock.py) is taken for the conversion: a second
-  conversion to the same output is refused in one line naming the first (a
-  dead one's lock is taken over with a warning);
-- the output must be a directory or absent, and writable;
-- it must be empty or new, unless `overwrite`: a previous conversion of this
-  kind is replaced; files of other kinds are left as they are (the
-  conversion's files are written among them).
-
-The files are written into `.<name>.tmp-<random>` beside the output (on its
-filesystem; inside the output when only that is writable) and renamed into
-place when all are complete: a new output is one rename, a previous
-conversion is swapped out whole, so a reader never sees one model's
-checkpoint beside another's params.yaml. A failed conversion removes its
-temporary directory and the folders it created (a full disk is one line); a
-killed one leaves it, and the next conversion to the output removes it (it
-holds the lock, so no live conversion is writing there).
+`converting` takes `<output>.lock`, checks the output, and renames a staging
+directory into place when all files are complete (docs/reliability.md).
 """
 
 import contextlib

@@ -12,13 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A random BERT in Hugging Face's layout, for smoke runs and tests.
-
-Written by tf_to_hf from a freshly built model, so it stands in for a real
-Hugging Face checkpoint (all-MiniLM-L6-v2, say) wherever one is read:
-
-  hf_dir = random_bert.write(work, vocab, seed=1, heads=False)
-"""
+"""A random BERT in Hugging Face's layout, for smoke runs and tests."""
 
 import os
 import shutil

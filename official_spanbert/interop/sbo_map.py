@@ -14,23 +14,9 @@
 
 """The SBO head in the reference's layout <-> our SpanBoundaryHead.
 
-The reference (facebookresearch/SpanBERT, pretraining/fairseq/models/
-pair_bert.py) calls the head `cls.pair_target_predictions`
-(BertPairTargetPredictionHead): `position_embeddings.weight` [T, P],
-`mlp_layer_norm.linear1` [H, 2H+P] over the concatenation (left boundary,
-right boundary, position), `layer_norm1` (`gamma`/`beta`), `linear2` [H, H],
-`layer_norm2`, `decoder.weight` tied to the word embeddings and its own `bias`.
-Our SpanBoundaryHead (modeling/span_boundary_head.py) computes the same
-function with Dense kernels [in, out].
-
-Hugging Face has no class for the head, so tf_to_hf writes it beside the
-Hugging Face files as `span_boundary_head.safetensors`, in the reference's
-head-relative names (loadable into BertPairTargetPredictionHead with
-strict=False: the decoder is the word embeddings), with T, P and the
-activation in the file's metadata; hf_to_tf reads it back.
-
-  state = export_state(model)                 # {"bias": ..., ...}
-  assign_state(model, state, word_embeddings) # checks keys, shapes, tying
+The reference's `cls.pair_target_predictions` maps onto SpanBoundaryHead;
+tf_to_hf writes it beside the Hugging Face files as
+`span_boundary_head.safetensors`, which hf_to_tf reads back.
 """
 
 import os

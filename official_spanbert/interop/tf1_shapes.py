@@ -14,11 +14,8 @@
 
 """Google BERT's TF1 variable shapes against a bert_config.json, before a read.
 
-A TF1 checkpoint (Google's `bert_model.ckpt`, mandarjoshi90/coref's
-`model.max.ckpt`) converted with a config of other sizes used to fail deep in
-a reshape (`cannot reshape array of size 32 into shape (64,)`) or blame the
-vocab. `check` reads the checkpoint's index only and names the first variable
-whose shape the config does not give, with the config's fields that set it.
+`check` reads the checkpoint's index only and names the first variable whose
+shape the config does not give, instead of a deep reshape error.
 
 Example:
 

@@ -14,19 +14,8 @@
 
 """Import: Google's TF1 BERT checkpoints (bert_model.ckpt + bert_config.json).
 
-Model Garden's converter (official/nlp/tools/tf1_bert_checkpoint_converter_lib
-.py, as its tf2_bert_encoder_checkpoint_converter.py uses it) renames Google's
-variables to BertEncoderV2's, reshapes the attention kernels per head and
-skips optimizer slots (`adam_m`, `adam_v`); it writes a name-based checkpoint
-into a temporary directory. This module assigns that to our model -- the
-encoder, the MLM head (`cls/predictions`) and the NSP head
-(`cls/seq_relationship` on BERT's pooler) -- with the checks, progress and
-output of every import (converted_output.py). Google's `"hidden_act":
-"gelu"` is its tanh approximation (google-research/bert modeling.py), which
-is Model Garden's "gelu", so that is what the params name.
-
-  tf1_to_tf("uncased_L-12_H-768_A-12/bert_model.ckpt", "/tmp/bert_tf",
-            bert_config="uncased_L-12_H-768_A-12/bert_config.json")
+Through Model Garden's tf1_bert_checkpoint_converter_lib, then assigned to our
+encoder, MLM and NSP heads with the checks and output of every import.
 """
 
 import os

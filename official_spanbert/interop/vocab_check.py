@@ -14,13 +14,8 @@
 
 """The vocab of an import against the embedding rows it comes with.
 
-A vocab with fewer tokens than the word embeddings has rows that no token
-reaches (a truncated or wrong vocab.txt); one with more has tokens whose ids
-index past the table, which fail at training or serving time. Both are
-refused; the shorter one converts when explicitly allowed, with a warning
-naming the ids that have no token.
-
-  warnings = check(vocab, rows=28996, source="model.pt", allow=False)
+A vocab longer than the table is refused; a shorter one only converts when
+allowed, with a warning naming the ids without a token.
 """
 
 from typing import List

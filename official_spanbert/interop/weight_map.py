@@ -14,17 +14,9 @@
 
 """Which Hugging Face BERT tensor is which of our variables, and in which layout.
 
-Our side is a SpanBertPretrainer without the SBO head (build_model), whose
-checkpoint items are `encoder`, `masked_lm` and `next_sentence`. Weight
-layout (H hidden, N heads, D = H / N):
-
-  HF query/key/value Linear weight [N*D, H] -> EinsumDense kernel [H, N, D]
-  HF attention.output.dense weight [H, N*D]  -> EinsumDense kernel [N, D, H]
-  other Linear weights [out, in]             -> Dense kernels [in, out]
-  MLM decoder weight                         == word embeddings (tied)
-  NSP: HF pooler + seq_relationship          -> our encoder pooler and the
-       next_sentence ClassificationHead (pooler_dense = a copy of the pooler,
-       logits = seq_relationship), which computes the same function.
+Our side is a SpanBertPretrainer without the SBO head (`encoder`, `masked_lm`,
+`next_sentence`); attention kernels are reshaped per head, Linear weights
+transposed. The full layout table: docs/interop.md.
 """
 
 import dataclasses

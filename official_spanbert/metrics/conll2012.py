@@ -14,23 +14,9 @@
 
 """CoNLL-2012 coreference files: reading documents and writing predictions.
 
-The column format of OntoNotes' coreference release, which LitBank and the
-CoNLL-2012 reference scorer use:
-
-  #begin document (<name>); part <n>
-  <name> <part> <word index> <word> ... <speaker (column 10)> ... <coref>
-  (blank line between sentences)
-  #end document
-
-The last column holds cluster brackets: `(3` opens a mention of cluster 3 at
-this word, `3)` closes the innermost open mention of cluster 3, `(3)` is a
-one-word mention, several are joined with `|`, and `-` (or `_`) is none.
-Singletons are kept. Malformed input (an unclosed bracket, a cluster closed
-that is not open, e.g. closed twice, a document without `#end document`, a
-bad bracket) raises ConllError naming the file and line.
-
-This module sits in the core layer (plain Python, no TensorFlow) because
-the scorer (metrics/coref_evaluate.py) and the data tools both read it.
+OntoNotes' column format (LitBank, the reference scorer): cluster brackets in
+the last column, singletons kept; malformed input raises ConllError naming
+file and line. Plain Python, read by the scorer and the data tools.
 """
 
 import collections

@@ -14,37 +14,12 @@
 
 r"""Coreference metrics: MUC, B-cubed, CEAF-e and the CoNLL average.
 
-The definitions of the CoNLL-2012 reference scorer (v8, Pradhan et al. 2014,
-"Scoring Coreference Partitions of Predicted Mentions: A Reference
-Implementation", ACL), on mentions matched by their exact word span:
-
-  MUC     recall = sum_K (|K| - |p(K)|) / sum_K (|K| - 1), where p(K) is the
-          partition of key entity K by the response entities, a mention of K
-          in no response entity forming a part of its own; precision swaps
-          key and response. Singletons add nothing to either side.
-  B3      recall = sum_K sum_R |K & R|^2 / |K|, over the key mentions;
-          precision swaps. Singletons count; a key mention missing from the
-          response adds 0 to the recall's numerator and 1 to its
-          denominator (and a response-only mention likewise to precision).
-  CEAF-e  phi4(K, R) = 2 |K & R| / (|K| + |R|); the one-to-one alignment of
-          key and response entities with the largest total similarity
-          (scipy's linear_sum_assignment); recall = total / key entities,
-          precision = total / response entities.
-  CoNLL   the mean of the three F1s.
-
-Over the documents of a file the scorer sums each metric's numerators and
-denominators, then takes P, R and F1 (not the mean of per-document scores);
-F1 is 0 when P + R is 0. Scores are reported as percentages.
+The CoNLL-2012 reference scorer's definitions (v8, Pradhan et al. 2014) on
+exact word spans, summed over a file's documents, as percentages; also a
+command. The definitions and pairing rules: docs/coreference.md.
 
   python -m official_spanbert.metrics.coref_evaluate \
     --gold_file=G.conll --prediction_file=P.conll
-
-prints {"muc": {"p", "r", "f1"}, "b_cubed": {...}, "ceafe": {...},
-"conll_f1": ...}. Documents are paired by their `#begin document` key; both
-files must have the same words in each document (the predicted clusters are
-read from the prediction file's last column). A gold document missing from
-the predictions scores as an empty response, a predicted document not in
-the gold file is ignored (each with a warning on stderr).
 """
 
 import argparse

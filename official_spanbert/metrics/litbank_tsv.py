@@ -14,25 +14,9 @@
 
 """LitBank's entity tsv: BIO layers -> typed, nested spans, and back.
 
-The format of dbamman/litbank's `entities/tsv/` (Bamman et al. 2019):
-
-  <token>\t<layer 1>\t<layer 2>\t<layer 3>\t<layer 4>\t   (a trailing tab)
-  (blank line between sentences)
-
-Each tag column is one nesting layer in BIO (`B-PER`, `I-PER`, `O`); layer 1
-holds the innermost entities, so `Mr.` is PER in layer 1 and `Mr. Bennet`
-PER in layer 2. An entity's layer is one more than the deepest layer among
-the entities inside it (which is how write_file assigns layers; every
-LitBank file reads back unchanged). Some files have a fifth, all-`O`,
-column: every tag column is read as a layer, so it adds no entity.
-
-Malformed input raises TsvError naming file:line and what is wrong: an
-unknown tag, an `I-` that continues nothing (after `O`, another type or at
-a sentence start), a row with a different number of tag columns than the
-file's first, an empty token, a file that is not UTF-8.
-
-Plain Python (the core layer, as conll2012.py): the scorer
-(metrics/span_f1.py) and the data pipeline both read it.
+Each tag column of dbamman/litbank's `entities/tsv/` is one nesting layer in
+BIO (layer 1 innermost); malformed input raises TsvError naming file:line.
+Plain Python, read by the scorer and the data pipeline.
 
 Example:
   doc = read_file("tsv/1342_pride_and_prejudice_brat.tsv")

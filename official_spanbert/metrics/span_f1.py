@@ -14,20 +14,9 @@
 
 r"""Exact-match span precision, recall and F1, micro and per type.
 
-A predicted entity is correct when a gold entity of the same document has
-the same first word, last word and type. Nested entities count as
-themselves: `[[Mr.] Bennet]` is two gold entities, and a system that finds
-only the outer one has recall 1/2. Each document's entities are a set
-(layers play no part; an entity listed twice counts once). Percentages, as
-the LitBank papers report them.
-
-  python -m official_spanbert.metrics.span_f1 --gold_file='gold/*.tsv' \
-      --prediction_file='predicted/*.tsv'     # one JSON line
-
-Gold and predicted files are paired by file name (a glob or a directory
-each; or a single file each); gold files without a prediction are not
-scored (the CLI says how many), a prediction without a gold file is an
-error.
+An entity is correct when the gold has the same first word, last word and
+type; nested entities count as themselves. Also a command over paired files
+(docs/finetuning.md, "Nested NER").
 
 Example:
   scorer = SpanF1()

@@ -14,39 +14,10 @@
 
 """The official SQuAD v1.1 and v2.0 evaluation (EM / F1), as functions.
 
-The numbers are the ones papers report, as percentages:
-
-  v1.1: every question of the dataset counts; an unanswered one scores 0;
-        {'exact_match', 'f1'}.
-  v2.0: a question without a prediction scores 0 (the official script
-        skips it, which lets a partial prediction file score 100), with a
-        warning giving the count, as for v1.1; gold answers that normalise
-        to "" are dropped and a question with no gold answer has the gold
-        ""; with na_probs (our null_odds) the score uses na_prob_thresh 1.0
-        and the best thresholds are searched:
-        {'exact', 'f1', 'total', 'HasAns_*', 'NoAns_*', 'best_exact',
-        'best_exact_thresh', 'best_f1', 'best_f1_thresh'}.
-
-What comes from Model Garden (official/nlp/tools/squad_evaluate_v1_1.py and
-squad_evaluate_v2_0.py, the official scripts transcribed): the scoring of one
-answer against one gold answer, i.e. the normalisation, exact match and the
-v1.1 and v2.0 token F1 (module-private functions there; tf-models-official is
-pinned, and tests/test_squad.py checks both evaluations against Model
-Garden's). What stays here, the loop over the dataset, because Model
-Garden's `evaluate` functions differ where it matters (issue 11):
-
-  v1.1: Model Garden returns fractions keyed 'final_f1', logs one error line
-        per unanswered question (thousands for a partial file) and raises on
-        a question with no gold answer; here percentages keyed 'f1', one
-        warning with the count, and such a question has the gold "".
-  v2.0: Model Garden's `evaluate` first drops the questions that have no
-        prediction, so a file answering 1 question in 10 scores 100; a
-        na_probs lacking a predicted id is a bare KeyError; without na_probs
-        it still runs the threshold search (on all-zero odds) and it adds
-        precision-recall APs; it names the best-threshold scores final_*.
-        Here a missing prediction scores 0 (also in the threshold search), a
-        lacking na_prob is a ValueError that names the ids, and the search
-        runs only with na_probs, reported as best_*.
+Percentages as papers report them; an unanswered question scores 0 in both
+versions, and v2.0's best null thresholds are searched with na_probs. The
+answer scoring is Model Garden's; why the loop over the dataset is not:
+docs/finetuning.md, "SQuAD".
 """
 
 from typing import Dict, List, Mapping, Optional

@@ -14,11 +14,8 @@
 
 """The exact (erf) GeLU as a registered Keras activation.
 
-Model Garden's "gelu" is the tanh approximation (Hugging Face's "gelu_new");
-the SpanBERT reference, PyTorch and Hugging Face's "gelu" use the exact erf
-form. Configs name it `spanbert>gelu_exact` (EXACT_GELU); importing this module
-registers it, so that `tf_utils.get_activation` and Keras deserialisation find
-it.
+Model Garden's "gelu" is the tanh approximation; configs name the exact form
+`spanbert>gelu_exact` (EXACT_GELU), registered by importing this module.
 """
 
 import tensorflow as tf

@@ -14,18 +14,9 @@
 
 """The reference's attention-score clamp (`--clamp-attention`), as an option.
 
-The SpanBERT reference (pretraining/fairseq/models/pair_bert.py,
-BertSelfAttention) clamps the scaled attention scores q.k / sqrt(d) to
-[-1e4, 1e4] before adding the mask and taking the softmax, when its config
-says `clamp_attention` (the released pretraining command passes
-`--clamp-attention`). In float32 scores never come near 1e4 in a trained
-BERT, so the clamp changes nothing; in float16 (largest value 65504) an
-unclamped score can overflow to inf and the softmax to NaN (SpanBERT issue
-#36), and bfloat16 scores lose precision long before 1e4. Off by default.
-
-  encoder = encoders.build_encoder(config.encoder)
-  encoder(encoder.inputs)          # builds the attention layers
-  clamp_attention_scores(encoder)  # every layer now clamps
+Clamps the scaled scores to [-1e4, 1e4] before the softmax, as the reference's
+BertSelfAttention, so that float16 cannot overflow them. Off by default; see
+docs/interop.md, "The attention-score clamp".
 """
 
 import tensorflow as tf

@@ -14,22 +14,10 @@
 
 """Attention scores by one batched matmul instead of Keras' einsum (issue 45).
 
-Keras' MultiHeadAttention (which Model Garden's TransformerEncoderBlock
-uses) computes the scores as tf.einsum("aecd,abcd->acbe", key, query):
-key and query [batch, seq, heads, head_size] to scores [batch, heads,
-query seq, key seq]. On CPU TensorFlow runs that einsum as transposes plus a
-batched matmul of a slow layout: at [8, 384] with 12 heads of 32 (the
-all-MiniLM-L6-v2 size) it took 64 CPU-ms a layer on one thread, against 15
-for transposing query and key to [batch, heads, seq, head_size] first and
-taking tf.matmul(q, k, transpose_b=True) (4 ms against 2 at [1, 384]); the
-six layers' einsums were most of the gap between the encoder and ONNX
-Runtime at [8, 384] (benchmarks/RESULTS.md, "The encoder alone"). The two
-compute the same products in the same order: the outputs are equal.
-
-  use_matmul_attention(model)   # every built Keras attention layer
-
-The serving modules call it on the model they serve (serving/qa_module.py,
-classify_module.py). Training keeps Keras' layer as it is.
+`use_matmul_attention(model)` makes every built attention layer compute
+q @ k^T on [batch, heads, seq, head_size]: the same outputs, several times
+faster on CPU. The serving modules use it; training keeps Keras' layer.
+Measured in benchmarks/RESULTS.md, "The encoder alone".
 """
 
 import math

@@ -14,10 +14,8 @@
 
 """Builds the SpanBERT pretrainer from its config: the one model builder.
 
-The pretraining task (tasks/pretraining.py), the Hugging Face converter
-(interop/) and the SavedModel export (serving/export.py) all build their
-model here, so the three cannot drift apart; the fine-tuning models
-(coreference, span NER) are built here too, for the same reason.
+The pretraining task, the converters, the export and the fine-tuning models
+all build here, so they cannot drift apart.
 """
 
 import tf_keras

@@ -14,15 +14,9 @@
 
 """Restoring SpanBERT models from the checkpoints users have.
 
-Every tool that reads a checkpoint (the exporters, the conversions, training's
-init_checkpoint) finds it with `resolve`, which refuses a truncated one in one
-line naming its files (`unreadable`: the data files are shorter than the
-tensors the index lists, found without reading them); `reading` turns a read
-that still fails (a corrupt file) into the same one-line error:
-
-  prefix = resolve("/tmp/spanbert")   # CheckpointReadError if cut short
-  with reading(prefix):
-    tf.train.Checkpoint(model=model).read(prefix)
+`resolve` finds a checkpoint and refuses a truncated one in one line;
+`reading` turns a read that still fails into the same error; `restore_encoder`
+takes the encoder from any of the package's checkpoints.
 """
 
 import contextlib

@@ -14,34 +14,10 @@
 
 """The coreference model of Lee et al. (2018) / SpanBERT on a BERT encoder.
 
-One document per call, encoded as independent segments (SpanBERT's
-"independent" setup, mandarjoshi90/coref):
-
-  1. the encoder reads each segment; the content wordpieces (no [CLS],
-     [SEP], padding) are concatenated into x [N, H];
-  2. candidate spans: every (start, end) with end - start < max_span_width
-     inside one sentence, starting at a word start and ending at a word end
-     (the reference enumerates wordpieces; whole words are what CoNLL
-     mentions can be);
-  3. span embedding g = [x_start, x_end, head, width embedding], head the
-     attention-weighted sum of the span's x (one learned score per
-     wordpiece, softmax over the span; modeling/span_embedding.py);
-  4. mention score s_m(g) (FFNN); up to k = top_span_ratio x N spans are
-     kept (`top_spans`): taken in order of s_m, a span that crosses one
-     already kept (start1 < start2 <= end1 < end2) is skipped, nested spans
-     stay, as the reference's extract_spans; returned in document order;
-  5. coarse scores s_m(i) + s_m(j) + g_i W g_j for earlier spans j; the top
-     C = max_top_antecedents antecedents of each span are kept;
-  6. fine scores FFNN([g_i, g_j, g_i * g_j, distance bucket embedding,
-     same-speaker embedding]) added to the coarse ones; the dummy antecedent
-     (no antecedent) scores 0.
-
-There is no higher-order refinement (optional in the issue; Xu and Choi 2020
-found it does not help SpanBERT). The loss is the marginal log-likelihood of
-the gold antecedents (the dummy where a span has none), summed over the top
-spans (the reference's); `mention_loss` adds a sigmoid cross-entropy of the
-mention scores of all candidates (an option for data with singletons, such
-as LitBank, so that mention scores > 0 can be read as mentions).
+One document per call, as independent segments: candidate spans, span
+embeddings, mention scores and top spans, coarse then fine antecedent scores,
+and the marginal log-likelihood loss (no higher-order refinement). The steps:
+docs/coreference.md.
 """
 
 from typing import Dict, Optional

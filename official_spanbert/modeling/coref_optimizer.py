@@ -14,14 +14,9 @@
 
 """Two learning rates: the encoder's and the task layers' (coreference).
 
-SpanBERT's coreference code trains the BERT encoder and the task layers with
-separate optimizers and learning rates (2e-5 and 1e-4 for base). Model
-Garden's trainer takes one optimizer, so SplitLearningRateOptimizer holds two
-built from the same OptimizationConfig: the encoder's follows the config's
-schedule, the task layers' the same schedule times `head_multiplier`. The
-gradients are clipped by their global norm over all variables first (the
-config's gradient_clip_norm or global_clipnorm), as the reference does; the inner optimizers do
-not clip again.
+SplitLearningRateOptimizer holds two optimizers from one OptimizationConfig,
+the task layers' at `head_multiplier` times the encoder's schedule; gradients
+are clipped by their global norm over all variables first.
 """
 
 import copy

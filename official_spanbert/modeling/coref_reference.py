@@ -14,30 +14,10 @@
 
 """The `independent` model of mandarjoshi90/coref (`variant: reference`).
 
-What differs from CorefModel (coref_model.py), each as the reference's
-independent.py and experiments.conf do it:
-
-  * tokens are every wordpiece of the segments, [CLS] and [SEP] included
-    (flatten_emb_by_sentence over input_mask); [CLS] takes the sentence of
-    the segment's first wordpiece and [SEP] that of the wordpiece after the
-    segment's last (minimize.py's sentence map), so spans may run over them;
-    candidates are every span of up to max_span_width tokens in a sentence;
-  * g = [x_start, x_end, width embedding, head]; mention score =
-    FFNN(g) + FFNN(width prior embedding)[width];
-  * k = min(max_top_spans 3900, floor(0.4 x tokens)), crossing spans skipped;
-  * coarse scores s_m(i) + s_m(j) + (W g_i + b) . g_j + FFNN-free distance
-    prior (a projection of a bucket embedding);
-  * fine scores FFNN([g_i, g_j, g_i * g_j, same speaker, genre, distance
-    bucket, segment distance]), coref_depth (2) rounds of the gated
-    refinement g <- f * a + (1 - f) * g, a the antecedent-attended g.
-
-Spans come out in two coordinates: `top_span_token_starts/ends` over the
-tokens (the reference's), and `top_span_starts/ends` over the content
-wordpieces the task and serving use, each token mapped as the reference's
-subtoken_map maps it ([CLS] to the wordpiece before it, [SEP] to the one
-before it). Speakers of [CLS]/[SEP] are one id of their own ('[SPL]'); the
-genre (`inputs["genre"]`, 0 when absent) is the data's
-(data/finetuning/ontonotes.py: the document name's prefix).
+Runs the released SpanBERT coreference checkpoints: tokens include [CLS] and
+[SEP], a width prior, genre and segment-distance features and gated
+refinement. What differs from CorefModel: docs/coreference.md, "Running the
+published SpanBERT coreference models".
 
 Example:
   model = ReferenceCorefModel(encoder, ffnn_size=3000)

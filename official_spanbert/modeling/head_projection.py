@@ -14,36 +14,10 @@
 
 """How the pretrainer projects its MLM and SBO heads onto the vocabulary.
 
-Both heads end in logits against the encoder's (tied) word-embedding table.
-`task.model.head_projection` chooses how those are computed. Every choice
-gives the same logits and gradients from the same variables (up to float
-rounding; tests/test_head_projection.py checks them against each other to
-1e-5), so the switch changes speed only:
-
-- "layers": call each head's layer: Model Garden's MaskedLM (states @
-  table^T) and SpanBoundaryHead. Model Garden's own path.
-- "transposed": the MLM logits as (table @ states^T)^T, the projection
-  SpanBoundaryHead uses too (`span_boundary_head.tied_logits`): oneDNN runs
-  it about 2.4x faster than states @ table^T at H = 768.
-- "joint": as "transposed", and with SBO the MLM and SBO states go through
-  one [2M, H] projection instead of two [M, H] ones, laid out as
-  [2, M * vocab] so that splitting the logits copies nothing. On CPU it saves
-  a third of the SBO head's time at H = 768 and costs half again at H = 128.
-  Without SBO it is "transposed".
-- "auto" (the default): on CPU, "joint" with SBO from H = 512
-  (JOINT_MIN_WIDTH) and "transposed" otherwise, the measured best of
-  benchmarks/RESULTS.md, "Training-step cost of SBO" (the SBO head's share of
-  the step stays within 5% at base size). **With a GPU or TPU visible when the model is
-  built, accelerators take "layers"**: the transposed and joint forms are
-  wins measured for oneDNN only, and accelerators run Model Garden's path.
-
-The first (building) call of the heads, and SBO slots that differ in number
-from the masked positions, always call the layers.
-
-"transposed" and "joint" compute MaskedLM.call (Model Garden 2.20) from the
-layer's public sublayers (dense, layer_norm, bias, embedding_table) up to its
-projection; the tests compare them with the layer's own call, so a change of
-the upstream layer fails them rather than changing the numbers.
+`task.model.head_projection` picks `layers`, `transposed`, `joint` or `auto`:
+the same logits and gradients from the same variables, at different speeds.
+The choices and their measured costs: docs/pretraining.md, "The model and its
+heads".
 """
 
 import tensorflow as tf

@@ -14,52 +14,10 @@
 
 """Head warm-up: fresh heads learn alone first, then the encoder joins.
 
-Continued pretraining from an encoder without an MLM head (a converted
-sentence encoder such as all-MiniLM-L6-v2) starts random MLM and SBO heads;
-trained through the whole encoder from step 0, their first, nearly random
-gradients reach the pretrained weights at full learning rate. With
-`task.head_warmup_steps` N > 0 the pretraining task trains the heads only for
-steps 0..N-1, then everything, the encoder's learning rate rising linearly
-from step N over `task.encoder_warmup_steps` E.
-
-HeadWarmupOptimizer holds two optimizers built by Model Garden's factory
-from the same OptimizationConfig (type, betas, weight decay, schedule):
-
-- the heads' (every trainable variable outside the encoder: MLM transform
-  and bias, SBO head, NSP head) follows the config's schedule from step 0;
-- the encoder's (the encoder network's variables, among them the word
-  embeddings that the MLM and SBO outputs are tied to) has learning rate 0
-  before step N and the config's schedule times min(1, (step - N + 1) / E)
-  from it (EncoderWarmupSchedule).
-
-The phase is read from the step counter (`iterations`, the heads'
-optimizer's, in the checkpoint), never from Python state, so a run resumed
-from a checkpoint written in the middle of the warm-up keeps the encoder
-frozen until step N. Before step N the encoder's gradients are replaced by
-zeros (mask_gradients; the task does it before the gradient norm, so clipping
-and `gradient_norm` see the heads' only): with zero gradients and learning
-rate 0, Adam's moments stay exactly zero and the variables bit-identical
-(the decoupled weight decay is a multiple of the learning rate). The encoder
-optimizer's own step counter is set to step - N before each update, so its
-Adam bias correction starts at step N as a fresh optimizer's would.
-
-Both optimizers update at every step (no tf.cond around apply_gradients,
-which a distribution strategy's merge_call would refuse in a replica
-context), so a warm-up step costs as much CPU as any other: the encoder's
-backward pass still runs and its gradients are discarded.
-
-The class is a Keras (legacy) optimizer, so Model Garden's
-performance.configure_optimizer wraps it in a LossScaleOptimizer under
-float16 (the finite check and a skipped step cover both groups). The
-config's gradient clipping (AdamW's gradient_clip_norm or global_clipnorm)
-is taken out of the inner optimizers and exposed as gradient_clip_norm,
-which the task's train step applies over all gradients, as without the
-warm-up.
-
-  optimizer = head_warmup.HeadWarmupOptimizer(
-      params.trainer.optimizer_config, head_warmup_steps=300,
-      encoder_warmup_steps=100,
-      encoder_variables=lambda: model.encoder_network.trainable_variables)
+HeadWarmupOptimizer trains the heads only for `task.head_warmup_steps` steps,
+then the encoder too, its learning rate ramped over
+`task.encoder_warmup_steps`. How and why: docs/pretraining.md, "Continued
+pretraining from a headless checkpoint".
 """
 
 from typing import Callable, Iterable, List, Optional

@@ -14,16 +14,8 @@
 
 """Span representations of Lee et al. (2017), shared by the span tasks.
 
-Coreference (coref_model.py, coref_reference.py) and span NER
-(span_ner_model.py) represent a span [start, end] of encoder outputs x the
-same way:
-
-  g = [x_start, x_end, head, width embedding(end - start)],
-
-head the attention-weighted sum of the span's x (one learned score per
-token, softmax over the span). Candidates are every span of up to
-max_width tokens inside one sentence that starts at a word start and ends at
-a word end (`candidate_spans`).
+g = [x_start, x_end, attention head, width embedding] over candidate spans of
+up to max_width tokens inside one sentence, word start to word end.
 
 Example:
   embedding = SpanEmbedding(max_width=30, feature_size=20)

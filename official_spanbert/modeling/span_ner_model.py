@@ -14,22 +14,9 @@
 
 """Nested named-entity recognition by span classification on a BERT encoder.
 
-A batch of independent windows (data/finetuning/span_ner.py):
-
-  1. the encoder reads each window;
-  2. candidates: every span of up to max_span_width wordpieces inside one
-     sentence of a window, from a word start to a word end
-     (span_embedding.candidate_spans, coreference's rule);
-  3. each candidate's g = [x_start, x_end, attention head, width embedding]
-     (span_embedding.SpanEmbedding, coreference's span embedding);
-  4. an FFNN labels it: no entity, or one of the six types.
-
-Outputs are dense over (window, start position, width) so that batches keep
-their shape; `span_mask` marks the candidates. The loss is the mean
-cross-entropy over the candidates (`span_loss`). `decode` reads the
-predictions: every candidate whose best label is a type, taken by its
-probability, highest first, skipping one that crosses a span already taken
-(start1 < start2 <= end1 < end2); nested spans stay, as LitBank's.
+Every candidate span of a window is embedded (span_embedding.py) and labelled
+none or one of the six types by an FFNN; `decode` keeps the most probable
+first, skipping crossing spans and keeping nested ones.
 
 Example:
   model = SpanNerModel(encoder, max_span_width=24)

@@ -14,13 +14,8 @@
 
 """Sentence(-pair) classification and relation extraction from SpanBERT.
 
-Model Garden's SentencePredictionTask (BertClassifier: a dense + tanh head on
-the [CLS] vector, cross-entropy) with three changes: `initialize` restores the
-encoder from any checkpoint modeling/checkpoints.restore_encoder accepts (our
-pretraining runs, converted Hugging Face checkpoints); the metric
-`tacred_f1` (micro P/R/F1 over the relations other than the negative label,
-as TACRED's official scorer); and a model config that takes the
-`mlm_activation` field of a converted checkpoint's params.yaml (ignored).
+Model Garden's SentencePredictionTask, with the encoder restored from any of
+the package's checkpoints and the `tacred_f1` metric.
 """
 
 import dataclasses

@@ -14,23 +14,9 @@
 
 """Coreference resolution (Lee et al. 2018 / SpanBERT) as a Model Garden task.
 
-  * Data: `input_path` names CoNLL-2012 input (a .conll file, a glob, or a
-    LitBank split list `splits/<fold>/<part>.txt`), converted once into the
-    model dir (data/finetuning/coref.py), or TFRecords written by
-    `spanbert-create-finetuning-data --task=coref` (training only). One
-    document is one step; training may take a random window of
-    `max_training_segments` segments of each document.
-  * Model: modeling/coref_model.CorefModel on the configured encoder;
-    `init_checkpoint` restores the encoder from any checkpoint
-    modeling/checkpoints.restore_encoder accepts (pretraining, converted
-    Hugging Face, fine-tuning).
-  * Optimizer: the encoder's learning rate is the trainer's
-    optimizer_config; the task layers' is `head_learning_rate_multiplier`
-    times it (modeling/coref_optimizer.py).
-  * Evaluation writes <predictions_dir>/predictions.conll (the evaluation
-    documents with predicted clusters in the last column; score it with any
-    CoNLL-2012 scorer) and returns MUC, B3, CEAF-e P/R/F1, `conll_f1` and
-    mention P/R/F1 of that file, as percentages (metrics/coref_evaluate.py).
+CoNLL-2012 input or records, CorefModel, two learning rates, and evaluation
+that writes predictions.conll and returns the CoNLL-2012 metrics. See
+docs/coreference.md.
 """
 
 import dataclasses

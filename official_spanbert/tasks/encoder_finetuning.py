@@ -14,20 +14,8 @@
 
 """What the span tasks (coreference, span NER) share around their models.
 
-Their model configs extend EncoderModelConfig (the encoder; a converted
-checkpoint's params.yaml applies unchanged), their data configs
-TextDataConfig (the checkpoint's vocab); their models expose
-`checkpoint_items["encoder"]`, and their task configs have
-`init_checkpoint`, `head_learning_rate_multiplier` and `predictions_dir`:
-
-  * initialize restores the encoder from init_checkpoint
-    (modeling/checkpoints.restore_encoder: pretraining, converted Hugging
-    Face or fine-tuning checkpoints);
-  * the optimizer trains the encoder at the trainer's learning rate and the
-    task layers at head_learning_rate_multiplier times it
-    (modeling/coref_optimizer.SplitLearningRateOptimizer);
-  * evaluation writes its predictions to predictions_dir (default
-    <model_dir>/predictions).
+Encoder restore from init_checkpoint, two learning rates
+(head_learning_rate_multiplier) and the predictions_dir.
 
 Example:
   class MyTask(encoder_finetuning.EncoderFinetuningTask):

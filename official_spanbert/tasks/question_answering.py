@@ -14,24 +14,9 @@
 
 """SQuAD v1.1 / v2.0 fine-tuning: Model Garden's QA task with our data path.
 
-`SpanBertQuestionAnsweringTask` reuses Model Garden's QuestionAnsweringTask
-(BertSpanLabeler over the encoder, start/end cross-entropy, base_task's train
-step with fp16 loss scaling) and replaces what is tied to Model Garden's
-Python tokenizer:
-
-  * SQuAD JSON -> features with the tf.text tokenizer (data/squad.py), for
-    evaluation (validation_data.input_path is the JSON) and, when
-    train_data.input_path ends in .json, for training too (converted once
-    into the model dir); TFRecords from tools/create_finetuning_data.py are
-    read as they are;
-  * post-processing (data/squad_predictions.py) and the official metrics
-    (metrics/squad_evaluate.py): every evaluation writes, under
-    <model_dir>/predictions/, predictions.json and nbest_predictions.json,
-    and for SQuAD 2.0 null_odds.json, null_threshold.json (the best-F1 and
-    best-EM null-score thresholds found on these predictions) and
-    predictions_best_f1_thresh.json (answers with that threshold);
-  * init_checkpoint: the encoder of a pretraining, converted or fine-tuning
-    checkpoint (modeling/checkpoints.restore_encoder).
+Model Garden's QuestionAnsweringTask with tf.text features from SQuAD JSON, our
+post-processing and the official metrics; predictions go to
+<model_dir>/predictions/. See docs/finetuning.md, "SQuAD".
 """
 
 import dataclasses

@@ -14,26 +14,9 @@
 
 """Nested named-entity recognition (LitBank) as a Model Garden task.
 
-  * Data: `input_path` names LitBank entity tsv input (a .tsv file, a glob,
-    or a split list `splits/<fold>/<part>.txt` whose names are
-    `<dir of the list>/../../tsv/<name>.tsv`); documents become windows of
-    at most `seq_length` wordpieces cut at sentence ends
-    (data/finetuning/span_ner.py), `global_batch_size` windows a step.
-  * Model (`task.model.head`): `span`, modeling/span_ner_model.SpanNerModel
-    (every span of up to max_span_width wordpieces labelled none or one of
-    the six types, from coreference's span embedding); `flat`, Model
-    Garden's BertTokenClassifier trained on the BIO tags of the outermost
-    entities only (the baseline: it cannot output a nested entity).
-    `init_checkpoint` restores the encoder.
-  * Optimizer: the encoder's learning rate is the trainer's
-    optimizer_config; the task layers' is `head_learning_rate_multiplier`
-    times it (modeling/coref_optimizer.py).
-  * Evaluation decodes each document (span: most probable first, no
-    crossing spans, nesting kept; flat: the BIO tags), writes
-    <predictions_dir>/<document>.tsv in LitBank's format (score them with
-    `python -m official_spanbert.metrics.span_f1`) and returns exact-match
-    precision, recall and f1 over all gold entities, nested ones included,
-    micro and per type (`f1_PER`, ...), as percentages.
+LitBank tsv input as windows, a span (or flat BIO) head, two learning rates,
+and evaluation that writes LitBank tsv predictions and exact-match F1. See
+docs/finetuning.md, "Nested NER".
 """
 
 import dataclasses

@@ -14,15 +14,9 @@
 
 """Plain NumPy/Python SpanBERT masking, kept as an oracle for the graph code.
 
-A direct transcription of the reference implementation's span masking
-(facebookresearch/SpanBERT, pretraining/fairseq/data/masking.py:
-`PairWithSpanMaskingScheme.mask`, `NERSpanMaskingScheme.mask`,
-`span_masking`, `merge_intervals`), one block at a time. The budget is
-ceil(rate * n), as the reference's `math.ceil(n * 0.15)` (the two agree for
-every n up to 2,000 at rate 0.15; the 1e-9 only guards rates whose float
-product lands just above an integer). Random replacements are drawn as the
-reference draws them, `choice(tokens)` over the corpus's wordpieces, i.e. by
-corpus frequency. The random source is a NumPy Generator.
+A direct transcription of the reference's span masking
+(pretraining/fairseq/data/masking.py), one block at a time, with a budget of
+ceil(rate * n) and random replacements by corpus frequency.
 """
 
 import math
@@ -73,6 +67,9 @@ def mask_block(tokens: Sequence[int], word_starts: Sequence[int],
   lens = np.arange(lower, upper + 1)
   probs = p * (1 - p) ** (lens - lower)
   probs = probs / probs.sum()
+  # The reference's math.ceil(n * 0.15): the two agree for every n up to 2,000 at
+  # rate 0.15; the 1e-9 only guards rates whose float product lands just above an
+  # integer.
   mask_num = math.ceil(n * rate - 1e-9)
   starts = np.flatnonzero(np.asarray(word_starts))
 

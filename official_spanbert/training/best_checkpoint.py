@@ -14,20 +14,9 @@
 
 """The best checkpoint (trainer.best_checkpoint_export_subdir), kept whole.
 
-Model Garden's BestCheckpointExporter writes `<subdir>/info.json` in place
-and then saves `<subdir>/best_ckpt-N`. A SIGTERM, a `kill -9` or a full disk
-between or during the two leaves an info.json naming a step whose checkpoint
-is not there (later evaluations are compared with metrics no checkpoint
-has), or an empty info.json on which every later run of the model_dir fails
-with `Expecting value: line 1 column 1 (char 0)`.
-
-`BestCheckpointExporter` here writes the new metrics to
-`info.json.incomplete`, saves the checkpoint, then renames the metrics onto
-info.json. When a run starts, a pending file whose step is the best
-checkpoint's is renamed (the save had finished), any other is removed, and
-an info.json that cannot be read or that describes another step than the
-best checkpoint (a Model Garden run interrupted in between) is set aside
-with one warning: the next evaluation is the best so far.
+BestCheckpointExporter writes `info.json.incomplete`, saves the checkpoint,
+then renames the metrics onto info.json, so an interrupted export never leaves
+metrics without their checkpoint. See docs/reliability.md.
 """
 
 import json

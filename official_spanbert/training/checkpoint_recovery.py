@@ -14,23 +14,9 @@
 
 """Resuming from the newest intact checkpoint, whatever the state file says.
 
-Model Garden restores the checkpoint that `<model_dir>/checkpoint` names.
-`recover_latest`, run before a training run builds anything, makes that the
-newest intact `ckpt-N` of the directory:
-
-- If that checkpoint's files were cut short (a full disk, an interrupted
-  copy), the restore would fail with "IndexError: Read less bytes than
-  requested" naming no file. Every tensor is read first; a broken checkpoint
-  is moved into `<model_dir>/broken_checkpoints/` (kept, and out of the way
-  of the next save of the same step).
-- If the state file is missing, unreadable or names an older checkpoint than
-  the directory holds, Model Garden would start again from step 0 (or that
-  older step) and overwrite the newer checkpoints. The checkpoints are found
-  by listing the directory instead, with one warning.
-- Partial saves of a killed or failed run (`ckpt-N_temp/` folders and
-  `*.tempstate*` files, tens of MB even for a tiny model) are removed, with
-  one warning. The caller holds the model_dir's training lock, so no live
-  save owns them.
+`recover_latest` points `<model_dir>/checkpoint` at the newest intact `ckpt-N`
+before a run builds anything: broken checkpoints go to `broken_checkpoints/`,
+partial saves are removed. See docs/reliability.md.
 """
 
 import os

@@ -14,13 +14,8 @@
 
 """Configuration errors of spanbert-train: a type check, and the one line.
 
-Model Garden stores a --params_override value as YAML parses it, so a typo
-such as `task.train_data.masking_rate=abc` leaves the string 'abc' in a float
-field and surfaces much later as a TypeError that names no field.
-`check_value_types` names the field instead.
-
-`is_configuration_error` tells the errors the binary reports in one line
-(`spanbert-train: error: <one_line(e)>`) from bugs that keep their traceback.
+`check_value_types` names a --params_override value of the wrong type;
+`is_configuration_error` tells one-line errors from bugs.
 """
 
 import dataclasses

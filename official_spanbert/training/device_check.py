@@ -14,10 +14,8 @@
 
 """The devices a training run will use, logged and checked at its start.
 
-Model Garden builds a MirroredStrategy over `runtime.num_gpus` GPUs whether
-or not TensorFlow sees them; with none visible (a CPU-only TensorFlow, no
-driver, CUDA_VISIBLE_DEVICES empty) a run would quietly train on the CPU.
-`check` logs what TensorFlow sees and refuses that case with one line.
+Refuses, in one line, `runtime.num_gpus` GPUs that TensorFlow does not see
+(Model Garden would quietly train on the CPU).
 """
 
 import os

@@ -14,17 +14,9 @@
 
 """Whether runtime.mixed_precision_dtype is fast on the devices at hand.
 
-Mixed bfloat16 on a CPU without AVX512-BF16 or AMX is emulated by oneDNN:
-measured 10x slower than float32 at the demo size on an AVX2 AMD EPYC
-(benchmarks/RESULTS.md, "Step speed by processor"). On GPUs, bfloat16 needs
-compute capability 8.0 (Ampere) and float16 7.0 (Volta tensor cores) to be
-faster. `check` returns (and logs as a warning) one line saying so; the run
-goes on with the precision it was given. The one precision that cannot run
-at all, bfloat16 with oneDNN capped below it (ONEDNN_MAX_CPU_ISA=AVX2; the
-process would abort in C++ at the first step), raises
-UnsupportedPrecisionError with that line instead.
-
-  line = precision_check.check(params.runtime)   # None when it is fine
+`check` returns a warning line for a precision without a fast path (bfloat16
+on a CPU without AVX512-BF16 or AMX) and raises UnsupportedPrecisionError for
+one that cannot run. See docs/pretraining.md, "Speed by processor".
 """
 
 from typing import Optional, Sequence, Tuple

@@ -14,12 +14,8 @@
 
 """spanbert-train's flags: Model Garden's (official/common/flags.py) and ours.
 
-Apart from train_lib so that defining them imports neither TensorFlow nor
-Model Garden's tasks: `spanbert-train --help` answers in a fraction of a
-second.
-
-  from official_spanbert.training import train_flags
-  train_flags.define_flags()
+Apart from train_lib, so that `spanbert-train --help` imports neither
+TensorFlow nor Model Garden's tasks.
 """
 
 from absl import flags

@@ -14,12 +14,8 @@
 
 """SpanBERT training: Model Garden's runner, with a model_dir guard.
 
-`run()` is the library; `main()` is the binary's (tools/train.py, installed
-as spanbert-train, with the flags of train_flags.py). A --config_file is a
-YAML path or the name of a packaged config, e.g. models/base.yaml (the
-checkout's configs/, installed as official_spanbert/configs/yaml/:
-docs/packaging.md). What a run does around the model_dir (lock, resume,
-params.yaml, divergence, one-line errors, SIGTERM and exit codes) is in
+`run()` is the library, `main()` the binary's (spanbert-train). What a run
+does around the model_dir (lock, resume, divergence, errors, exit codes):
 docs/pretraining.md, "Running".
 """
 

@@ -14,35 +14,9 @@
 
 """The Model Garden trainer SpanBERT runs with, and how runs pick it.
 
-`SpanBertTrainer` is `base_trainer.Trainer` plus four things:
-
-- the `examples_per_second` TensorBoard scalar (global batch size x steps /
-  wall time of each training loop);
-- progress (official_spanbert/utils/progress.py, sink "auto"): training shows
-  steps done / total, the ETA, examples/s and the loss after each loop of
-  `trainer.steps_per_loop` steps -- one refreshed line on a terminal, a line
-  about every 10% on other streams, a log line every loop when absl's INFO
-  is on (--verbosity); evaluation passes report batches done (of the total
-  when `trainer.validation_steps` or the task's `eval_steps_hint` gives it)
-  the same way, or every 30 s, and end with one line of their metrics;
-- divergence as a typed error: Model Garden's blowup rule (a NaN loss, or a
-  loss above `trainer.loss_upper_bound` from step `recovery_begin_steps` on;
-  after `trainer.recovery_max_trials` restores of the last checkpoint the run
-  stops) raises `TrainingDivergedError` instead of a RuntimeError that only
-  its message tells apart;
-- `runtime.enable_xla` compiles the task's train and validation steps with
-  XLA on CPUs too (Model Garden does it on GPUs only, and for training only).
-  It is off by default: on an AVX2 CPU the compiled step was slower than the
-  plain one (benchmarks/RESULTS.md, "Step speed by processor").
-
-Model Garden's runners build their trainer with `train_utils.create_trainer`,
-whose `trainer_cls` is gin-configurable; `scope()` binds it to
-`SpanBertTrainer`, so `train_lib.run_experiment` and
-`continuous_finetune_lib.run_continuous_finetune` run unchanged inside it.
-In that block Orbit's controller logs its lines (the metric dictionaries,
-"saved checkpoint to ...") with absl's logging.info only, instead of also
-printing them: they show with --verbosity, and the progress and evaluation
-lines above say the same in quiet runs.
+SpanBertTrainer is base_trainer.Trainer plus examples/s, progress lines,
+TrainingDivergedError and XLA on CPUs; `scope()` binds Model Garden's
+gin-configurable trainer_cls to it. See docs/pretraining.md, "Running".
 """
 
 import contextlib

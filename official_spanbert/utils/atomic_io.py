@@ -14,19 +14,9 @@
 
 """Write to a temporary name, then rename: the package's one implementation.
 
-A file is written as `<path>.incomplete` (`temp_path`) and renamed onto
-`<path>` only when complete (`writing`, or `move_into_place` for writers that
-commit several files at once, as data/tfrecord_writer.py), so a reader never
-sees a truncated file; a failed write removes its temporary file. An export
-directory is written under a temporary name its writer claimed and renamed
-into place without overwriting (`move_into_place(..., overwrite=False)`); a
-failed one is removed (`removed_on_error`, `remove_tree`).
-
-Local paths go through os / shutil, so this module does not import
-TensorFlow (the demo corpus builder stays TensorFlow-free); paths with a
-scheme (gs://, ...) go through tf.io.gfile, whose local behaviour is the same
-(rename(2); the same existence check before a rename that must not
-overwrite).
+Files are written as `<path>.incomplete` and renamed when complete; export
+directories are renamed into place without overwriting. Local paths use os,
+so this module does not import TensorFlow; gs:// and the like use tf.io.gfile.
 """
 
 import contextlib

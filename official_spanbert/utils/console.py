@@ -14,29 +14,10 @@
 
 """How much a console script prints: quiet by default, detail with -v.
 
-Quiet (the default) is what a person reads: stage lines, progress, a summary,
-and real warnings. Library INFO logs (absl, TensorFlow's Python logger),
-Model Garden's metric dictionaries and the known noise of the third-party
-stack are off:
-
-- TensorFlow's C++ log below FATAL (TF_CPP_MIN_LOG_LEVEL=3): on a CPU machine
-  its only lines are the `cuInit` probe's error and oneDNN's INT64 notice;
-  errors that matter reach Python as exceptions;
-- the C++ absl log below ERROR (XLA's "Compiled cluster using XLA!",
-  Grappler's "Skipping loop optimization" for an assert inside a nested
-  function), as TF's own C++ log is below FATAL;
-- the `pkg_resources is deprecated` warning of tensorflow_hub's import and
-  tf_keras' "initializer ... is unseeded" warning.
-
-`--verbosity=1` (or `-v`, or any explicit `--verbosity`) gives them back:
-absl's level as given, TF_CPP_MIN_LOG_LEVEL=2 (the package's old default),
-no warning filters. An explicit TF_CPP_MIN_LOG_LEVEL in the environment is
-always kept.
-
-`setup_before_tensorflow` runs from official_spanbert/__init__.py, before
-anything imports TensorFlow (the C++ level is read once, at TF's import);
-every console script runs its main through `run` instead of absl's app.run.
-This module imports neither TensorFlow nor absl at import time.
+Quiet runs show stage lines, progress, a summary and real warnings, with
+library INFO logs and known third-party noise off; `--verbosity` gives them
+back. `run` wraps every tool's main. See docs/architecture.md, "What a command
+prints".
 """
 
 import ctypes

@@ -14,33 +14,10 @@
 
 """What the CPU can compute fast, from its flags (/proc/cpuinfo on Linux).
 
-bfloat16 is native with AVX512-BF16 (`vdpbf16ps`) or AMX; without either,
-oneDNN emulates it and a bf16 training step is much slower than float32
-(10x at the demo size on an AVX2 AMD EPYC, benchmarks/RESULTS.md). The peak
-is an estimate from the flags: two FMA pipes a core, each as wide as the
-widest FMA the flags name, 2 FLOPs an FMA; native bf16 doubles it (a bf16
-pair per float32 lane), AMX is 1,024 bf16 FLOPs a cycle. AMD's AVX-512 is
-double-pumped 256-bit on Zen 4 (family 0x19) but full-width 512-bit on Zen 5
-(family 0x1A; ONNX Runtime reached 59 float32 FLOPs a cycle by CPU time on
-one core of the Zen 5 EPYC in benchmarks/RESULTS.md, above a 256-bit core's
-32), except Zen 5's mobile cores (Strix Point, models 0x20-0x2F), which keep
-256-bit datapaths; an AMD CPU whose family is not known counts 256.
-
-  features = cpu_features.read()
-  features.native_bf16            # False on an AVX2-only CPU
-  features.peak_flops_per_cycle("float32")   # 32 on AVX2/FMA
-
-`read()` honours oneDNN's own cap, ONEDNN_MAX_CPU_ISA (e.g. `AVX2`): the
-flags above it are dropped, because TensorFlow's oneDNN kernels will not use
-them (bf16 matmuls even fail there), and `isa_cap` names it. Setting it on an
-AVX-512 machine runs TF's kernels as on an AVX2-only CPU.
-
-Where /proc/cpuinfo cannot be read (macOS, Windows), read() asks py-cpuinfo
-(installed with Model Garden) for the same fields; on Linux the file stays
-the source, because py-cpuinfo's get_cpu_info() starts a subprocess that
-takes 1-2 s (every benchmark and the bf16 check call read()), returns what
-the file holds, and knows neither oneDNN's ISA cap, the FMA width, nor the
-affinity and cgroup quota behind usable_cores().
+Native bf16, FMA width and an estimated peak, honouring ONEDNN_MAX_CPU_ISA.
+Not py-cpuinfo on Linux: it takes 1-2 s a call and knows neither the ISA cap,
+the FMA width nor the usable cores (it is the fallback elsewhere). See
+docs/pretraining.md, "Speed by processor".
 """
 
 import dataclasses

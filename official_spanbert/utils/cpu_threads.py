@@ -14,16 +14,9 @@
 
 """TensorFlow's CPU thread pools sized to a CPU quota.
 
-TensorFlow sizes its pools from the cores the process may be scheduled on,
-not from a CPU quota (`docker --cpus`, a Kubernetes CPU limit). In a
-container limited to 2 CPUs on a 64-core host, it runs 64 threads a pool,
-and the quota throttles them. `fit_to_quota()` sets the intra- and inter-op
-pools to the quota where it is lower than the schedulable cores. It does
-nothing where TF_NUM_INTRAOP_THREADS or TF_NUM_INTEROP_THREADS is set. On 2
-cores under a 1-CPU quota the demo-size step took 0.245 s with the pools at
-1 thread, against 0.280 s at TF's default of 2 (benchmarks/RESULTS.md).
-
-  threads = cpu_threads.fit_to_quota()   # before TensorFlow runs an op
+`fit_to_quota()` sets the intra- and inter-op pools to a container's CPU quota
+where it is below the schedulable cores (unless TF_NUM_*_THREADS is set). See
+docs/pretraining.md, "Speed by processor".
 """
 
 import os

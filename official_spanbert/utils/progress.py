@@ -14,38 +14,16 @@
 
 """Progress a person reads on long work: stage lines, ETA, one summary line.
 
+The one progress reporter of the tools, converters and the trainer. Not tqdm:
+it redraws a bar many times a second into logs and pipes, where this writes
+about ten whole lines a phase, to absl's log in verbose runs. Sinks and line
+format: docs/architecture.md, "What a command prints".
+
   report = progress.Progress("squad features")
-  report.note("reading dev-v1.1.json")
   report.start(len(questions), "questions")
   for q in questions:
-    ...
     report.advance()
   report.done("wrote 12,032 features to eval.tf_record")
-
-The one progress reporter of the package: the data tools, the exporters and
-the checkpoint converter use it, and so do the trainer's training loops
-(`SpanBertTrainer`: steps, examples/s, the loss) and evaluation passes. A
-line starts with the label and the time so far, then what is done of the
-total, the ETA, the rate and what the caller adds:
-
-  train [41.2 s] 300/500 steps (60%), ETA 25.6 s | 51.5 examples/s | loss 12.9
-
-Where the lines go (`sink`):
-- "stream" (default): stderr. A counted phase reports about every 10%; on a
-  terminal, its line is refreshed in place instead (one line per phase);
-- "log": absl's logging.info, every 10% (as above);
-- "auto": "log" when absl's INFO level is on (`--verbosity` given, see
-  console.py), else "stream": quiet runs show one refreshed line, verbose
-  ones log it among the library's other lines.
-
-`interval_s` also reports when that long has passed since the last line (for
-work whose total is unknown); `each=True` reports every advance (a training
-loop of many steps).
-
-Not tqdm (a dependency already): tqdm draws one bar per loop, redrawn many
-times a second and written as `\r` fragments into log files and pipes; here
-a counted phase is about ten whole lines, routed to absl's log when the run is
-verbose, with the trainer's metrics on the same line.
 """
 
 import datetime

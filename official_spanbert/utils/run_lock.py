@@ -14,23 +14,8 @@
 
 """One run per directory or output prefix: a lock file naming its holder.
 
-`hold(model_dir)` takes `<model_dir>/train.lock` for a training run;
-`hold_file(path, ...)` takes any lock file (pretraining records take
-`<output_prefix>.lock`). The record (pid, host, start time) is written to a
-file of this process's own and hard-linked to the lock path, so the lock
-appears with its whole content or not at all (a full disk leaves no empty
-lock). A second run gets `LockedError` naming the holder; a lock file whose
-content is not such a record gives one naming the file. A lock left by a
-process that no longer runs on this host is taken over with a warning; one
-from another host cannot be checked and stays until deleted by hand. The
-lock is removed when the `with` block exits, also on an exception. Paths on
-non-local filesystems (gs://, ...) are not locked: they have no atomic
-exclusive create.
-
-Not filelock: its flock-based lock holds no record of who has it (the error
-could not name the holding run) and cannot tell a live holder from a dead
-one, which is what a rerun after a kill needs; its soft lock leaves stale
-files without a takeover.
+Not filelock: its lock records no holder and cannot tell a dead one from a
+live one, which a takeover after a kill needs. See docs/reliability.md.
 """
 
 import contextlib

@@ -12,14 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Fine-tuning data.
-
-  squad_examples.py     SQuAD v1.1/v2.0 JSON -> validated examples.
-  squad.py              SQuAD examples -> features and TFRecords.
-  squad_predictions.py  start/end logits -> answer texts (post-processing).
-  classification.py     GLUE sentence (pair) readers and encoding.
-  tacred.py             TACRED relation records, entity masking.
-  classification_records.py  GLUE / TACRED records and their meta JSON.
-  coref.py              CoNLL-2012 documents -> coreference segments, records.
-  json_file.py          reading JSON input files (SQuAD, TACRED).
-"""
+"""Fine-tuning data: SQuAD, GLUE/TACRED, coreference and LitBank inputs."""

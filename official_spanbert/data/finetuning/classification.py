@@ -14,14 +14,9 @@
 
 """Sentence classification inputs: GLUE readers, encoding and the records.
 
-Readers turn CoLA (raw tsv) and RTE / SST-2 (GLUE tsv) files into examples,
-validating every line first: bad input raises one DataError naming the file
-and line before anything is written (tacred.py reads TACRED's JSON the same
-way). Examples become `[CLS] a [SEP] (b [SEP])` wordpiece ids, the longer
-segment truncated first (as BERT), in the TFRecord layout Model Garden's
-SentencePredictionDataLoader reads (`input_ids`, `input_mask`, `segment_ids`,
-`label_ids`, plus `example_id`); classification_records.py writes them with
-a meta JSON beside them.
+CoLA, RTE and SST-2 files become validated examples (bad input raises one
+DataError naming file and line), then `[CLS] a [SEP] (b [SEP])` ids in the
+TFRecord layout of Model Garden's SentencePredictionDataLoader.
 """
 
 import csv

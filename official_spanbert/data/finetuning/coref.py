@@ -14,29 +14,10 @@
 
 """Coreference examples: CoNLL-2012 documents -> wordpieces, segments, records.
 
-As SpanBERT's coreference code (mandarjoshi90/coref, "independent" setup):
-
-  * every word is split into wordpieces; `subtoken_map` gives each
-    wordpiece's word, `sentence_map` its sentence;
-  * the document's wordpieces are cut into independent segments of at most
-    max_segment_len (default 384) wordpieces including [CLS] and [SEP], each
-    cut at the last sentence end that fits (else the last word end, else
-    anywhere); segments are encoded separately, with no overlap;
-  * gold mentions are (first wordpiece of the first word, last wordpiece of
-    the last word) with a cluster id (1, 2, ... in cluster order); singletons
-    are kept;
-  * OntoNotes metadata as the reference (data/finetuning/ontonotes.py): the
-    genre from the document name's first two characters (0, `bc`, for any
-    other name: conversion logs how many documents that is), speaker ids
-    per document from column 10 (with max_num_speakers > 0, the reference's
-    cap of 20), `/.` and `/?` read as `.` and `?`.
-
-One document is one record (tf.train.Example): `input_word_ids` (segments x
-max_segment_len, flattened), `input_mask`, `num_segments`, `genre`, per
-wordpiece `sentence_map`, `subtoken_map`, `speaker_ids`, `word_start`,
-`word_end`, and `gold_starts`, `gold_ends`, `cluster_ids`, `doc_index`.
-`load` reads them back as one document per batch (batch dimension 1);
-records written before `genre` existed read as genre 0.
+As SpanBERT's coreference code ("independent" setup): documents are cut into
+independent segments of at most max_segment_len wordpieces at sentence ends,
+with OntoNotes genre and speakers (ontonotes.py), one document a record. The
+segmenting and the record's features: docs/coreference.md.
 """
 
 import dataclasses

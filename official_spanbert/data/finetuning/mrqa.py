@@ -14,21 +14,9 @@
 
 """MRQA 2019 shared-task files (jsonl, optionally gzipped) as SQuAD data.
 
-An MRQA file is a header line `{"header": {...}}`, then one JSON object a
-line: `context` and `qas`, each qa with `qid`, `question`, `answers` (the
-gold texts the official metric scores against) and `detected_answers`
-(`text` and inclusive `char_spans` in the context). The SpanBERT paper's
-Table 2 uses this format. `read_as_squad` gives the "data" list of a SQuAD
-file: one article of one paragraph per line; each question's `answers` are
-its detected answers (the first is the training answer, as in MRQA's
-baseline) and `gold_texts` its MRQA `answers`, which the evaluation scores.
-
-The official MRQA metric (mrqa_official_eval.py: SQuAD v1.1's
-normalisation, exact match and token F1, max over the gold texts, percent)
-is `evaluate_file`, also a command:
-
-  python -m official_spanbert.data.finetuning.mrqa \
-      --gold_file=SQuAD.jsonl.gz --prediction_file=predictions.json
+`read_as_squad` gives the "data" list of a SQuAD file (one article per line;
+the detected answers train, MRQA's `answers` are scored); `evaluate_file` is
+the official MRQA metric, also a command. See docs/finetuning.md.
 
 Example:
   data = read_as_squad("SQuAD.jsonl.gz", ValueError)

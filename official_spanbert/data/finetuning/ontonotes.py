@@ -14,24 +14,10 @@
 
 """OntoNotes metadata of a coreference document: genre, speakers, words.
 
-As mandarjoshi90/coref (minimize.py, independent.py, experiments.conf):
-
-  * the genre is the first two characters of the document name
-    (`bc/cctv/00/cctv_0000` -> `bc`) indexed in GENRES; any other prefix
-    (LitBank's `1023_bleak_house_brat`) is genre 0, `bc`, as the
-    reference's `genres.get(doc_key[:2], 0)`;
-  * the words `/.` and `/?` (OntoNotes' escaped punctuation) are read as
-    `.` and `?`;
-  * speakers (column 10) only matter as equal or not. With
-    max_num_speakers 0 (the default) every "no speaker" mark (`-`, `_`, '')
-    is one id, 0, and every other string its own id, 1, 2, ... by first
-    appearance. With max_num_speakers > 0 the ids are the reference's
-    get_speaker_dict: 'UNK' 0, '[SPL]' 1, then every string (`-` included)
-    by first appearance while fewer than max_num_speakers ids exist (20 in
-    experiments.conf), and every later string 3, the second speaker's id.
-
-speaker_ids (Python lists) and speaker_ids_graph (tensors, for serving) give
-the same numbers.
+As mandarjoshi90/coref: the genre from the document name's first two
+characters, `/.` and `/?` read as `.` and `?`, and speaker ids (the
+reference's get_speaker_dict when max_num_speakers > 0). See
+docs/coreference.md, "OntoNotes CoNLL-2012 input".
 
 Example:
   genre_id("nw/wsj/00/wsj_0001")                 # 3

@@ -14,23 +14,9 @@
 
 """Nested NER input: LitBank tsv documents -> windows of wordpieces -> tf.data.
 
-  * every word is split into wordpieces (coref.word_pieces);
-  * a document's wordpieces are cut into windows of at most seq_length
-    wordpieces including [CLS] and [SEP], each at the last sentence end that
-    fits, else the last word end (coref.split_segments, as coreference cuts
-    its segments); windows are independent examples;
-  * per position of a window: `word_start`, `word_end` (0 on [CLS], [SEP],
-    padding), `sentence_ids` (the sentence within the window, -1 there);
-  * gold entities of a window: (first wordpiece of the first word, last
-    wordpiece of the last word) as positions in the window, and the label
-    1 + ENTITY_TYPES.index(type); an entity that a window cut splits (only
-    inside a sentence longer than a window) is in no window;
-  * `bio_labels`: the BIO tag ids (BIO_TAGS) of the outermost entities
-    (litbank_tsv.outermost) at each word's first wordpiece, -1 elsewhere and
-    on the words of an entity a cut splits: the flat tagger's targets.
-
-The windows are small (LitBank's 100 documents make ~1,000 windows of 256),
-so the dataset is built from padded arrays in memory, without records.
+Documents are cut into independent windows at sentence ends (as coreference
+cuts its segments), with gold entities and the flat tagger's BIO labels; the
+dataset is built from padded arrays in memory. See docs/finetuning.md.
 
 Example:
   docs = read_documents(document_files("litbank/splits/0/train.txt"))

@@ -14,11 +14,6 @@
 
 """The files an `input_path` names: a file, a glob, or a LitBank split list.
 
-LitBank's folds are lists `splits/<fold>/{train,dev,test}.txt` of document
-names, one a line; each name is the file `<dir of the list>/../../<folder>/
-<name><suffix>` (coreference: `conll/<name>.conll`, entities:
-`tsv/<name>.tsv`). A line may also be a path to an existing file.
-
 Example:
   files = document_files("litbank/splits/0/train.txt", "tsv", ".tsv")
 """

@@ -14,31 +14,9 @@
 
 """SQuAD v1.1 / v2.0 JSON -> question-answering features, tokenized with tf.text.
 
-Examples are read with validation by squad_examples.py (one clear message per
-problem, naming the file and the question id; re-exported here); the contexts
-are split on whitespace into words as in BERT's run_squad, the words and
-questions are WordPiece-tokenized with our tf.text tokenizer, and every
-example becomes one or more features
-
-  [CLS] question [SEP] passage window [SEP]
-
-of max_seq_length tokens, sliding over the passage with doc_stride. Features
-are written as TFRecords in the layout Model Garden's question-answering data
-loader reads (input_ids, input_mask, segment_ids and, for training,
-start_positions / end_positions / is_impossible, or unique_ids for
-evaluation); evaluation features are also kept in memory for
-`squad_predictions.postprocess`.
-
-Problems in the data never stop a run:
-  * answer_start that does not point at the answer text: the nearest
-    occurrence of the text is used (warning); if the text is nowhere in the
-    context, a training question is skipped (warning), an evaluation question
-    is kept (its gold answers are only used by the metric);
-  * an empty context: a warning; the question is skipped for training and
-    gets the empty prediction in evaluation;
-  * a question longer than max_query_length: truncated (warning).
-A file that is not SQuAD JSON at all raises SquadFormatError with the file
-(and line, for invalid JSON, or the question id / position of a bad record).
+Examples (squad_examples.py) become `[CLS] question [SEP] passage window [SEP]`
+features sliding with doc_stride, in the TFRecord layout of Model Garden's QA
+data loader. How bad data is handled: docs/finetuning.md, "SQuAD".
 """
 
 import dataclasses

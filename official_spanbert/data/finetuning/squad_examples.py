@@ -14,12 +14,8 @@
 
 """SQuAD v1.1 / v2.0 JSON -> validated examples over whitespace words.
 
-Split from squad.py (which turns these examples into features): the reading
-side, with one clear message per problem naming the file and question id.
-Problems in the data never stop a run: an answer_start that does not point at
-the answer text takes the nearest occurrence (warning), a training answer
-that is nowhere in its context is skipped, an empty context is warned about.
-A file that is not SQuAD JSON at all raises SquadFormatError.
+The reading side of squad.py, with one message per problem naming the file
+and question id; a file that is not SQuAD JSON raises SquadFormatError.
 """
 
 import collections

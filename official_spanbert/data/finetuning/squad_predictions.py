@@ -14,17 +14,9 @@
 
 """Start/end logits of SQuAD features -> answer texts, n-best lists, null odds.
 
-BERT's run_squad post-processing: for each example, over all its windows, the
-n_best_size best start and end positions form candidate spans that lie in the
-passage, end after they start, are at most max_answer_length tokens long and
-start where the window gives the token its most context; a span's score is
-start logit + end logit. Its text is the passage's own substring from the first
-piece's first character to the last piece's last (what the served `answer`
-returns, and what a client can highlight; the official metric normalises
-whitespace and punctuation itself). Features without character offsets fall
-back to Model Garden's squad_lib.get_final_text over the words. For SQuAD 2.0 the null score
-is the smallest [CLS] start + end logit over the windows; the question is
-answered "" when null score - best span score > null_score_diff_threshold.
+BERT's run_squad post-processing over all windows of an example; an answer is
+the passage's own substring, and for SQuAD 2.0 the question is answered ""
+when null score - best span score > null_score_diff_threshold.
 """
 
 import collections

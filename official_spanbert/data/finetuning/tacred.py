@@ -14,12 +14,8 @@
 
 """TACRED relation records with SpanBERT's entity masking.
 
-The TACRED JSON reader (every record validated; bad input raises one
-classification.DataError naming the file and record) and the encoder: the
-subject's tokens become one marker per subject type (`[SUBJ-PERSON]`), the
-object's one per object type (`[OBJ-CITY]`), as SpanBERT's run_tacred.py
-(mode `ner`). The markers found in the input files, sorted, take the vocab
-entries `[unused1]`, `[unused2]`, ... in turn.
+Subject and object tokens become typed markers (`[SUBJ-PERSON]`, `[OBJ-CITY]`)
+as run_tacred.py's `ner` mode; the markers take `[unused1]`, `[unused2]`, ...
 """
 
 import dataclasses

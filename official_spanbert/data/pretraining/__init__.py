@@ -12,26 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Pretraining data, in the order it flows.
+"""Pretraining data: corpus, vocab, records written once, masking on the fly.
 
-  corpus.py               reads the text corpus (one sentence a line, blank
-                          line between documents).
-  vocab_builder.py        learns a WordPiece vocab from the corpus.
-  span_tagging.py         named-entity / noun-phrase span tags (optional).
-  packing.py              packs sentences into fixed-length blocks.
-  records/                the records, written once, masked later:
-    record_format.py        the records' features, shard names, stats files.
-    record_blocks.py        tokenized documents -> single blocks / NSP pairs.
-    records_output.py       the writers' filesystem and SIGTERM safety.
-    pretraining_records.py  corpus -> unmasked TFRecord shards + metadata.
-    beam_records.py         the same records on Apache Beam.
-    records_check.py        records against the data config (vocab, layout,
-                            length, unigram counts, shard count).
-  masking/                masking the records on the fly:
-    masking_config.py       the masking settings and their validation.
-    span_sampler.py         which tokens to mask (the span sampling loop).
-    masking.py              span masking (geometric / word / entity / phrase).
-  pretrain_dataloader.py  the data config and the Model Garden data loader
-                          that masks records on the fly.
-  dummy_inputs.py         synthetic masked batches for `input_path: dummy`.
+The flow and the files: docs/pretraining.md and docs/architecture.md.
 """

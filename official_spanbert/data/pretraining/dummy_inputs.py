@@ -14,20 +14,9 @@
 
 """Synthetic pretraining batches for `input_path: dummy` (tests, smoke runs).
 
-As in Model Garden's tasks (e.g. official/nlp/tasks/masked_lm.py), a
-pretraining data config whose input_path is "dummy" reads no records and no
-vocab: the task gets an endless stream of masked batches with the features,
-dtypes and shapes of SpanBertPretrainDataLoader's batches, for the config's
-seq_length, max_predictions_per_seq, max_sbo_targets and
-use_next_sentence_label, at the per-replica batch size.
-
-Each batch is random token ids in [1, DUMMY_VOCAB_SIZE) (valid for any vocab
-at least that large), one masked span from position 2 (MLM targets are the
-ids at the masked positions, which are left unreplaced), and its SBO targets:
-boundaries just outside the span, the first max_sbo_targets tokens weighted
-(seq_length must be at least 5).
-NSP batches put the second half in segment 1 and alternate the labels.
-Batches are deterministic in (params.seed or 0, input pipeline, batch index).
+As in Model Garden's tasks: an endless, deterministic stream of masked batches
+with the features, dtypes and shapes of SpanBertPretrainDataLoader's, read from
+no records and no vocab (token ids below DUMMY_VOCAB_SIZE).
 """
 
 from typing import Dict, Optional

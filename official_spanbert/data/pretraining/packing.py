@@ -14,10 +14,8 @@
 
 """Greedy packing of a tokenized document into blocks.
 
-Blocks hold consecutive lines of one document and never cross documents. A
-line longer than a block is split at word starts (the last piece of the split
-is packed like any other line). Work is per line and per block; tokens are only
-touched through NumPy slicing.
+Blocks hold consecutive lines of one document; a line longer than a block is
+split at word starts.
 """
 
 from typing import List, Tuple

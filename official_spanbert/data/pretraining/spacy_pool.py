@@ -14,12 +14,9 @@
 
 """spaCy's entities and noun chunks of lines, in this process or in workers.
 
-spaCy's own `nlp.pipe(n_process=2)` forks. Forking a process that runs
-TensorFlow's thread pools copies their locks mid-use, and the child can crash
-(a segfault while spaCy's attribute ruler garbage-collects); spaCy's parent
-then waits on the dead child forever. The workers here are *spawned* (a fresh
-interpreter that imports only this module and spaCy), and a worker that dies
-raises `TaggingWorkerError` instead of hanging.
+The workers are spawned, not forked (a fork copies TensorFlow's thread-pool
+locks mid-use, and spaCy's own n_process then hangs on a crashed child); a
+worker that dies raises TaggingWorkerError.
 
 Example:
 

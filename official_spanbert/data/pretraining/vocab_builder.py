@@ -14,34 +14,10 @@
 
 """Learns a WordPiece vocabulary from text corpora with tf.text.
 
-Input is BERT corpus format (one paragraph per line, a blank line between
-documents), read with `corpus.read_documents`, so a file's invalid UTF-8 is
-reported with its path and line. Words are split exactly as
-`tokenization.WordpieceTokenizer` splits them (tf.text's BERT basic
-tokenizer with the same `lower_case`), then
-`tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset` learns the
-wordpieces.
-
-Output layout, one token per line (id = line number):
-
-  0 [PAD]   1 [UNK]   2 [CLS]   3 [SEP]   4 [MASK]
-  5 .. 4+num_unused  [unused0] .. [unused{num_unused-1}]
-  then every single character and its `##` form, then learned wordpieces
-  from the most to the least frequent.
-
-The [unusedN] slots, like BERT's, leave room for task-specific tokens without
-resizing the embedding table.
-
-Size: vocab_size counts the reserved tokens and is a maximum. The learner
-binary-searches a frequency threshold and accepts a vocab up to 5% below the
-target; when its search runs out it can end above the target, and then the
-rarest learned multi-character wordpieces are dropped. A small corpus may not
-have enough wordpieces seen `min_token_count` (default 10) times to reach the
-target: the vocab is then smaller (a warning says so).
-
-Learning is pure Python (tf.text's learner): roughly a few seconds per
-frequency threshold tried per 10k distinct words, about 10-15 thresholds.
-Use max_lines for a quick vocab.
+Words are split as `tokenization.WordpieceTokenizer` splits them, then
+tf.text's `bert_vocab_from_dataset` learns the wordpieces; the vocab starts
+with the reserved and [unusedN] tokens. Layout, size and speed:
+docs/pretraining.md, "Vocabulary".
 """
 
 import contextlib

@@ -12,11 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Masking pretraining records on the fly, inside tf.data.
-
-masking_config.py (the settings and their validation), span_sampler.py
-(which tokens: the span sampling loop), masking.py (mask_batch: the schemes,
-80/10/10, MLM and SBO targets).
-
-  from official_spanbert.data.pretraining.masking import masking
-"""
+"""Masking pretraining records on the fly, inside tf.data."""

@@ -14,40 +14,10 @@
 
 """Graph-mode masking of pretraining batches: SpanBERT spans and baselines.
 
-Everything here is vectorised over a batch of framed sequences ([CLS] ... [SEP]
-padding) and runs inside tf.data. Randomness comes from stateless ops keyed by a
-seed tensor, so masks are reproducible from (seed, batch index) and differ from
-batch to batch (and therefore from epoch to epoch).
-
-Schemes:
-* `span` (SpanBERT, Joshi et al. 2019, and its released code): repeat until
-  exactly ceil(rate * n) tokens are masked: draw a span length L in words from
-  a geometric(p) distribution truncated to [lower, upper] and an anchor token
-  uniformly; if the anchor is already masked, draw again; otherwise move it to
-  the start of its word and mask whole words until L words, the end of the
-  segment or the budget (counted in tokens, so the last span may stop
-  mid-word). Overlapping or adjacent spans merge. 80/10/10 is decided once per
-  merged span.
-* `token` (BERT): ceil(rate * n) random tokens, 80/10/10 per token.
-* `whole_word`: the reference's whole-word route, the `span` loop with every
-  span one word long: anchors are uniform over tokens (so a word is picked in
-  proportion to its length), exactly ceil(rate * n) tokens (the last word may
-  be cut), 80/10/10 per word.
-* `named_entity`, `noun_phrase` (the paper's Table 6; the reference's
-  `NERSpanMaskingScheme`): the `span` loop, but each draw is, with probability
-  `tagged_span_prob`, a tagged span of the block (named entity or noun phrase,
-  whole words, from the records) picked uniformly; its still unmasked tokens
-  are masked (none where the block has no tagged span or the span is already
-  masked: the draw is then spent, as in the reference). Otherwise it is a
-  geometric span as in `span`. 80/10/10 per merged span.
-
-Two-segment (NSP) sequences get one budget per segment, ceil(rate * n_A) and
-ceil(rate * n_B), each segment masked on its own, as the reference masks the
-two blocks of a pair (span_bert_dataset.py).
-
-Span Boundary Objective targets are computed for the maximal runs of masked
-tokens whose outer boundaries are real tokens of the block: each of the first
-`max_sbo_targets` tokens of such a run gets (s - 1, e + 1, i - s).
+`mask_batch` masks a batch of framed sequences inside tf.data with the `span`,
+`token`, `whole_word`, `named_entity` or `noun_phrase` scheme, applies
+80/10/10 and computes the MLM and SBO targets; masks are reproducible from
+(seed, batch index). The schemes: docs/pretraining.md, "Masking".
 """
 
 import dataclasses

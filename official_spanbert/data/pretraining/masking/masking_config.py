@@ -14,10 +14,8 @@
 
 """The masking settings (MaskingConfig) and what masking needs (MaskingParams).
 
-MaskingConfig defines each setting once: the pretraining data config
-inherits it (task.train_data.<name>), MaskingParams adds what the data config
-and vocab fix and checks the whole (`validate`, one MaskingConfigError
-message). The schemes themselves are told in masking.py.
+MaskingConfig defines each setting once (task.train_data.<name>); MaskingParams
+adds what the data config and vocab fix and validates the whole.
 """
 
 import dataclasses

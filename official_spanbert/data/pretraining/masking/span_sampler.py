@@ -14,13 +14,9 @@
 
 """Which tokens to mask: the SpanBERT span sampler and the token baseline.
 
-`span_mask` runs the sampling loop of the `span`, `whole_word`,
-`named_entity` and `noun_phrase` schemes (masking.py) for all sequences of a
-batch at once: per-sequence lookup tables (`span_tables`), then a loop of
-(anchor, length) draws on a bitset of the mask (`span_loop`), compiled with
-XLA unless MaskingParams.use_xla_masking is False (the same masks).
-`token_mask` is BERT's: ceil(rate * n) random tokens. Randomness is
-stateless, keyed by the seed tensor (`fold` derives the per-use seeds).
+`span_mask` runs the span schemes' sampling loop for a whole batch at once
+(XLA-compiled unless use_xla_masking is False); `token_mask` is BERT's.
+Randomness is stateless, keyed by the seed tensor.
 """
 
 import numpy as np

@@ -12,12 +12,4 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Pretraining records: the format, writing them and checking them.
-
-record_format.py (what a record holds), record_blocks.py (tokenized blocks),
-pretraining_records.py (the one-process writer), beam_records.py (the same
-on Apache Beam), records_output.py (prefix lock, shards), records_check.py
-(what the loader checks before reading).
-
-  from official_spanbert.data.pretraining.records import pretraining_records
-"""
+"""Pretraining records: the format, writing them and checking them."""

@@ -14,32 +14,10 @@
 
 """Single-segment pretraining records on Apache Beam, for large corpora.
 
-The same records as pretraining_records.create_pretraining_records (mode
-`single`), written by a Beam pipeline so that tokenization and packing run on
-every core of a machine (DirectRunner, `direct_num_workers`) or on a cluster
-(Dataflow, Flink, Spark: standard Beam pipeline options):
-
-  files -> read documents (one DoFn call per file, the single-process
-  tool's corpus reader) -> Reshuffle -> batches of documents -> tokenize and
-  pack each document (record_blocks.tokenize_documents and single_blocks, the
-  code the single-process tool runs) -> WriteToTFRecord
-  `<prefix>-NNNNN-of-NNNNN.tfrecord`.
-
-The per-file corpus counters and the per-batch packing totals (blocks, tokens,
-split lines, longest block, wordpiece counts) are combined globally into the
-same `<prefix>.stats.json` and `<prefix>.counts.json` as the single-process
-tool writes (only the timings differ), after the shards are in place.
-
-The blocks are those of the single-process tool (each document packed alone,
-blocks in document order), so the two outputs hold the same multiset of
-blocks; which shard a block lands in, and the order within a shard, is
-Beam's (WriteToTFRecord spreads records over the shards) and not
-reproducible, unlike the single-process tool's seeded assignment. Span
-tagging (`tag_spans`) and the NSP layout stay single-process. The corpus,
-vocab and output prefix are local paths (a shared file system on a cluster):
-the corpus reader opens local files.
-
-Needs `pip install 'official-spanbert[beam]'`.
+The same blocks, stats and counts as pretraining_records (mode `single`),
+written by a Beam pipeline on every core or on a cluster; shard assignment is
+Beam's, not seeded. Needs `pip install 'official-spanbert[beam]'`. See
+docs/data_at_scale.md.
 """
 
 import logging

@@ -14,37 +14,10 @@
 
 """Corpus -> tokenized, document-bounded pretraining blocks in TFRecords.
 
-create_pretraining_records is the one-process writer (beam_records.py the
-Apache Beam one); the record format is record_format.py's, the blocks
-record_blocks.py's, the filesystem and SIGTERM safety records_output.py's.
-
-Records hold unmasked wordpiece ids and word-start flags only; masking happens
-in the data loader, fresh every epoch. Two layouts:
-
-* `single` (SpanBERT): one block of at most max_seq_length - 2 wordpieces,
-  packed greedily from consecutive lines of one document.
-* `nsp` (BERT baseline): segment A and segment B (the true continuation, or
-  with probability 0.5 a random span of another document) of at most
-  max_seq_length - 3 wordpieces together, and the next-sentence label
-  (0 = B follows A, 1 = B is random), as in BERT. The corpus is streamed:
-  random segments come from a window of `nsp_buffer_documents` documents
-  (nsp_windows), the only documents held in memory.
-
-Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
-`segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. With
-`tag_spans` (single blocks only; span_tagging, needs spaCy) each block also
-holds its named entities and/or noun phrases as `entity_starts`/`entity_ends`
-and `noun_phrase_starts`/`noun_phrase_ends`: wordpiece offsets in the block,
-end exclusive, whole words; a span that a block end cuts is dropped. Special
-tokens ([CLS], [SEP]) are not stored; the loader frames the blocks. The stats
-file `<prefix>.stats.json` records the layout, the longest block, the tagged
-kinds and the vocab's fingerprint and size, which the loader and the task
-check against their config. A run holds `<prefix>.lock` while it writes, so
-a second run on the same prefix refuses with one line instead of removing
-the first one's partial shards.
-`<prefix>.counts.json` holds how often each wordpiece id occurs in the corpus,
-from which the loader draws random replacement tokens (the reference's corpus
-unigram distribution).
+`create_pretraining_records` is the one-process writer of the `single`
+(SpanBERT) and `nsp` (BERT baseline) layouts of record_format.py, with the
+stats, counts and prefix lock beside the shards. See docs/pretraining.md,
+"Pretraining records".
 """
 
 import os

@@ -14,14 +14,9 @@
 
 """Documents -> tokenized documents -> the blocks of both record layouts.
 
-`tokenize_documents` tokenizes a corpus in batches of lines through tf.data
-and tf.text. `single_blocks` packs one document's lines greedily into
-blocks of at most max_seq_length - 2 wordpieces (packing.py), with its tagged
-spans. For `nsp`, `nsp_instances` cuts BERT's segment pairs of one document
-(B the true continuation, or with probability 0.5 a random span of another
-document); the corpus is streamed and random segments come from a window of
-`nsp_buffer_documents` documents (`nsp_windows`), the only documents held in
-memory. Each block is serialized as record_format.py says.
+`tokenize_documents` tokenizes in batches through tf.text, `single_blocks`
+packs one document greedily, and `nsp_instances` cuts BERT's segment pairs
+from a streamed window of documents (`nsp_windows`).
 """
 
 import dataclasses

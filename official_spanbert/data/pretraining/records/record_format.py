@@ -14,28 +14,10 @@
 
 """The pretraining records' format: features, shard names, stats files.
 
-Records hold unmasked wordpiece ids and word-start flags only; masking happens
-in the data loader, fresh every epoch. Two layouts (MODES):
-
-* `single` (SpanBERT): one block of at most max_seq_length - 2 wordpieces.
-* `nsp` (BERT baseline): segment A and segment B of at most
-  max_seq_length - 3 wordpieces together, and the next-sentence label
-  (0 = B follows A, 1 = B is random).
-
-Feature names (all int64): `input_ids`, `word_starts`, and for `nsp` also
-`segment_ids` (0 for A, 1 for B) and `next_sentence_labels`. With tagged
-spans (single blocks only; span_tagging) each block also holds its named
-entities and/or noun phrases as `entity_starts`/`entity_ends` and
-`noun_phrase_starts`/`noun_phrase_ends`: wordpiece offsets in the block, end
-exclusive. Special tokens ([CLS], [SEP]) are not stored; the loader frames
-the blocks. Shards are `<prefix>-NNNNN-of-MMMMM.tfrecord`. Beside them,
-`<prefix>.stats.json` (Stats: the layout, the longest block, the tagged kinds,
-the vocab's fingerprint and size, which the loader and the task check
-against their config) and `<prefix>.counts.json` (how often each wordpiece id
-occurs in the corpus, from which the loader draws random replacement tokens).
-
-The writers (pretraining_records.py, beam_records.py) and the loader
-(pretrain_dataloader.py) share this module.
+Records hold unmasked wordpiece ids and word-start flags (plus segment ids and
+NSP labels for `nsp`, tagged spans when written with them); shards are
+`<prefix>-NNNNN-of-MMMMM.tfrecord` beside `<prefix>.stats.json` and
+`<prefix>.counts.json`. Shared by the writers and the loader.
 """
 
 import collections

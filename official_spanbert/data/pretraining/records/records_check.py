@@ -14,14 +14,9 @@
 
 """Checks that pretraining records fit the loader's data config.
 
-Before any record is read for training: that the records' run finished and
-wrote these shards (no lock left, the shard sizes its stats list), the
-records' vocab fingerprint,
-layout (single / nsp), tagged span kinds and longest block against the data
-config (`check_records`), the unigram counts random replacements draw from
-(`random_tokens`), and whether there are enough shards for the input
-pipelines (`shard_count_warning`). A mismatch raises RecordsMismatchError
-saying what to change. `params` is a SpanBertPretrainDataConfig.
+Before training reads a record: the run finished (no lock, shard sizes as the
+stats list), vocab fingerprint, layout, tagged kinds and longest block match,
+and the unigram counts exist; a mismatch raises RecordsMismatchError.
 """
 
 from typing import Dict, List, Optional, Tuple

@@ -12,14 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Where the records writers meet the filesystem: one-line errors, SIGTERM,
-the prefix lock, created directories and stale shards.
+"""Where the records writers meet the filesystem: errors, SIGTERM, the prefix lock.
 
-Shared by the one-process writer (pretraining_records.py) and the Beam
-pipeline (beam_records.py): a failed run leaves no shard and no directory it
-created behind, a SIGTERM while writing ends the run with TerminatedError
-after its partial shards are removed, and a second run on the same prefix
-refuses with one line while the first holds `<prefix>.lock`.
+Shared by pretraining_records.py and beam_records.py: a failed or SIGTERMed run
+leaves no shard or directory it created, and `<prefix>.lock` keeps a second run
+off the same prefix (docs/pretraining.md, "Pretraining records").
 """
 
 import contextlib
