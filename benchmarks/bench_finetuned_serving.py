@@ -109,9 +109,7 @@ alone.
 """
 
 import argparse
-import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -119,18 +117,18 @@ import tempfile
 import time
 
 from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
-    MAX_ANSWER, N_BEST, QUERY, SEQ_CLS, SEQ_QA, STRIDE, Worker)
+    QUERY, SEQ_QA, STRIDE, Worker)
 from benchmarks.common import (  # pylint: disable=g-multiple-import
-    REPO, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, data_path, load_avg,
-    parse_args)
+    REPO, cpu_model, data_path, load_avg, parse_args)
+from benchmarks.finetuned_serving_encoder import encoder_part, percentile
+from benchmarks.finetuned_serving_inputs import (  # pylint: disable=g-multiple-import
+    Cursor, build_exports, smoke_inputs, squad_pairs, sst2_sentences)
 # Stdlib only (no TensorFlow): main's machine lines count the usable cores.
 from official_spanbert.utils import cpu_features
 
 HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
                            "/work/tmp/hf4venv/bin/python")
 PARTS = ("pipelines", "encoder")
-TF_EINSUM = "TF Model Garden (Keras einsum attention)"
-TF_MATMUL = "TF, matmul attention (as served)"
 TESTS = (  # name, kind, batch
     ("answer, median context", "qa_median", 1),
     ("answer, ~5,000-char context", "qa_long", 1),
@@ -140,211 +138,11 @@ TESTS = (  # name, kind, batch
     ("classify, SST-2", "cls", 16),
 )
 
-
-# ----------------------------------------------------------------------------
-# Inputs.
-
-
-def squad_pairs(path: str, long_chars: int, seed: int):
-  """(median-length pairs, long pairs, stats): (question, context) lists."""
-  with open(path, encoding="utf-8") as f:
-    articles = json.load(f)["data"]
-  lengths = [len(p["context"]) for a in articles for p in a["paragraphs"]]
-  median = statistics.median(lengths)
-  lo, hi = 0.9 * median, 1.1 * median
-  median_pairs = [(qa["question"], p["context"]) for a in articles
-                  for p in a["paragraphs"] if lo <= len(p["context"]) <= hi
-                  for qa in p["qas"]]
-  long_pairs, long_lengths = [], []
-  for a in articles:
-    texts, questions = [], []
-    for p in a["paragraphs"]:
-      texts.append(p["context"])
-      questions += [qa["question"] for qa in p["qas"]]
-      joined = "\n\n".join(texts)
-      if len(joined) >= long_chars:
-        if len(joined) <= 1.25 * long_chars:
-          long_pairs += [(q, joined) for q in questions]
-          long_lengths.append(len(joined))
-        texts, questions = [], []
-  rng = random.Random(seed)
-  rng.shuffle(median_pairs)
-  rng.shuffle(long_pairs)
-  stats = {"paragraphs": len(lengths), "median_chars": median,
-           "median_contexts": len({c for _, c in median_pairs}),
-           "median_questions": len(median_pairs),
-           "long_contexts": len(long_lengths),
-           "long_questions": len(long_pairs),
-           "long_chars": (min(long_lengths), statistics.median(long_lengths),
-                          max(long_lengths))}
-  return median_pairs, long_pairs, stats
-
-
-def sst2_sentences(path: str, seed: int):
-  with open(path, encoding="utf-8") as f:
-    rows = [line.rstrip("\n").split("\t") for line in f][1:]
-  sentences = [r[0].strip() for r in rows if r and r[0].strip()]
-  random.Random(seed).shuffle(sentences)
-  return sentences
-
-
-class Cursor:
-  """Takes items from a list in order, wrapping around."""
-
-  def __init__(self, items):
-    self.items, self.i = items, 0
-
-  def take(self, n):
-    out = [self.items[(self.i + k) % len(self.items)] for k in range(n)]
-    self.i += n
-    return out
-
-
-def smoke_inputs(args, work: str) -> None:
-  """--smoke: sets args.minilm, .squad and .sst2 where no flag named them.
-
-  A random 1-layer BERT in Hugging Face's layout (written by
-  interop.tf_to_hf, with the fixture's vocab excerpt), and a SQuAD JSON and an
-  SST-2 TSV of the fixture's prose: each document an article, each line a
-  paragraph with questions made of its sentences (timing only).
-  """
-  with open(SMOKE_CORPUS, encoding="utf-8") as f:
-    docs = [[line.strip() for line in doc.splitlines() if line.strip()]
-            for doc in f.read().split("\n\n")]
-  sentences = [s.strip() for doc in docs for p in doc
-               for s in p.split(". ") if len(s.split()) > 3]
-  if args.squad is None:
-    args.squad = os.path.join(work, "smoke_squad.json")
-    data = [{"title": f"document {i}", "paragraphs": [
-        {"context": p, "qas": [
-            {"id": f"{i}.{j}.{k}", "answers": [],
-             "question": "What " + " ".join(s.split()[1:9]) + "?"}
-            for k, s in enumerate(p.split(". ")[:2])]}
-        for j, p in enumerate(doc)]} for i, doc in enumerate(docs)]
-    with open(args.squad, "w", encoding="utf-8") as f:
-      json.dump({"data": data, "version": "1.1"}, f)
-  if args.sst2 is None:
-    args.sst2 = os.path.join(work, "smoke_sst2.tsv")
-    with open(args.sst2, "w", encoding="utf-8") as f:
-      f.write("sentence\tlabel\n" + "".join(
-          f"{s}\t{i % 2}\n" for i, s in enumerate(sentences)))
-  if args.minilm is None:
-    args.minilm = tiny_bert(work, SMOKE_VOCAB, args.seed)
-
-
-def tiny_bert(work: str, vocab: str, seed: int) -> str:
-  """A random 1-layer BERT (hidden 32) in Hugging Face's layout."""
-  from official_spanbert.interop import random_bert  # pylint: disable=g-import-not-at-top
-  return random_bert.write(work, vocab, seed)
-
-
-# ----------------------------------------------------------------------------
-# The package's side.
-
-
-def build_exports(work: str, minilm: str, seed: int,
-                  precision: str = "float32"):
-  """Exports answer and classify; returns (qa dir, classify dir, heads.npz)."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official.core import exp_factory  # pylint: disable=g-import-not-at-top
-  from official.core import task_factory  # pylint: disable=g-import-not-at-top
-  from official.core import train_utils  # pylint: disable=g-import-not-at-top
-  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
-  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  from official_spanbert.data.finetuning import classification as cls_data  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
-
-  converted = os.path.join(work, "minilm")
-  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
-    interop.hf_to_tf(minilm, converted)
-  with open(os.path.join(converted, interop.CONVERSION_FILE),
-            encoding="utf-8") as f:
-    lower_case = bool(json.load(f)["lower_case"])
-  vocab = os.path.join(converted, interop.VOCAB_FILE)
-
-  def run_dir(name, params):
-    """Encoder from the conversion, seeded random head, saved as a run."""
-    params.task.init_checkpoint = converted
-    tf.keras.utils.set_random_seed(seed)
-    task = task_factory.get_task(params.task.replace(validation_data=None))
-    model = task.build_model()
-    task.initialize(model)
-    run = os.path.join(work, name + "_run")
-    os.makedirs(run, exist_ok=True)
-    train_utils.serialize_config(params, run)
-    tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
-        os.path.join(run, "ckpt"))
-    loaded, experiment = registry.load_run(run)
-    paths = registry.export(loaded, experiment, registry.ExportOptions(
-        export_base=os.path.join(work, name + "_export"), model_dir=run,
-        precision=precision))
-    encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
-    head = {v.name: v.numpy() for v in model.trainable_variables
-            if id(v) not in encoder}
-    return paths["model"], head
-
-  def base(experiment):
-    return params_dict.override_params_dict(
-        exp_factory.get_exp_config(experiment),
-        os.path.join(converted, interop.PARAMS_FILE), is_strict=True)
-
-  params = base("spanbert/squad_v1")
-  data = dict(seq_length=SEQ_QA, doc_stride=STRIDE, query_length=QUERY,
-              vocab_file=vocab, do_lower_case=lower_case)
-  params.override({"task": {"train_data": data, "validation_data": data,
-                            "n_best_size": N_BEST,
-                            "max_answer_length": MAX_ANSWER}}, is_strict=True)
-  qa_dir, qa_head = run_dir("qa", params)
-
-  records = os.path.join(work, "sst2_records")
-  os.makedirs(records, exist_ok=True)
-  with open(os.path.join(records, cls_data.META_FILE), "w",
-            encoding="utf-8") as f:
-    json.dump({"task": "sst2", "labels": ["0", "1"], "num_labels": 2,
-               "vocab_file": vocab, "lower_case": lower_case,
-               "max_seq_length": SEQ_CLS}, f)
-  params = base("spanbert/classification")
-  params.override({"task": {"model": {"num_classes": 2}, "train_data": {
-      "input_path": os.path.join(records, cls_data.TRAIN_FILE),
-      "seq_length": SEQ_CLS}}}, is_strict=True)
-  cls_dir, cls_head = run_dir("cls", params)
-
-  # TF heads -> HF parameter names (Dense kernels are [in, out]; Linear
-  # weights are [out, in]).
-  def one(head, *words):
-    names = [n for n in head if all(w in n for w in words)]
-    assert len(names) == 1, (words, sorted(head))
-    return head[names[0]]
-  assert len(qa_head) == 2 and len(cls_head) == 4, (qa_head, cls_head)
-  heads = {
-      "qa/qa_outputs.weight": one(qa_head, "kernel").T,
-      "qa/qa_outputs.bias": one(qa_head, "bias"),
-      "cls/bert.pooler.dense.weight": one(cls_head, "pooler_dense",
-                                          "kernel").T,
-      "cls/bert.pooler.dense.bias": one(cls_head, "pooler_dense", "bias"),
-      "cls/classifier.weight": one(cls_head, "logits", "kernel").T,
-      "cls/classifier.bias": one(cls_head, "logits", "bias"),
-  }
-  path = os.path.join(work, "heads.npz")
-  np.savez(path, **{k: np.ascontiguousarray(v, np.float32)
-                    for k, v in heads.items()})
-  return qa_dir, cls_dir, path
-
-
 def tf_windows(q_pieces: int, doc_pieces: int) -> int:
   """Windows the `answer` graph cuts (qa_module: step doc_stride)."""
   max_doc = SEQ_QA - min(q_pieces, QUERY) - 3
   step = min(max_doc, STRIDE)
   return 1 + (max(doc_pieces - max_doc, 0) + step - 1) // step
-
-
-def percentile(xs, q):
-  xs = sorted(xs)
-  k = (len(xs) - 1) * q / 100
-  f = int(k)
-  return xs[f] + (xs[min(f + 1, len(xs) - 1)] - xs[f]) * (k - f)
 
 
 def cpu_line() -> str:
@@ -483,7 +281,7 @@ def main(argv=None):
     if "encoder" in args.parts:
       encoder_part(args, work, minilm, hf_python)
     if "pipelines" not in args.parts:
-      print(f"load at start {load_start}, at end {load_avg_str()}; "
+      print(f"load at start {load_start}, at end {load_avg()}; "
             f"{time.time() - start:.0f} s in all")
       return
     t0 = time.perf_counter()
@@ -517,162 +315,6 @@ def main(argv=None):
       for hf in workers.values():
         hf.close()
   report(tests, sides, results, load_start, start)
-
-
-def encoder_flops(batch: int, seq: int, layers: int, hidden: int,
-                  ffn: int) -> float:
-  """Model FLOPs of one encoder call: the matmuls (2 FLOPs a MAC)."""
-  return 2.0 * batch * seq * layers * (4 * hidden * hidden + 2 * hidden * ffn
-                                       + 2 * seq * hidden)
-
-
-def tf_encoders(minilm: str, work: str, chunks):
-  """(encoder sizes, {side: tf.function(ids, mask, types) -> [b, s, H]})."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
-  from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
-  from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
-  converted = os.path.join(work, "minilm")
-  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
-    interop.hf_to_tf(minilm, converted)
-  config = hf_files.read_hf_config(minilm)
-
-  def restored():
-    model = interop.build_model(config.encoder_config(), config.tf_activation,
-                                use_next_sentence=False)
-    model(span_bert_pretrainer.dummy_inputs(1, 8, 4))
-    encoder = model.checkpoint_items["encoder"]
-    checkpoints.restore_encoder(encoder, converted)
-    return encoder
-
-  encoder, matmul = restored(), restored()
-  attention_layout.use_matmul_attention(matmul)  # what serving runs
-
-  def call(ids, mask, types, encoder=encoder):
-    return encoder(dict(input_word_ids=ids, input_mask=mask,
-                        input_type_ids=types),
-                   training=False)["sequence_output"]
-
-  spec = [tf.TensorSpec([None, None], tf.int32)] * 3
-  sides = {TF_EINSUM: tf.function(call, input_signature=spec),
-           TF_MATMUL: tf.function(lambda *x: call(*x, encoder=matmul),
-                                  input_signature=spec)}
-  for k in chunks:
-    def chunked(ids, mask, types, k=k):
-      b, s = tf.shape(ids)[0], tf.shape(ids)[1]
-      shaped = tuple(tf.reshape(x, [b // k, k, s]) for x in (ids, mask, types))
-      out = tf.map_fn(lambda x: call(*x), shaped, parallel_iterations=1,
-                      fn_output_signature=tf.TensorSpec(
-                          [k, None, config.hidden_size], tf.float32))
-      return tf.reshape(out, [b, s, config.hidden_size])
-    sides[f"TF, chunks of {k}"] = tf.function(chunked, input_signature=spec)
-  return config, sides
-
-
-def encoder_part(args, work: str, minilm: str, hf_python) -> None:
-  """The encoder alone: TF (whole, chunked), torch eager, ONNX Runtime."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  shapes = [tuple(int(x) for x in s.split("x")) for s in args.encoder_shapes]
-  config, tf_sides = tf_encoders(minilm, work, args.tf_chunks)
-  cpu = cpu_features.read()
-  peak = cpu.peak_flops_per_cycle("float32") * (cpu.mhz or 0) * 1e6
-  worker = None
-  if hf_python:
-    worker = Worker(hf_python, minilm, None, args.torch_threads[-1],
-                    args.hf_doc_stride)
-    info = worker.ask(op="encoder", work=work)
-    print(f"encoder part: torch {info['torch']} eager (attention "
-          f"{info['attention']}), onnxruntime {info['onnxruntime']}, "
-          f"{info['threads']} thread(s) each; ONNX export + optimizer "
-          f"{info['export_seconds']:.0f} s, fused {info['fused']}",
-          flush=True)
-  rng = np.random.default_rng(args.seed)
-  inputs = {}
-  for b, n in shapes:
-    ids = rng.integers(1000, config.vocab_size, (b, n)).astype(np.int32)
-    types = np.zeros((b, n), np.int32)
-    types[:, n // 3:] = 1  # question, then passage
-    inputs[(b, n)] = (ids, np.ones((b, n), np.int32), types)
-
-  def sides_for(b):
-    names = [TF_EINSUM, TF_MATMUL] + [f"TF, chunks of {k}" for k in
-                                      args.tf_chunks if k < b and b % k == 0]
-    return names + (["torch eager", "ONNX Runtime"] if worker else [])
-
-  def time_side(side, shape, calls, save=None):
-    ids, mask, types = inputs[shape]
-    if side.startswith("TF"):
-      fn = tf_sides[side]
-      feed = [tf.constant(x) for x in (ids, mask, types)]
-      walls, cpus, out = [], [], None
-      for _ in range(calls):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn(*feed).numpy()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-      if save:
-        np.save(save, out)
-      return {"wall": walls, "cpu": cpus}
-    return worker.ask(op="encoder", engine="ort" if side == "ONNX Runtime"
-                      else "torch", ids=ids.tolist(), mask=mask.tolist(),
-                      types=types.tolist(), calls=calls, save=save)
-
-  diffs = {}
-  for shape in shapes:  # warmup; each side's output against TF's
-    ref = None
-    for side in sides_for(shape[0]):
-      path = os.path.join(work, "encoder_out.npy")
-      time_side(side, shape, 1, save=path)
-      out = np.load(path)
-      ref = out if ref is None else ref
-      diffs[(shape, side)] = float(np.abs(out - ref).max())
-  results = {(shape, side): {"wall": [], "cpu": []} for shape in shapes
-             for side in sides_for(shape[0])}
-  for r in range(args.rounds):
-    t0 = time.perf_counter()
-    for shape in shapes:
-      names = sides_for(shape[0])
-      for side in names[r % len(names):] + names[:r % len(names)]:
-        got = time_side(side, shape, args.encoder_calls)
-        for k in ("wall", "cpu"):
-          results[(shape, side)][k] += got[k]
-    print(f"encoder round {r + 1}/{args.rounds} "
-          f"{time.perf_counter() - t0:.0f} s, load {load_avg_str()}",
-          flush=True)
-  print()
-  print(f"Encoder alone ({config.num_hidden_layers} layers, hidden "
-        f"{config.hidden_size}, FFN {config.intermediate_size}); one core's "
-        f"float32 peak {peak / 1e9:.0f} GFLOP/s "
-        f"({cpu.peak_flops_per_cycle('float32')} FLOPs/cycle at "
-        f"{cpu.mhz or 0:.0f} MHz):")
-  print()
-  print("| shape | side | p50 ms | CPU ms / call | GFLOP/s (p50 wall) | "
-        "GFLOP/s (CPU) | of peak (CPU) | p50 / ONNX Runtime | "
-        "max abs diff vs TF | calls |")
-  print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-  for shape in shapes:
-    flops = encoder_flops(*shape, config.num_hidden_layers,
-                          config.hidden_size, config.intermediate_size)
-    ort_p50 = None
-    if worker:
-      ort_p50 = percentile(results[(shape, "ONNX Runtime")]["wall"], 50)
-    for side in sides_for(shape[0]):
-      cell = results[(shape, side)]
-      p50 = percentile(cell["wall"], 50)
-      cpu_s = statistics.median(cell["cpu"])
-      by_cpu = flops / cpu_s if cpu_s > 0 else float("nan")
-      share = f"{by_cpu / peak:.0%}" if peak else "?"
-      ratio = f"{p50 / ort_p50:.2f}x" if ort_p50 else ""
-      print(f"| [{shape[0]},{shape[1]}] | {side} | {p50 * 1e3:,.1f} | "
-            f"{cpu_s * 1e3:,.1f} | {flops / p50 / 1e9:.0f} | "
-            f"{by_cpu / 1e9:.0f} | {share} | {ratio} | "
-            f"{diffs[(shape, side)]:.1e} | {len(cell['wall'])} |")
-  print()
-  if worker:
-    worker.close()
 
 
 def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
@@ -744,7 +386,7 @@ def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
         cell[side].append(got[side])
       cell["pairs"] += [x for items in calls for x in items]
     print(f"round {r + 1}/{args.rounds} ({'/'.join(order)} first) "
-          f"{time.perf_counter() - t0:.0f} s, load {load_avg_str()}",
+          f"{time.perf_counter() - t0:.0f} s, load {load_avg()}",
           flush=True)
   # Windows per question on each side, for the QA inputs that were timed
   # (the HF worker counts the wordpieces).
@@ -757,10 +399,6 @@ def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
                              TF=[tf_windows(q, d) for q, d, _ in rows],
                              doc_pieces=[d for _, d, _ in rows])
   return sides, results
-
-
-def load_avg_str():
-  return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def agreement(kind, tf_rounds, hf_rounds):
@@ -843,7 +481,7 @@ def report(tests, sides, results, load_start, start):
                "window")
     print(f"  {name}, batch {batch}: {'; '.join(parts)}{extra}")
   print()
-  print(f"load at start {load_start}, at end {load_avg_str()}; "
+  print(f"load at start {load_start}, at end {load_avg()}; "
         f"{time.time() - start:.0f} s in all")
 
 

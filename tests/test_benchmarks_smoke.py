@@ -32,7 +32,8 @@ import pytest
 from conftest import REPO
 
 # benchmarks/ modules that are libraries of the scripts, not scripts.
-LIBRARIES = frozenset({"__init__", "common", "hf_pipeline_worker",
+LIBRARIES = frozenset({"__init__", "common", "finetuned_serving_encoder",
+                       "finetuned_serving_inputs", "hf_pipeline_worker",
                        "masking_tables"})
 SCRIPTS = sorted(
     os.path.splitext(os.path.basename(p))[0]
