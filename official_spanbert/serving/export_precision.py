@@ -20,7 +20,7 @@ Example:
 """
 
 import contextlib
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 import tf_keras
 
@@ -48,6 +48,21 @@ def check(precision: str,
           "AMX (or oneDNN is capped below them), so a bfloat16 graph would be "
           "emulated, about 10x slower than float32: export with "
           "--precision=float32, or on the kind of machine that will serve it")
+
+
+def float32_head(model: tf_keras.Model, names: Sequence[str]) -> None:
+  """Makes the layers `names` of `model` (and the layers inside them)
+  compute in float32, where they exist.
+
+  For the output head of a model built in mixed bfloat16: its logits keep
+  float32's 24 bits instead of bf16's 8, so near-tied scores (a QA model's
+  n-best starts and ends) are not rounded into ties or flipped.
+  """
+  policy = tf_keras.mixed_precision.Policy("float32")
+  for layer in model.layers:
+    if layer.name in names:
+      for sub in [layer] + list(layer._flatten_layers(include_self=False)):  # pylint: disable=protected-access
+        sub._set_dtype_policy(policy)  # pylint: disable=protected-access
 
 
 @contextlib.contextmanager

@@ -47,6 +47,7 @@ import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import attention_layout
+from official_spanbert.serving import export_precision
 from official_spanbert.serving import length_chunks
 from official_spanbert.serving import limits
 
@@ -112,6 +113,10 @@ class QuestionAnsweringModule(tf.Module):
                        f"passage after query_length {query_length}")
     # Attention scores by one matmul: same outputs, faster on CPU.
     attention_layout.use_matmul_attention(model)
+    # Under bfloat16 the start/end logits stay float32 (ties otherwise).
+    if model.compute_dtype == "bfloat16":
+      export_precision.float32_head(model, ("span_labeling", "start_positions",
+                                            "end_positions"))
     self.model = model
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab
