@@ -50,7 +50,8 @@ import tensorflow as tf  # noqa: E402
 from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.interop import sbo_map  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
-from official_spanbert.serving import export  # noqa: E402
+from official_spanbert.serving import export_lib  # noqa: E402
+from official_spanbert.serving import pretraining_export  # noqa: E402
 from official_spanbert.serving import pretraining_module  # noqa: E402
 from official_spanbert.serving import text_preprocessor as tp  # noqa: E402
 
@@ -181,8 +182,8 @@ def converted(reference, small_vocab, tmp_path_factory):
 
 def _load(out):
   """The model spanbert-export-savedmodel --model_dir=out builds, restored."""
-  params = export.load_params("spanbert/pretraining", model_dir=out)
-  model = export.build_model(params)
+  params = export_lib.load_params("spanbert/pretraining", model_dir=out)
+  model = pretraining_export.build_model(params)
   return model, checkpoints.restore(model, out)
 
 
@@ -640,8 +641,8 @@ def test_the_export_finds_the_vocab_beside_a_converted_checkpoint(converted):
   """spanbert-export-savedmodel --model_dir=DIR needs no --vocab_file: the
   import writes vocab.txt beside the checkpoint, and params.yaml names none."""
   out, _ = converted
-  params = export.load_params("spanbert/pretraining", model_dir=out)
+  params = export_lib.load_params("spanbert/pretraining", model_dir=out)
   assert not params.task.train_data.vocab_file
-  _, vocab = export.load_for_export(params, model_dir=out)
+  _, vocab = pretraining_export.load_for_export(params, model_dir=out)
   assert vocab == os.path.join(out, "vocab.txt")
   assert os.path.exists(vocab)

@@ -27,7 +27,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import pretraining_export
 from official_spanbert.serving import text_preprocessor as tp
 from conftest import REPO, TOOLS
 import serving_client
@@ -232,6 +232,6 @@ def test_preprocessing_model(exported):
 
 def test_existing_version_is_refused(exported):
   with pytest.raises(ValueError, match="already exists"):
-    export_lib.export(exported["keras"], exported["vocab"],
-                      os.path.join(exported["dir"], "spanbert"), version=7,
-                      seq_length=SEQ)
+    pretraining_export.export(exported["keras"], exported["vocab"],
+                              os.path.join(exported["dir"], "spanbert"),
+                              version=7, seq_length=SEQ)

@@ -32,7 +32,7 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.core import train_utils
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import registry
 import serving_client
 

@@ -312,15 +312,15 @@ def test_a_typo_d_key_names_its_path_file_line_and_the_nearest_key(
       "task.train_data.seq_lenght; did you mean task.train_data.seq_length?")
   assert not os.path.exists(model_dir)
   # The exporters read overrides through the same check.
-  from official_spanbert.serving import export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import export_lib  # pylint: disable=g-import-not-at-top
   with pytest.raises(ValueError) as e:
-    export.load_params("spanbert/squad_v1", None, (),
-                       "task.model.encodr.type=bert_v2")
+    export_lib.load_params("spanbert/squad_v1", None, (),
+                           "task.model.encodr.type=bert_v2")
   assert str(e.value) == ("--params_override: unknown key task.model.encodr; "
                           "did you mean task.model.encoder?")
   with pytest.raises(ValueError, match=r"unknown key task\.zzz; task has "
                      r"allow_image_summary, .*train_data"):
-    export.load_params("spanbert/squad_v1", None, (), "task.zzz=1")
+    export_lib.load_params("spanbert/squad_v1", None, (), "task.zzz=1")
 
 
 def test_binary_shows_progress_and_what_it_wrote(

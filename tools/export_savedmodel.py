@@ -90,7 +90,7 @@ def main(argv):
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
   from official_spanbert.serving import registry
-  from official_spanbert.serving import export as export_lib
+  from official_spanbert.serving import export_lib
   # pylint: enable=g-import-not-at-top
   del argv
   try:

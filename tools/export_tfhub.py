@@ -55,7 +55,8 @@ def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
-  from official_spanbert.serving import export as export_lib
+  from official_spanbert.serving import export_lib
+  from official_spanbert.serving import pretraining_export
   from official_spanbert.serving import tfhub_export
   # pylint: enable=g-import-not-at-top
   del argv
@@ -64,8 +65,9 @@ def main(argv):
     tfhub_export.output_dirs(FLAGS.export_dir)  # before the slow part
     params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
                                     FLAGS.config_file, FLAGS.params_override)
-    model, vocab = export_lib.load_for_export(
-        params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
+    model, vocab = pretraining_export.load_for_export( params, FLAGS.model_dir,
+                                                      FLAGS.checkpoint_path,
+                                                      FLAGS.vocab_file)
     dirs = tfhub_export.export(model, vocab, FLAGS.export_dir,
                              lower_case=FLAGS.do_lower_case,
                              seq_length=FLAGS.seq_length)

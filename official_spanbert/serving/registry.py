@@ -33,9 +33,10 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import limits
+from official_spanbert.serving import pretraining_export
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import pretraining
@@ -173,9 +174,9 @@ def load_run(model_dir: Optional[str] = None,
 
 
 def _export_pretrainer(params, options: ExportOptions) -> Dict[str, str]:
-  model, vocab = export_lib.load_for_export(
+  model, vocab = pretraining_export.load_for_export(
       params, options.model_dir, options.checkpoint_path, options.vocab_file)
-  return export_lib.export(
+  return pretraining_export.export(
       model, vocab, options.export_base, lower_case=options.lower_case,
       seq_length=options.seq_length, top_k=options.top_k,
       max_masks=options.max_masks, version=options.version,

@@ -57,7 +57,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import pretraining_module
 from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
