@@ -31,6 +31,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
+from official_spanbert.serving import limits
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -46,7 +47,7 @@ flags.DEFINE_string("export_dir", None,
 flags.DEFINE_string("vocab_file", None,
                     "Vocab (default: task.train_data.vocab_file).")
 flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
-flags.DEFINE_integer("seq_length", 128,
+flags.DEFINE_integer("seq_length", limits.SEQ_LENGTH,
                      "Default sequence length of the preprocessor.")
 flags.mark_flag_as_required("export_dir")
 

@@ -29,6 +29,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export_lib
+from official_spanbert.serving import limits
 from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import text_preprocessor as tp
 
@@ -78,8 +79,10 @@ def build_model(params, checkpoint_path: Optional[str] = None):
 
 
 def export(model, vocab_file: str, export_base: str, *,
-           lower_case: bool = False, seq_length: int = 128, top_k: int = 5,
-           max_masks: int = 20, version: Optional[int] = None,
+           lower_case: bool = False, seq_length: int = limits.SEQ_LENGTH,
+           top_k: int = limits.FILL_SPANS_TOP_K,
+           max_masks: int = limits.FILL_SPANS_MAX_MASKS,
+           version: Optional[int] = None,
            preprocessing_export_base: Optional[str] = None) -> Dict[str, str]:
   """Exports the serving and preprocessing SavedModels.
 
@@ -102,7 +105,8 @@ def export(model, vocab_file: str, export_base: str, *,
     {"model": dir, "preprocessing": dir}.
 
   Raises:
-    export_lib.VersionTakenError: `version` exists or another export is writing it.
+    export_lib.VersionTakenError: `version` exists or another export is
+      writing it.
     export_lib.ExportOutputError: the disk is full (nothing is left behind).
   """
   pre_base = preprocessing_export_base or export_base.rstrip("/") + (
@@ -116,7 +120,8 @@ def export(model, vocab_file: str, export_base: str, *,
   pre = pretraining_module.PreprocessingModule(preprocessor)
   texts = list(WARMUP_TEXTS)
   ids = preprocessor(tf.constant(texts))
-  with export_lib.written_whole(export_base, [export_base, pre_base]) as writing:
+  with export_lib.written_whole(export_base,
+                                [export_base, pre_base]) as writing:
     version, tmps = export_lib.claim_version([export_base, pre_base], version)
     dirs = [os.path.join(base, str(version))
             for base in (export_base, pre_base)]
