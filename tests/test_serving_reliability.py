@@ -36,7 +36,8 @@ from official_spanbert.serving import export_lib
 from official_spanbert.serving import pretraining_export
 from official_spanbert.serving import tfhub_export
 from conftest import REPO, TOOLS
-from test_export import SEQ, _params, tool_flags
+import export_helpers
+from export_helpers import SEQ
 
 MISMATCH_CLIENT = """
 import json, sys
@@ -70,7 +71,7 @@ print(json.dumps(result))
 
 def _model(seed):
   tf.keras.utils.set_random_seed(seed)
-  return task_factory.get_task(_params().task).build_model()
+  return task_factory.get_task(export_helpers.params().task).build_model()
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +188,7 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
         tmp_path / f"err{seed}", "w") as err:
       procs.append(subprocess.Popen(  # pylint: disable=consider-using-with
           [sys.executable, os.path.join(REPO, "tests", "concurrent_export.py"),
-           go, str(now)] + tool_flags(ckpt, cased_vocab, base),
+           go, str(now)] + export_helpers.tool_flags(ckpt, cased_vocab, base),
           stdout=out, stderr=err))
   deadline = time.time() + 600
   while (len([f for f in os.listdir(tmp_path) if f.startswith("go.ready")])
@@ -226,7 +227,8 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
   # An explicit version that is taken: one line, no traceback.
   proc = subprocess.run(
       [sys.executable, os.path.join(TOOLS, "export_savedmodel.py")] +
-      tool_flags(ckpt, cased_vocab, base) + [f"--version={int(now)}"],
+      export_helpers.tool_flags(ckpt, cased_vocab, base) +
+      [f"--version={int(now)}"],
       capture_output=True, text=True, timeout=600)
   assert proc.returncode == 1
   assert proc.stderr.strip().splitlines()[-1] == (
@@ -380,7 +382,7 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
               "than the ")
   with pytest.raises(checkpoints.CheckpointReadError) as e:
     pretraining_export.load_for_export(  # tfhub and savedmodel
-        _params(), checkpoint_path=str(tmp_path / "run"),
+        export_helpers.params(), checkpoint_path=str(tmp_path / "run"),
         vocab_file=cased_vocab)
   assert str(e.value).startswith(expected) and "\n" not in str(e.value)
   with pytest.raises(hf_files.ConversionError) as e:  # keras-hub, tf_to_hf
@@ -392,7 +394,7 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
       [sys.executable, "-m", "official_spanbert.tools.export_tfhub",
        f"--checkpoint_path={prefix}", f"--vocab_file={cased_vocab}",
        f"--export_dir={tmp_path / 'hub'}"] + [
-           f for f in tool_flags(prefix, cased_vocab, "-")
+           f for f in export_helpers.tool_flags(prefix, cased_vocab, "-")
            if f.startswith(("--config_file", "--params_override"))],
       capture_output=True, text=True, timeout=600, check=False)
   assert proc.returncode == 1, proc.stderr[-3000:]
@@ -506,7 +508,8 @@ def test_full_disk_during_keras_hub_export_leaves_no_half_preset(
   run = tmp_path / "run"
   prefix = tf.train.Checkpoint(**exported["keras"].checkpoint_items).save(
       str(run / "ckpt"))
-  params_dict.save_params_dict_to_yaml(_params(), str(run / "params.yaml"))
+  params_dict.save_params_dict_to_yaml(export_helpers.params(),
+                                       str(run / "params.yaml"))
   out = tmp_path / "preset"
   if earlier:
     out.mkdir()

@@ -34,7 +34,7 @@ from conftest import REPO, TOOLS
 from conftest import data_path
 
 SEQ = 32
-# The tiny model of test_export.py: hidden 32, one layer.
+# The tiny model of serving/pretraining_export_test.py: hidden 32, one layer.
 SIZE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1}
 
 
