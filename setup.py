@@ -80,7 +80,7 @@ setuptools.setup(
         "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
         # Keras 3 users (docs/keras3.md): spanbert-export-keras-hub writes a
         # keras-hub preset that keras_hub.models.BertBackbone.from_preset
-        # loads (tests/test_keras_hub_preset.py, TensorFlow and JAX
+        # loads (tests/interop/keras_hub_preset_test.py, TensorFlow and JAX
         # backends). keras-hub 0.30+ pins kagglesdk==0.1.28, which Model
         # Garden's kaggle 2.2.5 (kagglesdk>=0.1.38) excludes; 0.29.1 is the
         # newest that resolves beside it (keras>=3.13: the venv's 3.15).

@@ -3,7 +3,7 @@
 # runs every console script from a temporary directory outside the repository:
 # each script's --help, then `spanbert-demo --act=scratch --train_steps=20`
 # (the first act: the second converts all-MiniLM-L6-v2 and trains for
-# minutes; tests/test_demo_continued.py runs it from the tree). Called by
+# minutes; tests/demo/continued_test.py runs it from the tree). Called by
 # `make wheel-check` (and so by .ci/run, after `make test`).
 #
 # What is and is not borrowed from the project's .venv:

@@ -17,8 +17,8 @@ r"""Serving latency/throughput of the exported base-size SpanBERT vs HF BertMode
 Builds a base-size SpanBERT (configs/models/base.yaml: 12 layers, hidden 768,
 12 heads, intermediate 3072, cased vocab 28,996) with RANDOM weights (latency
 does not depend on the values), exports it with
-official_spanbert.serving.export.export (seq_length 128) to a temporary
-directory, loads it back with tf.saved_model.load and, in one process and
+official_spanbert.serving.pretraining_export.export (seq_length 128) to a
+temporary directory, loads it back with tf.saved_model.load and, in one process and
 interleaved round by round, times:
 
   * TF `serving_default(text)`   text in: in-graph tokenization + packing +
@@ -65,7 +65,7 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import pretraining_export
 from official_spanbert.utils import cpu_features
 from benchmarks.common import (  # pylint: disable=g-multiple-import
     DATA, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, load_avg, parse_args)
@@ -101,9 +101,9 @@ def model_params(size: str):
 
 
 def build_and_export(params, vocab: str, export_base: str):
-  model = export_lib.build_model(params)           # random init
-  dirs = export_lib.export(model, vocab, export_base, seq_length=SEQ,
-                           version=1)
+  model = pretraining_export.build_model(params)           # random init
+  dirs = pretraining_export.export(model, vocab, export_base, seq_length=SEQ,
+                                   version=1)
   n = sum(int(np.prod(v.shape)) for v in model.encoder_network.weights)
   return dirs["model"], n
 

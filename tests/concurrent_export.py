@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Runs spanbert-export-savedmodel (tools/export_savedmodel.py), entering export() only when told.
+"""Runs spanbert-export-savedmodel, entering the export only when told.
 
 Used by test_serving_reliability.py to start two exports at one moment:
   python concurrent_export.py GO_FILE NOW [export_savedmodel flags]
@@ -27,13 +27,14 @@ import types
 
 from absl import app
 
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
+from official_spanbert.serving import pretraining_export
 from official_spanbert.tools import export_savedmodel
 
 
 def main():
   go, now = sys.argv.pop(1), float(sys.argv.pop(1))
-  export = export_lib.export
+  export = pretraining_export.export
   export_lib.time = types.SimpleNamespace(time=lambda: now)
 
   def export_when_told(*args, **kwargs):
@@ -43,7 +44,7 @@ def main():
       time.sleep(0.005)
     return export(*args, **kwargs)
 
-  export_lib.export = export_when_told
+  pretraining_export.export = export_when_told
   app.run(export_savedmodel.main)
 
 

@@ -252,39 +252,53 @@ def tier(item) -> str:
 
 
 # The test files that take longest (worker-seconds, measured with
-# --durations=0; docs/testing.md), longest first. pytest-xdist hands tests out
-# in collection order, so a long file collected last (alphabetically most of
-# these are) leaves one worker idle at the end while the other finishes it;
-# run first, the short files fill in around them. The order only changes the
-# wall time, never what runs.
+# --durations=0; docs/testing.md), longest first, by their path under tests/.
+# pytest-xdist hands tests out in collection order, so a long file collected
+# last (alphabetically most of these are) leaves one worker idle at the end
+# while the other finishes it; run first, the short files fill in around
+# them. The order only changes the wall time, never what runs.
 LONGEST_FIRST = (
-    # The integration tier's (2026-12-03: 4,829 worker-s in all, at load 3-5).
-    "test_train_reliability.py", "test_serving_reliability.py",
-    "test_span_tagging.py", "test_keras_hub_preset.py",
-    "test_distributed_training.py", "test_coref_task.py", "test_export.py",
-    "test_squad.py", "test_qa_serving.py", "test_pretraining_records.py",
-    "test_pretraining_task.py", "test_continued.py",
+    # The integration tier's (2026-12-03: 4,829 worker-s in all, at load 3-5;
+    # test_train_reliability.py, the longest, is now the three test_train_*).
+    "test_train_runs.py", "test_train_resume.py", "test_train_errors.py",
+    "test_serving_reliability.py", "data/pretraining/span_tagging_test.py",
+    "interop/keras_hub_preset_test.py", "test_distributed_training.py",
+    "tasks/coreference_test.py", "serving/pretraining_export_test.py",
+    "test_squad.py", "test_qa_serving.py",
+    "data/pretraining/records/pretraining_records_test.py",
+    "tasks/pretraining_test.py", "test_continued.py",
     "test_convert_checkpoint.py", "test_classify_serving.py",
-    "test_ablation.py", "test_tfhub_export.py", "test_coref_ontonotes.py",
+    "test_ablation.py", "serving/tfhub_export_test.py",
+    "data/finetuning/ontonotes_test.py",
     # The unit tier's (the tiers run apart; a file of both is listed once).
-    "test_demo.py", "test_benchmarks_smoke.py", "test_demo_continued.py",
-    "test_classify_export.py", "test_console.py", "test_build_vocab.py",
-    "test_convert_fairseq.py", "test_coref_data.py", "test_span_ner_task.py",
+    "demo/pipeline_test.py", "test_benchmarks_smoke.py",
+    "demo/continued_test.py", "serving/classify_export_test.py",
+    "utils/console_test.py", "data/pretraining/vocab_builder_test.py",
+    "interop/fairseq_to_tf_test.py", "data/finetuning/coref_test.py",
+    "tasks/span_ner_test.py",
 )
 
 
+def relative_file(item) -> str:
+  """The item's test file, as its path under tests/ ("serving/x_test.py")."""
+  return os.path.relpath(os.path.realpath(str(item.fspath)),
+                         os.path.realpath(TESTS_DIR)).replace(os.sep, "/")
+
+
 def _run_order(item) -> int:
-  name = os.path.basename(str(item.fspath))
+  name = relative_file(item)
   return (LONGEST_FIRST.index(name) if name in LONGEST_FIRST
           else len(LONGEST_FIRST))
 
 
 # Shared fixtures cheap enough to build on every worker, used by long tests
-# that should spread over them, as (test file, fixture): test_train_reliability.py's
-# `trained` (8 steps, 13 s) is used by 17 tests worth ~400 worker-s. By file:
-# test_coref_task.py's `trained` (a 60 s coreference run) must not spread;
-# when it did (the name alone was listed), 3 workers built it 3 times.
-SPREAD = (("test_train_reliability.py", "trained"),)
+# that should spread over them, as (test file, fixture). By file:
+# tasks/coreference_test.py's `trained` (a 60 s coreference run) must not
+# spread; when it did (the name alone was listed), 3 workers built it 3
+# times. The test_train_* files' `trained` (8 steps, 13 s, used by 17 tests
+# worth ~400 worker-s) spreads without a listing: it is defined in
+# train_helpers.py, not in a test file, so it forms no group.
+SPREAD = ()
 
 
 def shared_fixtures(item) -> list:
@@ -299,7 +313,7 @@ def shared_fixtures(item) -> list:
     for d in fixture_info.name2fixturedefs.get(name, ()):
       code = getattr(d.func, "__code__", None)
       if (d.scope in ("module", "class") and
-          (os.path.basename(path), name) not in SPREAD and
+          (relative_file(item), name) not in SPREAD and
           code is not None and
           os.path.realpath(code.co_filename) == path):
         names.append(name)
@@ -324,8 +338,7 @@ def xdist_groups(items) -> dict:
 
   uses = {}
   for item in items:
-    keys = [(os.path.basename(str(item.fspath)), name)
-            for name in shared_fixtures(item)]
+    keys = [(relative_file(item), name) for name in shared_fixtures(item)]
     if keys:
       uses[item] = keys
       for key in keys[1:]:

@@ -42,7 +42,7 @@ from official_spanbert import interop as hc
 from official_spanbert.interop import weight_map
 from conftest import REPO, TOOLS
 from test_convert_checkpoint import _mutated, _run_tool, _set, _tiny_hf_model, tiny_hf, tool  # noqa: F401  pylint: disable=unused-import
-from test_train_reliability import _read_only_cmd
+from train_helpers import read_only_cmd
 
 
 def _truncate_weights(d):
@@ -279,7 +279,7 @@ def test_a_read_only_output_is_refused_before_the_conversion(tiny_hf,
   """Item 6: reported only after the whole conversion had run."""
   out = str(tmp_path / "out")
   os.makedirs(out)
-  cmd = _read_only_cmd(out, _tool_cmd("--direction=hf_to_tf",
+  cmd = read_only_cmd(out, _tool_cmd("--direction=hf_to_tf",
                                       f"--input={tiny_hf[0]}",
                                       f"--output={out}"))
   result = subprocess.run(cmd, env=_env(), cwd=REPO, capture_output=True,

@@ -44,8 +44,8 @@ from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format
 from conftest import REPO, data_path, first_lines
-from test_pretraining_records import corpus_slice  # noqa: F401  (fixture)
-from test_pretraining_records import _errors, _tool_args
+from records_helpers import corpus_slice  # noqa: F401  (fixture)
+from records_helpers import errors, tool_args
 
 SEQ = 128
 # Stats keys added with the vocab fingerprint; records written before lack them.
@@ -195,7 +195,7 @@ def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
   """Issue 26, fault 2: two real create_pretraining_data processes."""
   prefix = tmp_path / "r"
   first = subprocess.Popen(
-      _tool_args(data_path("corpus", "kjv.txt"), cased_vocab, prefix,
+      tool_args(data_path("corpus", "kjv.txt"), cased_vocab, prefix,
                  "--num_shards=2"),
       stderr=subprocess.PIPE, text=True)
   try:
@@ -207,10 +207,10 @@ def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
     first.send_signal(signal.SIGSTOP)  # still running, mid-write
     partial = sorted(glob.glob(f"{prefix}-*.incomplete"))
     second = subprocess.run(
-        _tool_args(data_path("corpus", "austen.txt"), cased_vocab, prefix),
+        tool_args(data_path("corpus", "austen.txt"), cased_vocab, prefix),
         capture_output=True, text=True, timeout=240)
     assert second.returncode == 1, second.stderr[-3000:]
-    [error] = _errors(second.stderr)
+    [error] = errors(second.stderr)
     assert error.startswith(
         f"create_pretraining_data: error: {prefix} is in use by another "
         f"records run: pid {first.pid} on {socket.gethostname()}, started ")

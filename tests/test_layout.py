@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The package's import structure (dev/layout_report.py), from the source.
+"""The package's import structure (dev/layout_report.py), from the source,
+and the tests' layout (a module's tests mirror its path).
 
 Every import of an official_spanbert module counts, at module level or inside
 a function. The README's layout section shows the same report.
@@ -20,6 +21,7 @@ a function. The README's layout section shows the same report.
 
 import ast
 import os
+import re
 
 import yaml
 
@@ -127,3 +129,54 @@ def test_the_report_sees_an_upward_import_and_a_cycle(tmp_path):
                                "official_spanbert.tasks.b"]]
   assert report["upward"] == [("official_spanbert.data.a",
                                "official_spanbert.tasks.b")]
+
+
+def _test_files():
+  """The test files pytest collects, by path under tests/."""
+  tests = os.path.join(REPO, "tests")
+  found = []
+  for directory, dirs, files in os.walk(tests):
+    dirs[:] = [d for d in dirs if d not in ("fixtures", "__pycache__")]
+    found += [os.path.relpath(os.path.join(directory, f), tests)
+              for f in files
+              if f.endswith(".py") and (f.startswith("test_") or
+                                        f.endswith("_test.py"))]
+  return sorted(found)
+
+
+def test_a_test_file_is_named_after_its_module_or_its_theme():
+  """tests/<package path>/<module>_test.py tests official_spanbert/<package
+  path>/<module>.py; a test_<theme>.py at the top covers many. pytest
+  imports test files by their name (tests/ has no __init__.py), so no two
+  share one."""
+  files = _test_files()
+  assert len(files) > 60
+  for path in files:
+    folder, name = os.path.split(path)
+    if folder:
+      assert name.endswith("_test.py"), path
+      module = os.path.join(REPO, "official_spanbert", folder,
+                            name[:-len("_test.py")] + ".py")
+      assert os.path.isfile(module), path
+    else:
+      assert name.startswith("test_"), path
+  names = [os.path.basename(f) for f in files]
+  assert sorted(n for n in set(names) if names.count(n) > 1) == []
+  assert [d for d, _, fs in os.walk(os.path.join(REPO, "tests"))
+          if "__init__.py" in fs] == []
+
+
+def test_build_names_test_files_that_exist():
+  """BUILD's per-file settings name a file by its path under tests/ without
+  .py; a name without its file would be silently ignored."""
+  with open(os.path.join(REPO, "BUILD"), encoding="utf-8") as f:
+    build = f.read()
+  names = set()
+  for block in ("TEST_OVERRIDES = {", "CI_INTEGRATION_FILES = [",
+                "CI_UNIT_FILES = ["):
+    body = build[build.index(block):]
+    body = body[:body.index("\n}" if block.endswith("{") else "\n]")]
+    names |= set(re.findall(r'^    "([\w/]+)"', body, re.M))
+  assert len(names) > 20
+  files = {f[:-len(".py")] for f in _test_files()}
+  assert sorted(names - files) == []

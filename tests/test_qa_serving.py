@@ -104,7 +104,7 @@ def _offline_and_served(squad_run, experiment, dev):
     # The barely trained model prefers no answer at the evaluation's
     # thresholds; the median null odds answers half the questions.
     threshold = float(np.median(list(_read(params, "null_odds.json").values())))
-  export = registry.export(params, experiment, registry.ExportOptions(
+  export = registry.export(params, experiment, registry.QAExportOptions(
       export_base=str(d / f"export-{experiment[-2:]}"),
       model_dir=squad_run["model_dir"], null_score_diff_threshold=threshold))
   with open(eval_json, encoding="utf-8") as f:

@@ -32,10 +32,12 @@ import pytest
 import tensorflow as tf
 
 from official.core import task_factory
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
+from official_spanbert.serving import pretraining_export
 from official_spanbert.serving import tfhub_export
 from conftest import REPO, TOOLS
-from test_export import SEQ, _params, tool_flags
+import export_helpers
+from export_helpers import SEQ
 
 MISMATCH_CLIENT = """
 import json, sys
@@ -69,15 +71,15 @@ print(json.dumps(result))
 
 def _model(seed):
   tf.keras.utils.set_random_seed(seed)
-  return task_factory.get_task(_params().task).build_model()
+  return task_factory.get_task(export_helpers.params().task).build_model()
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, cased_vocab):
   base = str(tmp_path_factory.mktemp("reliability") / "spanbert")
   model = _model(1)
-  dirs = export_lib.export(model, cased_vocab, base, seq_length=SEQ,
-                           version=1)
+  dirs = pretraining_export.export(model, cased_vocab, base, seq_length=SEQ,
+                                   version=1)
   return {**dirs, "keras": model, "vocab": cased_vocab}
 
 
@@ -136,16 +138,16 @@ def test_auto_version_skips_one_another_export_holds(exported, tmp_path):
   (base / "5000000000").mkdir(parents=True)
   (base / ".tmp-5000000001").mkdir()
   (base / ".tmp-5000000001" / "theirs").write_text("in progress")
-  dirs = export_lib.export(exported["keras"], exported["vocab"], str(base),
-                           seq_length=SEQ)
+  dirs = pretraining_export.export(exported["keras"], exported["vocab"],
+                                   str(base), seq_length=SEQ)
   assert dirs == {"model": str(base / "5000000002"),
                   "preprocessing": str(tmp_path / "spanbert_preprocessing" /
                                        "5000000002")}
   assert (base / ".tmp-5000000001" / "theirs").exists()
   with pytest.raises(export_lib.VersionTakenError,
                      match="another export is writing version 5000000001"):
-    export_lib.export(exported["keras"], exported["vocab"], str(base),
-                      seq_length=SEQ, version=5000000001)
+    pretraining_export.export(exported["keras"], exported["vocab"], str(base),
+                              seq_length=SEQ, version=5000000001)
   assert sorted(os.listdir(base)) == [".tmp-5000000001", "5000000000",
                                       "5000000002"]
   assert os.listdir(tmp_path / "spanbert_preprocessing") == ["5000000002"]
@@ -166,8 +168,8 @@ def test_failed_export_removes_only_its_own_dirs(exported, tmp_path,
 
   monkeypatch.setattr(export_lib, "_write_warmup", fail_second)
   with pytest.raises(OSError, match="disk full"):
-    export_lib.export(exported["keras"], exported["vocab"], str(base),
-                      seq_length=SEQ)
+    pretraining_export.export(exported["keras"], exported["vocab"], str(base),
+                              seq_length=SEQ)
   assert os.listdir(base) == [".tmp-5000000001"]
   # The preprocessing base this export created is removed (issue 26).
   assert not os.path.exists(tmp_path / "spanbert_preprocessing")
@@ -186,7 +188,7 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
         tmp_path / f"err{seed}", "w") as err:
       procs.append(subprocess.Popen(  # pylint: disable=consider-using-with
           [sys.executable, os.path.join(REPO, "tests", "concurrent_export.py"),
-           go, str(now)] + tool_flags(ckpt, cased_vocab, base),
+           go, str(now)] + export_helpers.tool_flags(ckpt, cased_vocab, base),
           stdout=out, stderr=err))
   deadline = time.time() + 600
   while (len([f for f in os.listdir(tmp_path) if f.startswith("go.ready")])
@@ -225,7 +227,8 @@ def test_concurrent_exports_each_get_their_own_version(tmp_path, cased_vocab):
   # An explicit version that is taken: one line, no traceback.
   proc = subprocess.run(
       [sys.executable, os.path.join(TOOLS, "export_savedmodel.py")] +
-      tool_flags(ckpt, cased_vocab, base) + [f"--version={int(now)}"],
+      export_helpers.tool_flags(ckpt, cased_vocab, base) +
+      [f"--version={int(now)}"],
       capture_output=True, text=True, timeout=600)
   assert proc.returncode == 1
   assert proc.stderr.strip().splitlines()[-1] == (
@@ -352,10 +355,10 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
         None, None, f"{export_dir}/variables/variables.data-00000-of-00001."
         "tempstate1; No space left on device")
 
-  monkeypatch.setattr(export_lib, "_save", full_disk)
+  monkeypatch.setattr(export_lib, "save_with_warmup", full_disk)
   with pytest.raises(OSError) as e:  # export_lib.ExportOutputError
-    export_lib.export(exported["keras"], exported["vocab"], base,
-                      seq_length=SEQ, version=7)
+    pretraining_export.export(exported["keras"], exported["vocab"], base,
+                              seq_length=SEQ, version=7)
   assert str(e.value) == (
       f"cannot write the export {base}/7: No space left on device; free space "
       f"in {base} and rerun (nothing was left behind)")
@@ -378,8 +381,9 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
               f"in {tmp_path}/run hold {os.path.getsize(data)} bytes, fewer "
               "than the ")
   with pytest.raises(checkpoints.CheckpointReadError) as e:
-    export_lib.load_for_export(_params(), checkpoint_path=str(tmp_path / "run"),
-                               vocab_file=cased_vocab)  # tfhub and savedmodel
+    pretraining_export.load_for_export(  # tfhub and savedmodel
+        export_helpers.params(), checkpoint_path=str(tmp_path / "run"),
+        vocab_file=cased_vocab)
   assert str(e.value).startswith(expected) and "\n" not in str(e.value)
   with pytest.raises(hf_files.ConversionError) as e:  # keras-hub, tf_to_hf
     keras_hub_preset.export_keras_hub_preset(prefix, str(tmp_path / "kh"),
@@ -390,7 +394,7 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
       [sys.executable, "-m", "official_spanbert.tools.export_tfhub",
        f"--checkpoint_path={prefix}", f"--vocab_file={cased_vocab}",
        f"--export_dir={tmp_path / 'hub'}"] + [
-           f for f in tool_flags(prefix, cased_vocab, "-")
+           f for f in export_helpers.tool_flags(prefix, cased_vocab, "-")
            if f.startswith(("--config_file", "--params_override"))],
       capture_output=True, text=True, timeout=600, check=False)
   assert proc.returncode == 1, proc.stderr[-3000:]
@@ -444,7 +448,7 @@ def test_full_disk_during_a_task_export_is_one_line_and_leaves_nothing(
     def signatures(self):
       return {}
 
-  monkeypatch.setattr(export_lib, "_save", full_disk)
+  monkeypatch.setattr(export_lib, "save_with_warmup", full_disk)
   base = str(tmp_path / "squad")
   with pytest.raises(export_lib.ExportOutputError) as e:
     export_lib.export_module(Module(), base, {"answer": {}}, version=3)
@@ -504,7 +508,8 @@ def test_full_disk_during_keras_hub_export_leaves_no_half_preset(
   run = tmp_path / "run"
   prefix = tf.train.Checkpoint(**exported["keras"].checkpoint_items).save(
       str(run / "ckpt"))
-  params_dict.save_params_dict_to_yaml(_params(), str(run / "params.yaml"))
+  params_dict.save_params_dict_to_yaml(export_helpers.params(),
+                                       str(run / "params.yaml"))
   out = tmp_path / "preset"
   if earlier:
     out.mkdir()

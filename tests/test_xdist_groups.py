@@ -17,6 +17,7 @@ module-scoped fixture of that file run on one worker (`--dist loadgroup`),
 so the fixture is built once; session fixtures and SPREAD ones do not group.
 """
 
+import os
 import types
 
 import conftest
@@ -26,7 +27,7 @@ def exported():  # stands for a module-scoped fixture of this file
   return None
 
 
-def trained():  # SPREAD here (the test sets it), as in test_train_reliability
+def trained():  # SPREAD here (the test sets it)
   return None
 
 
@@ -66,10 +67,20 @@ def test_users_of_a_shared_fixture_form_one_group_the_rest_stay_free(
   assert next(iter(groups.values())).startswith(here + ":")
 
 
+def test_files_are_named_by_their_path_under_tests():
+  """LONGEST_FIRST and SPREAD name files as groups do: by path under tests/
+  (a file moved into a folder keeps its place), every listed file exists."""
+  item = types.SimpleNamespace(
+      fspath=os.path.join(conftest.TESTS_DIR, "serving", "x_test.py"))
+  assert conftest.relative_file(item) == "serving/x_test.py"
+  listed = conftest.LONGEST_FIRST + tuple(f for f, _ in conftest.SPREAD)
+  assert [f for f in listed
+          if not os.path.isfile(os.path.join(conftest.TESTS_DIR, f))] == []
+
+
 def test_spread_names_a_file_not_only_a_fixture(monkeypatch):
-  """test_coref_task.py's `trained` (60 s) groups although
-  test_train_reliability.py's `trained` spreads."""
-  assert ("test_train_reliability.py", "trained") in conftest.SPREAD
+  """tasks/coreference_test.py's `trained` (60 s) groups although another
+  file's `trained` spreads."""
   monkeypatch.setattr(conftest, "SPREAD", (("test_other.py", "trained"),))
   a = _item("a", trained=("module", trained))
   b = _item("b", trained=("module", trained))

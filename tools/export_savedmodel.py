@@ -61,9 +61,11 @@ flags.DEFINE_string("preprocessing_export_base", None,
 flags.DEFINE_string("vocab_file", None,
                     "Vocab (default: task.train_data.vocab_file).")
 flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
-flags.DEFINE_integer("seq_length", 128, "Serving sequence length.")
-flags.DEFINE_integer("top_k", 5, "Candidates per [MASK].")
-flags.DEFINE_integer("max_masks", 20, "[MASK] tokens predicted per text.")
+flags.DEFINE_integer("seq_length", limits.SEQ_LENGTH,
+                     "Serving sequence length.")
+flags.DEFINE_integer("top_k", limits.FILL_SPANS_TOP_K, "Candidates per [MASK].")
+flags.DEFINE_integer("max_masks", limits.FILL_SPANS_MAX_MASKS,
+                     "[MASK] tokens predicted per text.")
 flags.DEFINE_integer("coref_max_wordpieces", limits.COREF_MAX_WORDPIECES,
                      "Coreference: resolve refuses longer texts (0: no "
                      "limit).")
@@ -85,12 +87,36 @@ flags.DEFINE_integer("version", None,
 flags.mark_flag_as_required("export_base")
 
 
+def _options(params):
+  """The export options of the run's task, from the flags (a task's own
+  flags are read by its export alone)."""
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
+  entry = registry.entry_for(params)
+  own = {
+      registry.PretrainingExportOptions: dict(
+          top_k=FLAGS.top_k, max_masks=FLAGS.max_masks,
+          preprocessing_export_base=FLAGS.preprocessing_export_base),
+      registry.CorefExportOptions: dict(
+          max_wordpieces=FLAGS.coref_max_wordpieces),
+      registry.QAExportOptions: dict(
+          null_score_diff_threshold=FLAGS.null_score_diff_threshold,
+          max_context_wordpieces=FLAGS.qa_max_context_wordpieces),
+      registry.SpanNerExportOptions: dict(
+          max_wordpieces=FLAGS.ner_max_wordpieces),
+  }.get(entry.options, {})
+  return entry.options(
+      export_base=FLAGS.export_base, model_dir=FLAGS.model_dir,
+      checkpoint_path=FLAGS.checkpoint_path, vocab_file=FLAGS.vocab_file,
+      version=FLAGS.version, lower_case=FLAGS.do_lower_case,
+      seq_length=FLAGS.seq_length, precision=FLAGS.precision, **own)
+
+
 def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
   from official_spanbert.serving import registry
-  from official_spanbert.serving import export as export_lib
+  from official_spanbert.serving import export_lib
   # pylint: enable=g-import-not-at-top
   del argv
   try:
@@ -100,18 +126,7 @@ def main(argv):
     params, experiment = registry.load_run(
         FLAGS.model_dir, FLAGS.experiment, FLAGS.config_file,
         FLAGS.params_override)
-    paths = registry.export(params, experiment, registry.ExportOptions(
-        export_base=FLAGS.export_base, model_dir=FLAGS.model_dir,
-        checkpoint_path=FLAGS.checkpoint_path, vocab_file=FLAGS.vocab_file,
-        version=FLAGS.version, lower_case=FLAGS.do_lower_case,
-        seq_length=FLAGS.seq_length, top_k=FLAGS.top_k,
-        max_masks=FLAGS.max_masks,
-        preprocessing_export_base=FLAGS.preprocessing_export_base,
-        null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-        coref_max_wordpieces=FLAGS.coref_max_wordpieces,
-        qa_max_context_wordpieces=FLAGS.qa_max_context_wordpieces,
-        ner_max_wordpieces=FLAGS.ner_max_wordpieces,
-        precision=FLAGS.precision))
+    paths = registry.export(params, experiment, _options(params))
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")
     return 1

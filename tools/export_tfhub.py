@@ -31,6 +31,7 @@ from absl import flags
 
 import official_spanbert  # noqa: F401
 from official_spanbert.utils import console
+from official_spanbert.serving import limits
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -46,7 +47,7 @@ flags.DEFINE_string("export_dir", None,
 flags.DEFINE_string("vocab_file", None,
                     "Vocab (default: task.train_data.vocab_file).")
 flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
-flags.DEFINE_integer("seq_length", 128,
+flags.DEFINE_integer("seq_length", limits.SEQ_LENGTH,
                      "Default sequence length of the preprocessor.")
 flags.mark_flag_as_required("export_dir")
 
@@ -55,7 +56,8 @@ def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
-  from official_spanbert.serving import export as export_lib
+  from official_spanbert.serving import export_lib
+  from official_spanbert.serving import pretraining_export
   from official_spanbert.serving import tfhub_export
   # pylint: enable=g-import-not-at-top
   del argv
@@ -64,8 +66,9 @@ def main(argv):
     tfhub_export.output_dirs(FLAGS.export_dir)  # before the slow part
     params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
                                     FLAGS.config_file, FLAGS.params_override)
-    model, vocab = export_lib.load_for_export(
-        params, FLAGS.model_dir, FLAGS.checkpoint_path, FLAGS.vocab_file)
+    model, vocab = pretraining_export.load_for_export( params, FLAGS.model_dir,
+                                                      FLAGS.checkpoint_path,
+                                                      FLAGS.vocab_file)
     dirs = tfhub_export.export(model, vocab, FLAGS.export_dir,
                              lower_case=FLAGS.do_lower_case,
                              seq_length=FLAGS.seq_length)

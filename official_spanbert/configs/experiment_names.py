@@ -24,6 +24,11 @@ from typing import Iterator, List, Mapping
 from official.core import exp_factory
 
 
+# Old names that still work (their configs log a deprecation warning) -> the
+# experiment's name now.
+DEPRECATED = {"spanbert/glue": "spanbert/classification"}
+
+
 class UnknownExperimentError(ValueError):
   """No experiment of that name is registered."""
 

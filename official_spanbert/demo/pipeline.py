@@ -57,7 +57,7 @@ from official_spanbert.demo import continued as demo_continued
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import summary as demo_summary
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import pretraining_export
 
 FLAGS = flags.FLAGS
 # The most steps the demo picks by itself (time_budget.py): 500 steps of bf16
@@ -245,18 +245,18 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
 
 
 def _quiet_export(model, vocab_path, export_base, lower_case=False):
-  """export_lib.export without its progress lines on stderr (quiet mode);
-  anything else it writes there is passed on."""
+  """pretraining_export.export without its progress lines on stderr (quiet
+  mode); anything else it writes there is passed on."""
   if logging.level_info():
-    return export_lib.export(model, vocab_path, export_base, seq_length=128,
-                             top_k=5, max_masks=8, version=1,
-                             lower_case=lower_case)
+    return pretraining_export.export(model, vocab_path, export_base,
+                                     seq_length=128, top_k=5, max_masks=8,
+                                     version=1, lower_case=lower_case)
   buffer = io.StringIO()
   try:
     with contextlib.redirect_stderr(buffer):
-      return export_lib.export(model, vocab_path, export_base,
-                               seq_length=128, top_k=5, max_masks=8,
-                               version=1, lower_case=lower_case)
+      return pretraining_export.export(model, vocab_path, export_base,
+                                       seq_length=128, top_k=5, max_masks=8,
+                                       version=1, lower_case=lower_case)
   finally:
     rest = [line for line in buffer.getvalue().splitlines()
             if not line.startswith(("export [", "export: wrote"))]

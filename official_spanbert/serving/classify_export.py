@@ -34,7 +34,7 @@ from official.core import task_factory
 from official_spanbert.data.finetuning import classification
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import classify_module
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 
 _TEXT = "The letter was written by Elizabeth in 1813, in Kent."
 WARMUP = {

@@ -17,14 +17,14 @@
 Writes <export_base>/<version>/ with the `resolve` signature (also
 `serving_default`) and `resolve_with_speakers` of serving/coref_module.py
 and warmup requests in assets.extra/, claiming the version atomically as
-serving/export.py does.
+serving/export_lib.py does.
 """
 
 from typing import Dict, Optional
 
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import coref_module
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.tasks import coreference
 
 WARMUP_TEXTS = (
@@ -49,7 +49,7 @@ def export(model, vocab_file: str, export_base: str, *,
   """Writes the coreference SavedModel; returns {"model": its dir}.
 
   Raises:
-    export.VersionTakenError: `version` exists or another export writes it.
+    export_lib.VersionTakenError: `version` exists or another export writes it.
   """
   module = coref_module.CorefServingModule(
       model, vocab_file, lower_case=lower_case,

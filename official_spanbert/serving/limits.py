@@ -15,6 +15,13 @@
 """The served signatures' default input limits, one place (no TensorFlow:
 the tools' --help reads them)."""
 
+# The packed length of the pretraining and TF Hub exports' preprocessing
+# (longer text is truncated).
+SEQ_LENGTH = 128
+# fill_spans: candidates per masked position, and [MASK] tokens predicted per
+# text.
+FILL_SPANS_TOP_K = 5
+FILL_SPANS_MAX_MASKS = 20
 # resolve: longer texts are refused. 24,000 words of technical prose are
 # ~36,000 wordpieces; memory is linear in the length: a base-size model took
 # +2,104 MB at 32,768 (benchmarks/bench_coref_memory.py, 2026-12-04).

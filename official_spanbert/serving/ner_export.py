@@ -17,7 +17,7 @@
 Writes <export_base>/<version>/ with `extract_entities` (also
 `serving_default`) and `encode_spans` of serving/ner_module.py, the run's
 tokenizer and windows, and warmup requests in assets.extra/, claiming the
-version atomically as serving/export.py does.
+version atomically as serving/export_lib.py does.
 
 Example:
   export_from_params(params, "/runs/ner/best_ckpt", "/models/ner")
@@ -27,7 +27,7 @@ from typing import Dict, Optional
 
 
 from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import ner_module
 from official_spanbert.serving import span_encoder_module
 from official_spanbert.tasks import span_ner

@@ -24,6 +24,7 @@ from typing import Dict
 import tensorflow as tf
 
 from official_spanbert.data.pretraining.masking import masking
+from official_spanbert.serving import limits
 from official_spanbert.serving import span_encoder_module
 from official_spanbert.serving import text_preprocessor as tp
 
@@ -88,8 +89,9 @@ class SpanBertServingModule(tf.Module):
     max_masks: most [MASK] tokens predicted per text.
   """
 
-  def __init__(self, model, preprocessor: tp.TextPreprocessor, top_k: int = 5,
-               max_masks: int = 20):
+  def __init__(self, model, preprocessor: tp.TextPreprocessor,
+               top_k: int = limits.FILL_SPANS_TOP_K,
+               max_masks: int = limits.FILL_SPANS_MAX_MASKS):
     super().__init__(name="spanbert_serving")
     self.model = model
     self.preprocessor = preprocessor

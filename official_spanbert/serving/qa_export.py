@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import qa_module
 from official_spanbert.tasks import question_answering
 

@@ -17,25 +17,31 @@
 
 `spanbert-export-savedmodel` finds the run's experiment (its params.yaml, or
 --experiment), looks its task config class up here and calls the entry's
-exporter. A new task adds one `register(...)` call (Model Garden's export
-library keeps such a mapping too).
+exporter with the entry's own options (an ExportOptions subclass, as Model
+Garden gives each serving module its own params). A new task adds one
+`register(...)` call; the experiments an entry serves are the registered
+ones of its task config class.
 
 Example:
   params, name = registry.load_run("/runs/squad")   # -> spanbert/squad_v1
-  registry.entry_for(params).export(params, options)
+  registry.export(params, name, registry.QAExportOptions(
+      export_base="/models/squad", model_dir="/runs/squad"))
 """
 
 import dataclasses
+import functools
 import os
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.configs import experiment_names
 from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import limits
+from official_spanbert.serving import pretraining_export
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import pretraining
@@ -45,21 +51,18 @@ from official_spanbert.tasks import span_ner
 
 @dataclasses.dataclass
 class ExportOptions:
-  """What the command line says about one export (None: from the run)."""
+  """What the command line says about any export (None: from the run).
+
+  The options of one task's export are a subclass (its Entry.options); the
+  classifiers take these alone.
+  """
   export_base: str
   model_dir: Optional[str] = None
   checkpoint_path: Optional[str] = None
   vocab_file: Optional[str] = None
   version: Optional[int] = None
   lower_case: bool = False
-  seq_length: int = 128
-  top_k: int = 5
-  max_masks: int = 20
-  preprocessing_export_base: Optional[str] = None
-  null_score_diff_threshold: Optional[float] = None
-  coref_max_wordpieces: int = limits.COREF_MAX_WORDPIECES
-  qa_max_context_wordpieces: int = limits.QA_MAX_CONTEXT_WORDPIECES
-  ner_max_wordpieces: int = limits.NER_MAX_WORDPIECES
+  seq_length: int = limits.SEQ_LENGTH
   precision: str = "float32"  # export_precision.PRECISIONS
 
   @property
@@ -70,20 +73,53 @@ class ExportOptions:
     return checkpoint
 
 
+@dataclasses.dataclass
+class PretrainingExportOptions(ExportOptions):
+  """The pretrainer's export: fill_spans and the preprocessing model."""
+  top_k: int = limits.FILL_SPANS_TOP_K
+  max_masks: int = limits.FILL_SPANS_MAX_MASKS
+  preprocessing_export_base: Optional[str] = None
+
+
+@dataclasses.dataclass
+class CorefExportOptions(ExportOptions):
+  """The coreference export: resolve refuses longer texts (0: no limit)."""
+  max_wordpieces: int = limits.COREF_MAX_WORDPIECES
+
+
+@dataclasses.dataclass
+class QAExportOptions(ExportOptions):
+  """The SQuAD export: answer's no-answer threshold and context limit."""
+  null_score_diff_threshold: Optional[float] = None
+  max_context_wordpieces: int = limits.QA_MAX_CONTEXT_WORDPIECES
+
+
+@dataclasses.dataclass
+class SpanNerExportOptions(ExportOptions):
+  """The span NER export: extract_entities refuses longer texts."""
+  max_wordpieces: int = limits.NER_MAX_WORDPIECES
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
   """How runs of one task config class are exported.
 
   Attributes:
     config_class: the task config class (params.task).
-    experiments: the registered experiments of that class.
     signatures: what the export serves (for messages and docs).
-    export: (params, ExportOptions) -> {"model": dir, ...}.
+    export: (params, options) -> {"model": dir, ...}.
+    options: the ExportOptions (sub)class `export` takes.
   """
   config_class: type
-  experiments: Tuple[str, ...]
   signatures: Tuple[str, ...]
   export: Callable[..., Dict[str, str]]
+  options: Type[ExportOptions] = ExportOptions
+
+  @property
+  def experiments(self) -> Tuple[str, ...]:
+    """The registered experiments whose task this entry exports."""
+    return tuple(name for name, cls in _task_classes().items()
+                 if _entry_of_class(cls) is self)
 
 
 _ENTRIES: List[Entry] = []
@@ -98,19 +134,39 @@ def entries() -> Tuple[Entry, ...]:
   return tuple(_ENTRIES)
 
 
+@functools.lru_cache(maxsize=None)
+def _task_classes_of(names: Tuple[str, ...]) -> Dict[str, type]:
+  return {name: type(exp_factory.get_exp_config(name).task) for name in names}
+
+
+def _task_classes() -> Dict[str, type]:
+  """{experiment: its task config class} of the registered experiments but
+  the deprecated names (whose configs log a warning when built)."""
+  return _task_classes_of(tuple(
+      name for name in experiment_names.registered()
+      if name not in experiment_names.DEPRECATED))
+
+
+def _entry_of_class(config_class: type) -> Optional[Entry]:
+  for cls in config_class.__mro__:
+    for entry in _ENTRIES:
+      if entry.config_class is cls:
+        return entry
+  return None
+
+
 def entry_for(params) -> Entry:
   """The entry of params.task's class (or its nearest registered base).
 
   Raises:
     ValueError: no entry serves that task.
   """
-  for cls in type(params.task).__mro__:
-    for entry in _ENTRIES:
-      if entry.config_class is cls:
-        return entry
-  names = ", ".join(e for entry in _ENTRIES for e in entry.experiments)
-  raise ValueError(f"no export for task {type(params.task).__name__}; the "
-                   f"export serves the experiments {names}")
+  entry = _entry_of_class(type(params.task))
+  if entry is None:
+    names = ", ".join(e for entry in _ENTRIES for e in entry.experiments)
+    raise ValueError(f"no export for task {type(params.task).__name__}; the "
+                     f"export serves the experiments {names}")
+  return entry
 
 
 def _leaves(d: Dict, prefix: str = "") -> Dict[str, object]:
@@ -172,31 +228,31 @@ def load_run(model_dir: Optional[str] = None,
                                 params_override), experiment
 
 
-def _export_pretrainer(params, options: ExportOptions) -> Dict[str, str]:
-  model, vocab = export_lib.load_for_export(
+def _export_pretrainer(params, options: PretrainingExportOptions) -> Dict[str, str]:
+  model, vocab = pretraining_export.load_for_export(
       params, options.model_dir, options.checkpoint_path, options.vocab_file)
-  return export_lib.export(
+  return pretraining_export.export(
       model, vocab, options.export_base, lower_case=options.lower_case,
       seq_length=options.seq_length, top_k=options.top_k,
       max_masks=options.max_masks, version=options.version,
       preprocessing_export_base=options.preprocessing_export_base)
 
 
-def _export_coref(params, options: ExportOptions) -> Dict[str, str]:
+def _export_coref(params, options: CorefExportOptions) -> Dict[str, str]:
   from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
   return coref_export.export_from_params(
       params, options.checkpoint, options.export_base, options.vocab_file,
-      options.version, max_wordpieces=options.coref_max_wordpieces)
+      options.version, max_wordpieces=options.max_wordpieces)
 
 
-def _export_qa(params, options: ExportOptions) -> Dict[str, str]:
+def _export_qa(params, options: QAExportOptions) -> Dict[str, str]:
   from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
   return qa_export.export_from_params(
       params, options.checkpoint, options.export_base,
       model_dir=options.model_dir, vocab_file=options.vocab_file,
       null_score_diff_threshold=options.null_score_diff_threshold,
       version=options.version,
-      max_context_wordpieces=options.qa_max_context_wordpieces)
+      max_context_wordpieces=options.max_context_wordpieces)
 
 
 def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
@@ -206,30 +262,28 @@ def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
       vocab_file=options.vocab_file, version=options.version)
 
 
-def _export_span_ner(params, options: ExportOptions) -> Dict[str, str]:
+def _export_span_ner(params, options: SpanNerExportOptions) -> Dict[str, str]:
   from official_spanbert.serving import ner_export  # pylint: disable=g-import-not-at-top
   return ner_export.export_from_params(
       params, options.checkpoint, options.export_base,
       vocab_file=options.vocab_file, version=options.version,
-      max_wordpieces=options.ner_max_wordpieces)
+      max_wordpieces=options.max_wordpieces)
 
 
 register(Entry(pretraining.SpanBertPretrainTaskConfig,
-               ("spanbert/pretraining", "spanbert/no_sbo", "bert/token_nsp",
-                "bert/token_single"),
                ("serving_default", "encode_pair", "encode_ids", "fill_spans",
                 "encode_spans"),
-               _export_pretrainer))
-register(Entry(coreference.CorefTaskConfig, ("spanbert/coref",),
-               ("resolve", "resolve_with_speakers"), _export_coref))
-register(Entry(question_answering.SpanBertQAConfig,
-               ("spanbert/squad_v1", "spanbert/squad_v2"), ("answer",),
-               _export_qa))
+               _export_pretrainer, PretrainingExportOptions))
+register(Entry(coreference.CorefTaskConfig,
+               ("resolve", "resolve_with_speakers"), _export_coref,
+               CorefExportOptions))
+register(Entry(question_answering.SpanBertQAConfig, ("answer",), _export_qa,
+               QAExportOptions))
 register(Entry(classification.SpanBertClassificationConfig,
-               ("spanbert/classification", "spanbert/tacred"),
                ("classify", "classify_relation"), _export_classifier))
-register(Entry(span_ner.SpanNerTaskConfig, ("spanbert/span_ner",),
-               ("extract_entities", "encode_spans"), _export_span_ner))
+register(Entry(span_ner.SpanNerTaskConfig,
+               ("extract_entities", "encode_spans"), _export_span_ner,
+               SpanNerExportOptions))
 
 
 def _run_dir_params(checkpoint: str) -> Optional[str]:
@@ -248,11 +302,17 @@ def export(params, experiment: str, options: ExportOptions
            ) -> Dict[str, str]:
   """Exports with the entry of params.task's class.
 
+  `options` of another class than the entry's give their shared fields, and
+  the entry's own options keep their defaults.
+
   Raises:
     ValueError: no entry, or (one line) the checkpoint is of another
       experiment's model than `experiment`'s, naming both.
   """
   entry = entry_for(params)
+  if not isinstance(options, entry.options):
+    options = entry.options(**{f.name: getattr(options, f.name)
+                               for f in dataclasses.fields(ExportOptions)})
   try:
     with export_precision.scope(options.precision):
       return entry.export(params, options)

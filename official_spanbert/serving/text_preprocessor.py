@@ -20,6 +20,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
+from official_spanbert.serving import limits
 
 MASK_MARKER = "[MASK]"
 
@@ -44,7 +45,7 @@ class TextPreprocessor(tf.Module):
   """
 
   def __init__(self, vocab_file: str, lower_case: bool = False,
-               seq_length: int = 128):
+               seq_length: int = limits.SEQ_LENGTH):
     super().__init__(name="text_preprocessor")
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab

@@ -57,7 +57,8 @@ import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
+from official_spanbert.serving import limits
 from official_spanbert.serving import pretraining_module
 from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
@@ -204,7 +205,7 @@ class Preprocessor(tf.Module):
   """The preprocessing SavedModel's root (see module docstring)."""
 
   def __init__(self, vocab_file: str, lower_case: bool = False,
-               seq_length: int = 128):
+               seq_length: int = limits.SEQ_LENGTH):
     super().__init__(name="spanbert_hub_preprocessor")
     self.preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
     self.tokenize = Tokenize(self.preprocessor)
@@ -231,7 +232,8 @@ def output_dirs(export_dir: str) -> Dict[str, str]:
 
 
 def export(model, vocab_file: str, export_dir: str, *,
-           lower_case: bool = False, seq_length: int = 128) -> Dict[str, str]:
+           lower_case: bool = False,
+           seq_length: int = limits.SEQ_LENGTH) -> Dict[str, str]:
   """Writes <export_dir>/encoder and <export_dir>/preprocessor.
 
   Args:

@@ -206,13 +206,14 @@ def test_resolve_on_held_out_litbank_text(exported):
 def test_export_has_warmup_and_only_registered_tf_ops(exported):
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from tensorflow.python.framework import op_def_registry  # pylint: disable=g-import-not-at-top
-  from test_export import _saved_ops  # pylint: disable=g-import-not-at-top
+  import export_helpers  # pylint: disable=g-import-not-at-top
   warmup = os.path.join(exported["dir"], "assets.extra",
                         "tf_serving_warmup_requests")
   assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 3  # 3 signatures
   # This process loads only TF and tf.text ops: every op of the graph is
-  # one of them (test_export's audit tells the two apart in a fresh process).
-  ops = sorted(_saved_ops(exported["dir"]))
+  # one of them (serving/pretraining_export_test.py's audit tells the two
+  # apart in a fresh process).
+  ops = sorted(export_helpers.saved_ops(exported["dir"]))
   assert [o for o in ops if op_def_registry.get(o) is None] == []
   assert not {"PyFunc", "EagerPyFunc", "PyFuncStateless"} & set(ops)
   assert any("Wordpiece" in o for o in ops), ops

@@ -43,7 +43,7 @@ from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert.modeling import span_bert_pretrainer  # noqa: E402
 
-from test_convert_fairseq import _run_tool  # noqa: E402
+from fairseq_to_tf_test import _run_tool  # noqa: E402
 
 TOL = 1e-5
 SIZES = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,

@@ -489,7 +489,7 @@ def test_tagged_span_scheme_agrees_with_numpy_oracle(span_out, cased_vocab):
   """The named_entity/noun_phrase loop against the reference's NER scheme.
 
   Tagged spans here are runs of capitalized words of real blocks (the
-  spaCy-tagged ones are tested in test_span_tagging.py); graph and oracle
+  spaCy-tagged ones are tested in data/pretraining/span_tagging_test.py); graph and oracle
   draw with the same tagged_span_prob 0.5.
   """
   vocab = tokenization.load_vocab(cased_vocab)

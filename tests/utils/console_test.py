@@ -22,7 +22,7 @@ import pytest
 
 from official_spanbert.utils import console
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO
 
 
 def test_verbosity_is_read_from_every_spelling():

@@ -14,7 +14,7 @@
 
 """The `make demo` pipeline's first act (--act=scratch), end to end, on a
 short schedule, as a user runs it (`python -m official_spanbert.demo`): quiet
-output, the summary, -v. The second act: test_demo_continued.py."""
+output, the summary, -v. The second act: demo/continued_test.py."""
 
 import json
 import os
@@ -27,7 +27,8 @@ import pytest
 from official_spanbert.demo import pipeline
 from official_spanbert.demo import summary as demo_summary
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO
+
 STEPS = 4
 MAX_LINES = 60  # issue 24: the default `make demo` prints at most this many
 

@@ -24,7 +24,8 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO
+
 WARMUP, STEPS = 3, 5
 
 

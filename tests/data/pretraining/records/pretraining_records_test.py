@@ -21,7 +21,6 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -33,9 +32,9 @@ from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_blocks
 from official_spanbert.data.pretraining.records import record_format
 from official_spanbert.data import tokenization
-from conftest import TOOLS, data_path, first_lines
-
-TOOL = os.path.join(TOOLS, "create_pretraining_data.py")
+from conftest import data_path, first_lines
+from records_helpers import corpus_slice  # noqa: F401  (fixture)
+from records_helpers import errors, tool_args
 
 
 def _read_records(prefix, mode="single"):
@@ -46,14 +45,6 @@ def _read_records(prefix, mode="single"):
       ex = tf.io.parse_single_example(raw, spec)
       out.append({k: v.numpy() for k, v in ex.items()})
   return out
-
-
-@pytest.fixture(scope="module")
-def corpus_slice(tmp_path_factory):
-  """About 300 KB of real prose from three corpus files (whole documents)."""
-  d = tmp_path_factory.mktemp("slice")
-  return [first_lines(data_path("corpus", name), 100_000, str(d / name))
-          for name in ("linux-doc.txt", "austen.txt", "python-doc.txt")]
 
 
 def test_every_token_in_exactly_one_block_and_no_block_crosses_documents(
@@ -231,26 +222,13 @@ def test_empty_documents_are_skipped(cased_vocab, tmp_path):
 def test_cli_error_is_one_line_and_nonzero(cased_vocab, tmp_path):
   bad = tmp_path / "bad.txt"
   bad.write_bytes(b"ok\n\xc3\x28 broken\n")
-  proc = subprocess.run(_tool_args(bad, cased_vocab, tmp_path / "o"),
+  proc = subprocess.run(tool_args(bad, cased_vocab, tmp_path / "o"),
                         capture_output=True, text=True, timeout=300)
   assert proc.returncode == 1
-  assert _errors(proc.stderr) == [
+  assert errors(proc.stderr) == [
       f"create_pretraining_data: error: {bad}:2: invalid UTF-8 (byte 0xc3 at "
       "column 1); fix the file or pass --on_decode_error=replace"]
   assert _no_outputs(str(tmp_path / "o"))
-
-
-def _tool_args(input_file, vocab, prefix, *flags):
-  return [sys.executable, TOOL, f"--input_file={input_file}",
-          f"--vocab_file={vocab}", f"--output_prefix={prefix}", "--noprogress",
-          *flags]
-
-
-def _errors(stderr):
-  """The tool's error lines (TensorFlow's start-up logging may precede them)."""
-  assert "Traceback" not in stderr, stderr
-  return [l for l in stderr.splitlines()
-          if l.startswith("create_pretraining_data:")]
 
 
 def _nothing_written(out_dir):
@@ -308,10 +286,10 @@ def test_unwritable_output_path_is_one_line(cased_vocab, tmp_path):
   blocker = tmp_path / "file"
   blocker.write_text("a file, not a directory")
   proc = subprocess.run(
-      _tool_args(text, cased_vocab, blocker / "out" / "r"),
+      tool_args(text, cased_vocab, blocker / "out" / "r"),
       capture_output=True, text=True, timeout=300)
   assert proc.returncode == 1
-  assert _errors(proc.stderr) == [
+  assert errors(proc.stderr) == [
       f"create_pretraining_data: error: cannot create output directory "
       f"{blocker / 'out'}: Not a directory; choose a writable output_prefix"]
   # A shard path taken by a directory: the shard cannot be opened.
@@ -330,11 +308,11 @@ def test_disk_full_leaves_no_partial_shards(corpus_slice, cased_vocab,
 
   out = tmp_path / "out"
   proc = subprocess.run(
-      _tool_args(",".join(corpus_slice), cased_vocab, out / "r",
+      tool_args(",".join(corpus_slice), cased_vocab, out / "r",
                  "--num_shards=2"),
       capture_output=True, text=True, timeout=300, preexec_fn=small_disk)
   assert proc.returncode == 1
-  [error] = _errors(proc.stderr)
+  [error] = errors(proc.stderr)
   assert error.startswith(f"create_pretraining_data: error: cannot write "
                           f"{out / 'r'}-0000")
   assert error.endswith(".tfrecord.incomplete: File too large; choose a "
@@ -347,7 +325,7 @@ def test_sigterm_while_writing_leaves_no_partial_shards(cased_vocab,
                                                         tmp_path):
   out = tmp_path / "out"
   proc = subprocess.Popen(
-      _tool_args(data_path("corpus", "linux-doc.txt"), cased_vocab, out / "r",
+      tool_args(data_path("corpus", "linux-doc.txt"), cased_vocab, out / "r",
                  "--num_shards=4"),
       stderr=subprocess.PIPE, text=True)
   deadline = time.time() + 240
@@ -359,7 +337,7 @@ def test_sigterm_while_writing_leaves_no_partial_shards(cased_vocab,
   proc.send_signal(signal.SIGTERM)
   _, stderr = proc.communicate(timeout=120)
   assert proc.returncode == 128 + signal.SIGTERM
-  assert _errors(stderr) == [
+  assert errors(stderr) == [
       "create_pretraining_data: error: terminated by SIGTERM while writing "
       f"{out / 'r'}-*; partial shards removed, rerun to write them"]
   assert _nothing_written(str(out)) == (True, [])

@@ -32,7 +32,8 @@ from official.core import exp_factory
 from official.core import task_factory
 from official.core import train_utils
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import export_lib
+from official_spanbert.serving import limits
 from official_spanbert.serving import registry
 import serving_client
 
@@ -87,6 +88,25 @@ def test_registry_serves_every_fine_tuning_experiment():
   for name in served:
     entry = registry.entry_for(exp_factory.get_exp_config(name))
     assert name in entry.experiments
+
+
+def test_each_entry_takes_its_own_options(monkeypatch):
+  """The served names come from the registrations, the deprecated alias
+  left out (its config logs a warning when built); each entry's options
+  hold the shared fields and its own."""
+  built = []
+  get = exp_factory.get_exp_config
+  monkeypatch.setattr(exp_factory, "get_exp_config",
+                      lambda name: built.append(name) or get(name))
+  registry._task_classes_of.cache_clear()  # pylint: disable=protected-access
+  served = [e for entry in registry.entries() for e in entry.experiments]
+  assert "spanbert/glue" not in built + served and "spanbert/tacred" in built
+  assert len(served) == len(set(served))
+  qa = registry.entry_for(exp_factory.get_exp_config("spanbert/squad_v1"))
+  options = qa.options(export_base="/x")
+  assert isinstance(options, registry.ExportOptions)
+  assert options.max_context_wordpieces == limits.QA_MAX_CONTEXT_WORDPIECES
+  assert not hasattr(options, "top_k")
 
 
 def test_run_dir_names_its_experiment_and_exports_answer(qa_export):

@@ -12,10 +12,11 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Writes SpanBERT SavedModels in TF Serving's layout, with warmup requests.
+"""The shared export machinery: TF Serving version dirs, saving, warmup.
 
-How an export claims, writes and publishes its version directory (and what a
-failed one leaves): docs/serving.md, "Versions".
+Every task's exporter (pretraining_export.py, qa_export.py, ...) claims,
+writes and publishes its version directory through this module (what a
+failed export leaves: docs/serving.md, "Versions").
 """
 
 import contextlib
@@ -33,17 +34,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import experiment_names
 from official_spanbert.configs import override_keys
-from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.configs import yaml_files
-from official_spanbert.modeling import builder
-from official_spanbert.modeling import checkpoints
-from official_spanbert.serving import pretraining_module
-from official_spanbert.serving import text_preprocessor as tp
-
-WARMUP_TEXTS = (
-    "SpanBERT predicts [MASK] [MASK] from the tokens around them.",
-    "The quick brown fox jumps over the lazy dog.",
-)
 
 
 class ExportOutputError(OSError):
@@ -111,45 +102,6 @@ def vocab_of(params, vocab_file: Optional[str] = None) -> str:
   if not vocab:
     raise ValueError("give --vocab_file (params have no vocab_file)")
   return vocab
-
-
-def load_for_export(params, model_dir: Optional[str] = None,
-                    checkpoint_path: Optional[str] = None,
-                    vocab_file: Optional[str] = None):
-  """(model restored from the checkpoint, vocab file) for the export tools.
-
-  Raises:
-    ValueError: no checkpoint or no vocab given.
-  """
-  checkpoint = checkpoint_path or model_dir
-  if not checkpoint:
-    raise ValueError("give --model_dir or --checkpoint_path")
-  vocab = vocab_file or params.task.train_data.vocab_file
-  beside = os.path.join(model_dir or "", "vocab.txt")
-  if not vocab and model_dir and tf.io.gfile.exists(beside):
-    vocab = beside  # a converted checkpoint's dir (spanbert-convert-checkpoint)
-  if not vocab:
-    raise ValueError("give --vocab_file (params have no vocab_file)")
-  return build_model(params, checkpoint), vocab
-
-
-def build_model(params, checkpoint_path: Optional[str] = None):
-  """The pretrainer of `params.task.model` (modeling/builder.py), restored
-  from a training/encoder checkpoint if one is given.
-
-  Raises:
-    ValueError: params of an experiment that is not pretraining.
-  """
-  if not isinstance(params.task.model,
-                    spanbert_configs.SpanBertPretrainerConfig):
-    raise ValueError(
-        "the export takes a pretraining experiment (task.model a "
-        f"SpanBertPretrainerConfig), not one with "
-        f"{type(params.task.model).__name__}")
-  model = builder.build_pretrainer(params.task.model)
-  if checkpoint_path:
-    checkpoints.restore(model, checkpoint_path)
-  return model
 
 
 class VersionTakenError(ValueError):
@@ -223,7 +175,7 @@ def _claim(export_bases: Sequence[str], version: int) -> List[str]:
   return claimed
 
 
-def _claim_version(export_bases: Sequence[str], version: Optional[int]):
+def claim_version(export_bases: Sequence[str], version: Optional[int]):
   """(version, temp dirs): `version`, or the next free one (>= the time)."""
   if version is not None:
     return version, _claim(export_bases, version)
@@ -260,7 +212,9 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
   return path
 
 
-def _save(module, signatures, export_dir, signature_inputs):
+def save_with_warmup(module, signatures, export_dir: str,
+                     signature_inputs) -> None:
+  """Saves `module` with `signatures` and its warmup requests."""
   tf.saved_model.save(module, export_dir, signatures=signatures)
   _write_warmup(export_dir, signature_inputs)
 
@@ -270,7 +224,7 @@ def export_module(module, export_base: str, warmup_inputs, *,
                   ) -> Dict[str, str]:
   """Saves a module with `signatures()` as <export_base>/<version>/.
 
-  The version is claimed atomically (as export() does), warmup requests for
+  The version is claimed atomically (claim_version), warmup requests for
   `warmup_inputs` ({signature: {input: values}}) go to assets.extra/, and a
   failed save leaves nothing behind. Returns {"model": the export dir}.
 
@@ -279,90 +233,13 @@ def export_module(module, export_base: str, warmup_inputs, *,
   """
   report = progress_lib.Progress("export")
   with written_whole(export_base, [export_base]) as writing:
-    version, (tmp,) = _claim_version([export_base], version)
+    version, (tmp,) = claim_version([export_base], version)
     export_dir = writing.target = f"{export_base.rstrip('/')}/{version}"
     with atomic_io.removed_on_error(tmp):
       report.note(f"tracing and saving the {what} (version {version}, "
                   f"{', '.join(warmup_inputs)}, warmup requests)")
-      _save(module, module.signatures(), tmp, warmup_inputs)
+      save_with_warmup(module, module.signatures(), tmp, warmup_inputs)
       atomic_io.move_into_place(tmp, export_dir, overwrite=False)
   report.done(f"export: wrote the {what} to {export_dir} in "
               f"{report.elapsed():.1f} s")
   return {"model": export_dir}
-
-
-def export(model, vocab_file: str, export_base: str, *,
-           lower_case: bool = False, seq_length: int = 128, top_k: int = 5,
-           max_masks: int = 20, version: Optional[int] = None,
-           preprocessing_export_base: Optional[str] = None) -> Dict[str, str]:
-  """Exports the serving and preprocessing SavedModels.
-
-  Args:
-    model: a SpanBertPretrainer with weights.
-    vocab_file: its WordPiece vocab.
-    export_base: TF Serving model base path; the model goes to
-      <export_base>/<version>.
-    lower_case: uncased tokenization.
-    seq_length: packed length (longer text is truncated).
-    top_k: candidates per masked position in fill_spans.
-    max_masks: [MASK] tokens predicted per text.
-    version: integer version of both models (default: the next one free in
-      both bases, >= the current time). Claimed atomically, so concurrent
-      exports to one base get different versions.
-    preprocessing_export_base: base path of the preprocessing model (default
-      <export_base>_preprocessing).
-
-  Returns:
-    {"model": dir, "preprocessing": dir}.
-
-  Raises:
-    VersionTakenError: `version` exists or another export is writing it.
-    ExportOutputError: the disk is full (nothing is left behind).
-  """
-  pre_base = preprocessing_export_base or export_base.rstrip("/") + (
-      "_preprocessing")
-  if os.path.normpath(pre_base) == os.path.normpath(export_base):
-    raise ValueError("the preprocessing model needs its own export base")
-  report = progress_lib.Progress("export")
-  preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
-  module = pretraining_module.SpanBertServingModule(model, preprocessor,
-                                                    top_k, max_masks)
-  pre = pretraining_module.PreprocessingModule(preprocessor)
-  texts = list(WARMUP_TEXTS)
-  ids = preprocessor(tf.constant(texts))
-  with written_whole(export_base, [export_base, pre_base]) as writing:
-    version, tmps = _claim_version([export_base, pre_base], version)
-    dirs = [os.path.join(base, str(version))
-            for base in (export_base, pre_base)]
-    writing.target = dirs[0]
-    renamed = []
-    try:
-      report.note(f"tracing and saving the model (version {version}, "
-                  "5 signatures, warmup requests)")
-      _save(module, module.signatures(), tmps[0], {
-          "serving_default": {"text": texts},
-          "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-          "encode_ids": {k: ids[k].numpy() for k in ids},
-          "fill_spans": {"text": texts},
-          "encode_spans": {"text": texts, "span_starts": [[0, 9], [0, 4]],
-                           "span_ends": [[8, 17], [3, 9]]},
-      })
-      report.note("saving the preprocessing model")
-      writing.target = dirs[1]
-      _save(pre, pre.signatures(), tmps[1], {
-          "serving_default": {"text": texts},
-          "encode_pair": {"text": texts, "text_pair": texts[::-1]},
-      })
-      # Preprocessing first: a model version that TF Serving sees has its
-      # own.
-      for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
-        atomic_io.move_into_place(tmp, export_dir, overwrite=False)
-        renamed.append(export_dir)
-    except BaseException:
-      # Only this export's own dirs: the claim makes them nobody else's.
-      for path in tmps + renamed:
-        atomic_io.remove_tree(path)
-      raise
-  report.done(f"export: wrote the model to {dirs[0]} and the preprocessing "
-              f"to {dirs[1]} in {report.elapsed():.1f} s")
-  return {"model": dirs[0], "preprocessing": dirs[1]}

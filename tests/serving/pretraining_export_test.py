@@ -23,16 +23,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official.core import exp_factory
 from official.core import task_factory
-from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import export as export_lib
+from official_spanbert.serving import pretraining_export
 from official_spanbert.serving import text_preprocessor as tp
 from conftest import REPO, TOOLS
+import export_helpers
+from export_helpers import SEQ
 import serving_client
 
-SEQ = 32
 TEXTS = [
     "The cat sat on the [MASK] [MASK] near the door.",
     "",
@@ -45,54 +44,22 @@ TEXTS = [
 TEXTS = [t if isinstance(t, bytes) else t.encode() for t in TEXTS]
 
 
-def _params():
-  params = exp_factory.get_exp_config("spanbert/pretraining")
-  params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
-  enc = params.task.model.encoder.bert_v2
-  enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
-  return params
-
-
-def tool_flags(ckpt, vocab, export_base):
-  """export_savedmodel.py flags for a checkpoint of the _params() model."""
-  override = ("task.model.encoder.bert_v2.hidden_size=32,"
-              "task.model.encoder.bert_v2.intermediate_size=64,"
-              "task.model.encoder.bert_v2.num_layers=1")
-  return ["--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
-          "--params_override=" + override, "--checkpoint_path=" + ckpt,
-          "--vocab_file=" + vocab, "--export_base=" + export_base,
-          f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3"]
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, cased_vocab):
   d = tmp_path_factory.mktemp("export")
-  params = _params()
+  params = export_helpers.params()
   model = task_factory.get_task(params.task).build_model()
   ckpt = tf.train.Checkpoint(model=model).save(str(d / "ckpt" / "ckpt"))
   # Through the command-line tool, from a training-style checkpoint.
   proc = subprocess.run(
       [sys.executable, os.path.join(TOOLS, "export_savedmodel.py")] +
-      tool_flags(ckpt, cased_vocab, str(d / "spanbert")) + ["--version=7"],
+      export_helpers.tool_flags(ckpt, cased_vocab, str(d / "spanbert")) +
+      ["--version=7"],
       capture_output=True, text=True, timeout=600)
   assert proc.returncode == 0, proc.stderr[-3000:]
   return {"dir": str(d), "model": str(d / "spanbert" / "7"),
           "pre": str(d / "spanbert_preprocessing" / "7"), "keras": model,
           "vocab": cased_vocab}
-
-
-def _saved_ops(export_dir):
-  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
-  sm = saved_model_pb2.SavedModel()
-  with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
-    sm.ParseFromString(f.read())
-  ops = set()
-  for mg in sm.meta_graphs:
-    ops |= {n.op for n in mg.graph_def.node}
-    for fn in mg.graph_def.library.function:
-      ops |= {n.op for n in fn.node_def}
-  return ops
 
 
 AUDIT = """
@@ -111,7 +78,7 @@ print(json.dumps({"core": core, "text": text,
 def test_op_audit_core_and_tf_text_only(exported):
   import json  # pylint: disable=g-import-not-at-top
   for export_dir in (exported["model"], exported["pre"]):
-    ops = sorted(_saved_ops(export_dir))
+    ops = sorted(export_helpers.saved_ops(export_dir))
     proc = subprocess.run([sys.executable, "-c", AUDIT, json.dumps(ops)],
                           capture_output=True, text=True, timeout=300)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -232,6 +199,6 @@ def test_preprocessing_model(exported):
 
 def test_existing_version_is_refused(exported):
   with pytest.raises(ValueError, match="already exists"):
-    export_lib.export(exported["keras"], exported["vocab"],
-                      os.path.join(exported["dir"], "spanbert"), version=7,
-                      seq_length=SEQ)
+    pretraining_export.export(exported["keras"], exported["vocab"],
+                              os.path.join(exported["dir"], "spanbert"),
+                              version=7, seq_length=SEQ)

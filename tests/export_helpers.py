@@ -1,0 +1,60 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The tiny pretraining model the serving tests export, and its tool flags."""
+
+import os
+
+from official.core import exp_factory
+from official.modeling.hyperparams import params_dict
+from official_spanbert import registry_imports  # noqa: F401
+from conftest import REPO
+
+# The exports' sequence length.
+SEQ = 32
+
+
+def params():
+  """A 1-layer, hidden-32 pretraining experiment (configs/models/tiny.yaml)."""
+  params = exp_factory.get_exp_config("spanbert/pretraining")
+  params = params_dict.override_params_dict(
+      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
+  return params
+
+
+def tool_flags(ckpt, vocab, export_base):
+  """export_savedmodel.py flags for a checkpoint of the params() model."""
+  override = ("task.model.encoder.bert_v2.hidden_size=32,"
+              "task.model.encoder.bert_v2.intermediate_size=64,"
+              "task.model.encoder.bert_v2.num_layers=1")
+  return ["--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
+          "--params_override=" + override, "--checkpoint_path=" + ckpt,
+          "--vocab_file=" + vocab, "--export_base=" + export_base,
+          f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3"]
+
+
+def saved_ops(export_dir):
+  """The op names of a SavedModel's graphs and functions."""
+  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  sm = saved_model_pb2.SavedModel()
+  with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+    sm.ParseFromString(f.read())
+  ops = set()
+  for mg in sm.meta_graphs:
+    ops |= {n.op for n in mg.graph_def.node}
+    for fn in mg.graph_def.library.function:
+      ops |= {n.op for n in fn.node_def}
+  return ops
