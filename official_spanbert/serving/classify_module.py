@@ -15,22 +15,10 @@
 """The `classify` and `classify_relation` signatures: raw text in, labels out.
 
 The encoding of the fine-tuning records (data/finetuning/classification.py,
-tacred.py) runs inside the graph with tf.text and core ops:
-
-  * `classify(text[, text_pair])`: `[CLS] a [SEP] (b [SEP])` wordpieces, the
-    longer segment cut first (BERT's rule, in closed form), one segment
-    cut to seq_length - 2;
-  * `classify_relation(text, subject_start, subject_end, object_start,
-    object_end, subject_type, object_type)`: the text is split on
-    whitespace into words (TACRED's tokens, joined by spaces), PTB brackets
-    such as -LRB- mapped back, every word that overlaps an entity's
-    character span [start, end) is dropped and the entity's marker
-    ([SUBJ-PERSON], [OBJ-CITY], the run's [unusedN] ids) put where it
-    starts, as spanbert-create-finetuning-data --task=tacred does.
-
-Outputs: `probabilities` [batch, classes], `label_id` and `label` (the names
-in the records' meta_data.json, e.g. `entailment`); a regression model
-(num_classes 1) returns `score`.
+tacred.py) runs inside the graph with tf.text and core ops: sentence (pair)
+classification for GLUE, and TACRED's entity markers for relations. Outputs
+are `probabilities`, `label_id` and `label` (`score` for a regression model).
+See docs/serving.md#classify-and-classify_relation-classification-from-raw-text.
 
 Example:
   module = ClassifyModule(classifier, "vocab.txt", seq_length=128,

@@ -14,37 +14,11 @@
 
 """Coreference serving: raw text -> clusters as character offsets, in graph.
 
-`CorefServingModule.resolve(text)` (one document, a scalar string) runs what
-training runs, inside the SavedModel:
-
-  1. BERT basic + WordPiece tokenization with byte offsets (tf.text); each
-     basic token is a word; a word ".", "!" or "?" ends a sentence, and so
-     does a line break;
-  2. independent segments of max_segment_len wordpieces cut as in training
-     (data/finetuning/coref.py: the last sentence end that fits, else the
-     last word end, else anywhere), so texts of any length are handled;
-  3. the CorefModel; each top span links to its best antecedent unless the
-     dummy wins; an unlinked span with mention score > 0 is a singleton when
-     the model was trained to output singletons;
-  4. mentions as character offsets (Unicode code points, end exclusive) with
-     a cluster id, sorted by position.
-
-`resolve_with_speakers(text, genre, line_speakers)` is the same with
-OntoNotes metadata (TF Serving signatures have no optional inputs, hence a
-second signature): `genre` is one of ontonotes.GENRES or '' (genre 0, `bc`,
-the reference's default), `line_speakers` one speaker string per line of
-the text (split at line breaks; a line break ends a sentence, so a speaker
-never changes inside one), or none. Speakers become ids per text as in
-training (data/finetuning/ontonotes.py, with the run's max_num_speakers);
-`resolve` gives every word one speaker and genre 0. `resolve_scores` (same
-inputs; a function of the SavedModel, not a signature) returns the features
-and the model's raw outputs, for checks from Python.
-
-Invalid UTF-8 becomes U+FFFD first; empty text gives no mentions. A batch
-of texts, a text of more than `max_wordpieces` wordpieces, an unknown genre
-and a number of speakers other than the number of lines are refused with
-one-line InvalidArgument errors that say what to do. Only core TF and tf.text
-ops are used.
+`CorefServingModule.resolve(text)` runs training's tokenization, segmenting
+and CorefModel on one document inside the SavedModel, with core TF and
+tf.text ops only; `resolve_with_speakers(text, genre, line_speakers)` adds
+OntoNotes' genre and speakers, and `resolve_scores` (a function, not a
+signature) returns the raw outputs. See docs/coreference.md#serving.
 
 Example:
   module = CorefServingModule(model, "vocab.txt", max_wordpieces=65536)

@@ -14,24 +14,11 @@
 
 """The `extract_entities` signature: raw text in, nested entities out.
 
-What the span NER task's evaluation does (tasks/span_ner.py), in the graph:
-
-  1. the text's windows (serving/span_windows.py: whitespace words, one
-     sentence a line, windows of at most seq_length cut at sentence ends);
-  2. the SpanNerModel labels every candidate (spans of up to max_span_width
-     wordpieces inside a sentence, word start to word end), MODEL_BATCH_WINDOWS
-     windows at a time;
-  3. each candidate whose most probable label (float64 softmax) is a type is
-     kept by the task's greedy decoding (span_ner_model.decode): most probable
-     first (ties: earlier start, then earlier end), skipping one that
-     crosses a span taken before or has its boundaries; nested spans stay;
-  4. entities sorted by position, as Unicode character offsets into the
-     original text (end exclusive) of their first and last words.
-
-Outputs, each [batch, n] padded with -1 (strings: ""): entity_start,
-entity_end (int32), entity_type (LitBank's PER, FAC, ...), entity_score
-(the label's probability). The module serves `encode_spans` of its encoder
-and SpanEmbedding too (serving/span_encoder_module.py).
+What the span NER task's evaluation does (tasks/span_ner.py) runs in the
+graph: the text's windows (serving/span_windows.py), the SpanNerModel's label
+for every candidate span, the task's greedy decoding (nested spans stay) and
+character offsets of the entities. The module serves `encode_spans` too
+(serving/span_encoder_module.py). See docs/serving.md.
 
 Example:
   module = SpanNerServingModule(ner_model, "vocab.txt", seq_length=256)

@@ -17,24 +17,9 @@
 
 Everything the offline SQuAD evaluation does (data/finetuning/squad.py and
 squad_predictions.py) runs inside the graph with tf.text and core ops, so the
-stock tensorflow_model_server serves it:
-
-  * the passage and the question are WordPiece-tokenized (the passage's
-    pieces are those of its whitespace words, squad_examples' definition,
-    with exact character offsets for cased and uncased vocabs), the
-    question is cut to query_length;
-  * the passage tokens are cut into [CLS] q [SEP] window [SEP] features with
-    the run's doc_stride, as many as the passage needs;
-  * the n_best_size best starts and ends of every window form candidates
-    that lie in the passage, start where the window gives the token its most
-    context, end after they start and span at most max_answer_length tokens;
-    the best start + end logit over all windows wins (ties: the first, in
-    the offline order);
-  * its characters are the first piece's start and the last piece's end in
-    the passage, and its text the passage's substring between them (as
-    offline);
-  * SQuAD 2.0: null score = smallest [CLS] start + end logit over the
-    windows; no answer when null - best > null_score_diff_threshold.
+stock tensorflow_model_server serves it: tokenization, windows, the n-best
+candidates, the max-context rule and SQuAD 2.0's null score. See
+docs/serving.md#answer-question-answering-from-raw-text.
 
 Example:
   module = QuestionAnsweringModule(span_labeler, "vocab.txt", seq_length=384)

@@ -14,24 +14,11 @@
 
 """The `encode_spans` signature: text + character spans in, span vectors out.
 
-`encode_spans(text, span_starts, span_ends)`: text [batch] strings, span
-offsets [batch, n] int32 Unicode characters into each text (end exclusive;
--1 and -1 pad). A span covers the wordpieces that lie inside it; the text is
-windowed as span NER windows it (serving/span_windows.py), the encoder reads
-the windows and each span's embedding comes from the wordpieces' encoder
-outputs (a span may run over a window cut):
-
-  * with a span task's SpanEmbedding (modeling/span_embedding.py), its
-    g = [x_start, x_end, attention head, width embedding] (what the task's
-    scorer reads), [batch, n, 3 H + feature_size];
-  * for a plain pretrained encoder, [x_start, x_end, mean of the span's x]
-    (span_embedding.span_heads with equal scores: no head scorer is
-    trained), [batch, n, 3 H].
-
-Padding rows are zeros. A span out of the text, with start >= end, that
-covers no wordpiece or more than max_span_width of them, mismatched shapes
-and a text of more than max_wordpieces wordpieces are refused with one
-InvalidArgumentError line that names the span and what to do.
+The text is windowed as span NER windows it (serving/span_windows.py) and each
+span's vector comes from the encoder outputs of the wordpieces inside it: a
+span task's SpanEmbedding (modeling/span_embedding.py) when there is one,
+else [x_start, x_end, mean of the span's x]. Bad spans are refused with one
+InvalidArgumentError line naming the span. See docs/serving.md.
 
 Example:
   module = SpanEncoderModule(encoder, "vocab.txt", seq_length=256)

@@ -15,21 +15,10 @@
 """Raw text -> windows of wordpieces with character offsets, in the graph.
 
 What data/finetuning/span_ner.py does to a LitBank document, for a batch of
-texts:
-
-  * words are the whitespace-separated words of the text (Python's
-    str.isspace() characters), each split into its wordpieces, with exact
-    character offsets into the original text (cased and uncased vocabs);
-    a word without wordpieces (only characters the tokenizer drops) is no
-    word;
-  * a line break (any of str.splitlines()'s) ends a sentence: text sent one
-    sentence a line has the sentences of the tsv files; text without line
-    breaks is one sentence;
-  * each text's wordpieces are cut into windows of at most seq_length
-    positions with [CLS] and [SEP], at the last sentence end that fits, else
-    the last word end (coref_module.segment_ends, the offline cut);
-  * per window position `word_start`, `word_end` and `sentence_ids` as the
-    offline features (0 / -1 on [CLS], [SEP] and padding).
+texts: whitespace words split into wordpieces with exact character offsets,
+a line break ends a sentence, and windows of at most seq_length positions
+are cut at the last sentence end that fits, else the last word end
+(coref_module.segment_ends, the offline cut). See docs/serving.md.
 
 Example:
   windows = TextWindows(tokenizer, seq_length=256)

@@ -12,42 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-r"""SpanBERT as reusable SavedModels in the TF Hub format, for Keras users.
+"""SpanBERT as reusable SavedModels in the TF Hub format, for Keras users.
 
-`export` writes two SavedModels that follow TF Hub's API for text encoders
-(https://www.tensorflow.org/hub/common_saved_model_apis/text), as Model
-Garden's official/nlp/tools/export_tfhub_lib.py does for BERT:
-
-* `<export_dir>/encoder`: callable on {input_word_ids, input_mask,
-  input_type_ids} (int32 [batch, seq_length]; `training=` for dropout),
-  returning pooled_output [batch, H], sequence_output [batch, seq_length, H],
-  encoder_outputs (one [batch, seq_length, H] per layer) and `default` (=
-  pooled_output). Inputs get encode_ids' checks (pretraining_module.py): ids,
-  type ids or mask values out of range, or more positions than the position
-  embeddings, are an InvalidArgumentError naming the input. It has variables, trainable_variables and
-  regularization_losses, so hub.KerasLayer(..., trainable=True) fine-tunes it.
-  Sub-objects for span filling, with the pretraining heads' weights (not
-  among the encoder's trainable variables):
-    - `mlm(sequence_output, masked_lm_positions)`: MLM logits
-      [batch, P, vocab] for the tokens at positions [batch, P] (int32);
-    - `sbo(sequence_output, left_positions, right_positions,
-      relative_positions)`: SBO logits [batch, P, vocab] for the token i of a
-      masked span s..e from the boundaries left = s - 1 and right = e + 1 and
-      relative = i - s (all [batch, P] int32; relative is clipped to the
-      head's max targets). Absent when the model has no SBO head.
-  Also `vocab_file` (an asset) and `do_lower_case`, like BERT encoders on Hub.
-* `<export_dir>/preprocessor`: the BERT preprocessing API, with the
-  tokenization of the TF Serving export (text_preprocessor.TextPreprocessor:
-  the marker `[MASK]` becomes the [MASK] token, invalid UTF-8 becomes U+FFFD):
-    - `preprocessor(text)`: [batch] strings -> encoder inputs of one segment
-      at the export's seq_length;
-    - `tokenize(text)`: int32 RaggedTensor [batch, (words), (wordpieces)];
-      `tokenize.get_special_tokens_dict()` gives vocab_size,
-      start_of_sequence_id, end_of_segment_id, padding_id and mask_id;
-    - `bert_pack_inputs([tokens_a, tokens_b], seq_length=N)`: one or two
-      segments (ragged rank 1 or 2) -> encoder inputs of length N (default:
-      the export's seq_length), trimmed round-robin; segments with different
-      batch sizes are an InvalidArgumentError.
+`export` writes `<export_dir>/encoder` (TF Hub's text encoder API, plus `mlm`
+and `sbo` sub-objects with the pretraining heads) and
+`<export_dir>/preprocessor` (BERT's preprocessing API: `tokenize`,
+`bert_pack_inputs`), as Model Garden's official/nlp/tools/export_tfhub_lib.py
+does for BERT. See docs/serving.md#for-keras-users-tf-hub-savedmodels.
 """
 
 import os
