@@ -42,6 +42,27 @@ def predict(loaded, request_bytes: bytes) -> bytes:
   return response.SerializeToString()
 
 
+def assert_round_trip(loaded, export_dir, signature, inputs, model_name=""):
+  """A PredictRequest of `inputs` through predict() answers what calling
+  the signature directly does, and every warmup record of the export runs.
+  """
+  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
+  request = predict_pb2.PredictRequest()
+  request.model_spec.name = model_name
+  request.model_spec.signature_name = signature
+  for key, value in inputs.items():
+    request.inputs[key].CopyFrom(tf.make_tensor_proto(value))
+  back = predict_pb2.PredictResponse.FromString(
+      predict(loaded, request.SerializeToString()))
+  direct = loaded.signatures[signature](
+      **{k: tf.constant(v) for k, v in inputs.items()})
+  assert set(back.outputs) == set(direct)
+  for key, value in direct.items():
+    np.testing.assert_array_equal(tf.make_ndarray(back.outputs[key]),
+                                  value.numpy())
+  assert replay_warmup(loaded, export_dir) == set(loaded.signatures)
+
+
 def replay_warmup(loaded, export_dir):
   """Runs every warmup request of an export as TF Serving does at load;
   returns the signature names they call."""

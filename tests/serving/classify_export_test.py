@@ -231,32 +231,18 @@ def test_eight_threads_get_the_single_thread_answers(pair_export):
 def test_predict_request_round_trip_and_warmup_requests(request, which):
   """What tensorflow_model_server does with a PredictRequest and the warmup
   records, with the tensorflow-serving-api protos (no server binary)."""
-  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
   export = request.getfixturevalue(which)
-  loaded = export["loaded"]
-  proto = predict_pb2.PredictRequest()
-  proto.model_spec.name = "classifier"
   if which == "pair_export":
-    proto.model_spec.signature_name = "classify"
+    signature = "classify"
     inputs = {"text": [TEXT], "text_pair": ["A man has money."]}
   else:
-    proto.model_spec.signature_name = "classify_relation"
+    signature = "classify_relation"
     inputs = {"text": [TEXT], "subject_start": np.int32([0]),
               "subject_end": np.int32([2]), "object_start": np.int32([8]),
               "object_end": np.int32([13]), "subject_type": ["PERSON"],
               "object_type": ["CITY"]}
-  for key, value in inputs.items():
-    proto.inputs[key].CopyFrom(tf.make_tensor_proto(value))
-  back = predict_pb2.PredictResponse.FromString(
-      serving_client.predict(loaded, proto.SerializeToString()))
-  direct = loaded.signatures[proto.model_spec.signature_name](
-      **{k: tf.constant(v) for k, v in inputs.items()})
-  assert set(back.outputs) == set(direct)
-  for key, value in direct.items():
-    np.testing.assert_array_equal(tf.make_ndarray(back.outputs[key]),
-                                  value.numpy())
-  assert serving_client.replay_warmup(loaded, export["model"]) == set(
-      loaded.signatures)
+  serving_client.assert_round_trip(export["loaded"], export["model"],
+                                   signature, inputs, "classifier")
 
 
 def test_regression_serves_a_score(tmp_path, small_vocab):

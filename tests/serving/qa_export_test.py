@@ -274,24 +274,9 @@ def test_predict_request_round_trip_and_warmup_requests(qa_export):
   """What tensorflow_model_server does with a PredictRequest (and with the
   warmup records at load), done here with the tensorflow-serving-api
   protos: the server binary is not installed here."""
-  from tensorflow_serving.apis import predict_pb2  # pylint: disable=g-import-not-at-top
-  request = predict_pb2.PredictRequest()
-  request.model_spec.name = "squad"
-  request.model_spec.signature_name = "answer"
-  request.inputs["question"].CopyFrom(tf.make_tensor_proto(["Who is single?"]))
-  request.inputs["context"].CopyFrom(tf.make_tensor_proto([CONTEXT]))
-  loaded = qa_export["loaded"]
-  back = predict_pb2.PredictResponse.FromString(
-      serving_client.predict(loaded, request.SerializeToString()))
-  out = qa_export["answer"](question=tf.constant(["Who is single?"]),
-                            context=tf.constant([CONTEXT]))
-  assert set(back.outputs) == set(out)
-  for key, value in out.items():
-    np.testing.assert_array_equal(tf.make_ndarray(back.outputs[key]),
-                                  value.numpy())
-  # Every signature has a warmup record that runs.
-  assert serving_client.replay_warmup(loaded, qa_export["model"]) == set(
-      loaded.signatures)
+  serving_client.assert_round_trip(
+      qa_export["loaded"], qa_export["model"], "answer",
+      {"question": ["Who is single?"], "context": [CONTEXT]}, "squad")
 
 
 def test_bfloat16_export_without_native_bf16_is_one_line():
