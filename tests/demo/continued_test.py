@@ -14,7 +14,8 @@
 
 """The demo's second act (demo/continued.py) on a short schedule, from a tiny
 random headless BERT in Hugging Face's layout (written by interop.tf_to_hf,
-with the packaged MiniLM's uncased vocab) instead of all-MiniLM-L6-v2."""
+with the packaged MiniLM's uncased vocab) instead of all-MiniLM-L6-v2, run
+with -v (the first act's quiet output: demo/pipeline_test.py)."""
 
 import json
 import os
@@ -52,7 +53,7 @@ def act_two(tmp_path_factory):
       [sys.executable, "-m", "official_spanbert.demo", "--act=continued",
        f"--output_dir={out}", f"--base_model={base}",
        f"--warmup_steps={WARMUP}", f"--train_steps={STEPS}",
-       "--precision=float32"],
+       "--precision=float32", "-v"],
       env=env, capture_output=True, text=True, timeout=600, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   with open(os.path.join(out, "minilm", "summary.json"),
@@ -69,6 +70,17 @@ def test_the_warm_up_kept_the_encoder_and_moved_the_heads(act_two):
   assert s["encoder_change_in_warmup"] == 0.0
   assert "largest weight change 0 (unchanged)" in result.stdout
   assert s["before"]["mlm_loss"] != s["after"]["mlm_loss"]
+
+
+def test_verbose_gives_the_detail_back(act_two):
+  """-v: the library's logs and the trainer's metric dictionaries are back
+  (on stderr; the summary on stdout is the quiet run's)."""
+  result, _ = act_two
+  text = result.stdout + result.stderr
+  assert re.search(r"^I\d{4} ", result.stderr, re.M)
+  assert "'mlm_loss'" in text  # Orbit's metric dictionary, in the log
+  assert "restoring or initializing model" in text
+  assert re.search(rf"train \[[\d.]+ s\] {STEPS}/{STEPS} steps", text)
 
 
 def test_the_summary_reports_before_after_and_the_unigram_baseline(act_two):
