@@ -120,16 +120,16 @@ class ClassifyModule(tf.Module):
     # Only the task's signature is a tf.function (the export traces all).
     if self.relation:
       self.classify_relation = tf.function(
-          self._classify_relation, input_signature=[
+          self._classify_relation, autograph=False, input_signature=[
               _STRING("text"), _INT("subject_start"), _INT("subject_end"),
               _INT("object_start"), _INT("object_end"),
               _STRING("subject_type"), _STRING("object_type")])
     elif pair:
       self.classify = tf.function(
-          self._classify_pair,
+          self._classify_pair, autograph=False,
           input_signature=[_STRING("text"), _STRING("text_pair")])
     else:
-      self.classify = tf.function(self._classify_single,
+      self.classify = tf.function(self._classify_single, autograph=False,
                                   input_signature=[_STRING("text")])
 
   def _outputs(self, ids: tf.RaggedTensor, types: tf.RaggedTensor

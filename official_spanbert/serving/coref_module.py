@@ -330,12 +330,13 @@ class CorefServingModule(tf.Module):
                    lambda: self._resolve(text, genre, line_speakers),
                    lambda: empty)
 
-  @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
+  @tf.function(autograph=False,
+               input_signature=[tf.TensorSpec(None, tf.string)])
   def resolve(self, text):
     """Mentions (character offsets, end exclusive) and their cluster ids."""
     return self._run(self._utf8(text), tf.constant(0), None)
 
-  @tf.function(input_signature=_WITH_SPEAKERS)
+  @tf.function(autograph=False, input_signature=_WITH_SPEAKERS)
   def resolve_with_speakers(self, text, genre, line_speakers):
     """resolve with a genre ('' for the default) and one speaker per line
     (or none)."""
@@ -343,7 +344,7 @@ class CorefServingModule(tf.Module):
     return self._run(text, self._genre_id(genre),
                      self._one_per_line(text, line_speakers))
 
-  @tf.function(input_signature=_WITH_SPEAKERS)
+  @tf.function(autograph=False, input_signature=_WITH_SPEAKERS)
   def resolve_scores(self, text, genre, line_speakers):
     """The features and raw model outputs (SCORE_KEYS) resolve_with_speakers
     computes for a text with at least one word."""

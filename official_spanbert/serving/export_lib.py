@@ -25,6 +25,7 @@ import time
 from typing import Dict, Iterator, List, Optional, Sequence
 
 import tensorflow as tf
+from tf_keras.src.saving.legacy.saved_model import utils as keras_save
 
 from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import atomic_io
@@ -214,8 +215,14 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
 
 def save_with_warmup(module, signatures, export_dir: str,
                      signature_inputs) -> None:
-  """Saves `module` with `signatures` and its warmup requests."""
-  tf.saved_model.save(module, export_dir, signatures=signatures)
+  """Saves `module` with `signatures` and its warmup requests.
+
+  The Keras layers inside are saved without their traced call functions
+  (Keras' save_traces=False): TF Serving calls the signatures only, and
+  tracing every layer cost about a quarter of an export's CPU time.
+  """
+  with keras_save.keras_option_scope(save_traces=False):
+    tf.saved_model.save(module, export_dir, signatures=signatures)
   _write_warmup(export_dir, signature_inputs)
 
 

@@ -103,8 +103,8 @@ class SpanNerServingModule(span_encoder_module.SpanEncoderModule):
     return {"span_logits": tf.cast(out["span_logits"], tf.float32),
             "span_mask": out["span_mask"]}
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string,
-                                              name="text")])
+  @tf.function(autograph=False, input_signature=[
+      tf.TensorSpec([None], tf.string, name="text")])
   def extract_entities(self, text):
     """Nested entities of each text (OUTPUT_KEYS, [batch, n])."""
     text = qa_module.valid_utf8(text)

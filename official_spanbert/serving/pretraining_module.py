@@ -109,7 +109,7 @@ class SpanBertServingModule(tf.Module):
         preprocessor.tokenizer.lower_case, preprocessor.seq_length)
 
   # One graph of the encoder for the 4 signatures (traced once, not 4 times).
-  @tf.function(input_signature=[{
+  @tf.function(autograph=False, input_signature=[{
       k: tf.TensorSpec([None, None], tf.int32)
       for k in ("input_word_ids", "input_mask", "input_type_ids")}])
   def _encoder(self, inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
@@ -120,7 +120,7 @@ class SpanBertServingModule(tf.Module):
     return {"sequence_output": out["sequence_output"],
             "pooled_output": out["pooled_output"]}
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(autograph=False, input_signature=[_TEXT])
   def serve_text(self, text):
     inputs = self.preprocessor(text)
     out = self._encode(inputs)
@@ -128,8 +128,8 @@ class SpanBertServingModule(tf.Module):
                input_mask=inputs["input_mask"])
     return out
 
-  @tf.function(input_signature=[_TEXT, tf.TensorSpec([None], tf.string,
-                                                     name="text_pair")])
+  @tf.function(autograph=False, input_signature=[
+      _TEXT, tf.TensorSpec([None], tf.string, name="text_pair")])
   def serve_text_pair(self, text, text_pair):
     inputs = self.preprocessor(text, text_pair)
     out = self._encode(inputs)
@@ -138,7 +138,7 @@ class SpanBertServingModule(tf.Module):
                input_type_ids=inputs["input_type_ids"])
     return out
 
-  @tf.function(input_signature=[
+  @tf.function(autograph=False, input_signature=[
       tf.TensorSpec([None, None], tf.int32, name="input_word_ids"),
       tf.TensorSpec([None, None], tf.int32, name="input_mask"),
       tf.TensorSpec([None, None], tf.int32, name="input_type_ids")])
@@ -159,7 +159,7 @@ class SpanBertServingModule(tf.Module):
                                                 ids),
             f"{prefix}_top_k_scores": scores}
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(autograph=False, input_signature=[_TEXT])
   def fill_spans(self, text):
     inputs = self.preprocessor(text)
     ids = inputs["input_word_ids"]
@@ -217,12 +217,12 @@ class PreprocessingModule(tf.Module):
     super().__init__(name="spanbert_preprocessing")
     self.preprocessor = preprocessor
 
-  @tf.function(input_signature=[_TEXT])
+  @tf.function(autograph=False, input_signature=[_TEXT])
   def serve_text(self, text):
     return self.preprocessor(text)
 
-  @tf.function(input_signature=[_TEXT, tf.TensorSpec([None], tf.string,
-                                                     name="text_pair")])
+  @tf.function(autograph=False, input_signature=[
+      _TEXT, tf.TensorSpec([None], tf.string, name="text_pair")])
   def serve_text_pair(self, text, text_pair):
     return self.preprocessor(text, text_pair)
 

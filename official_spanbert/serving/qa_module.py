@@ -145,7 +145,8 @@ class QuestionAnsweringModule(tf.Module):
     with tf.control_dependencies([fits]):
       return tf.nest.map_structure(tf.identity, doc, expand_composites=True)
 
-  @tf.function(input_signature=[_STRING("question"), _STRING("context")])
+  @tf.function(autograph=False,
+               input_signature=[_STRING("question"), _STRING("context")])
   def answer(self, question, context):
     check = tf.debugging.assert_equal(
         tf.shape(question), tf.shape(context),

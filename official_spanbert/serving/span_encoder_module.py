@@ -146,7 +146,7 @@ class SpanEncoderModule(tf.Module):
                                self.max_span_width)
     return tf.concat([tf.gather(x, starts), tf.gather(x, ends), head], -1)
 
-  @tf.function(input_signature=[
+  @tf.function(autograph=False, input_signature=[
       tf.TensorSpec([None], tf.string, name="text"),
       tf.TensorSpec([None, None], tf.int32, name="span_starts"),
       tf.TensorSpec([None, None], tf.int32, name="span_ends")])

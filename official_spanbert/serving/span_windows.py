@@ -95,7 +95,8 @@ class TextWindows(tf.Module):
 
   # One graph for every signature that windows text (tokenizing is most of
   # a trace).
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+  @tf.function(autograph=False,
+               input_signature=[tf.TensorSpec([None], tf.string)])
   def __call__(self, text: tf.Tensor) -> Windows:
     vocab = self.tokenizer.vocab
     ids, begin, end = self.tokenizer.tokenize_with_offsets(text)

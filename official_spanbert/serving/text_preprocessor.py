@@ -55,7 +55,8 @@ class TextPreprocessor(tf.Module):
   # One graph for every signature that tokenizes: a SavedModel with 4
   # signatures (2 of them tokenize two texts) traced it 14 times, about half
   # of an export's time.
-  @tf.function(input_signature=[tf.TensorSpec(None, tf.string)])
+  @tf.function(autograph=False,
+               input_signature=[tf.TensorSpec(None, tf.string)])
   def tokenize(self, text: tf.Tensor) -> tf.RaggedTensor:
     """[batch] strings -> [batch, (tokens)] int64 ids, [MASK] markers kept."""
     text = tf.strings.unicode_transcode(
@@ -76,7 +77,8 @@ class TextPreprocessor(tf.Module):
     return tf.RaggedTensor.from_row_splits(ids, pieces.row_splits).merge_dims(
         1, 2)
 
-  @tf.function(reduce_retracing=True)  # one graph per number of segments
+  # One graph per number of segments.
+  @tf.function(autograph=False, reduce_retracing=True)
   def pack(self, first: tf.RaggedTensor,
            second: Optional[tf.RaggedTensor] = None) -> Dict[str, tf.Tensor]:
     """[CLS] A [SEP] (B [SEP]) padded to seq_length; int32 features.
