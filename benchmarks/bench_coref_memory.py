@@ -15,8 +15,9 @@
 r"""Peak memory and time of the exported coreference model's `resolve`.
 
 For each --sizes encoder (`tiny`: 3 layers, hidden 96, the size of issue 38's
-measurement; `minilm`: 6 layers, hidden 384, 12 heads, FFN 1,536, the shape
-of all-MiniLM-L6-v2 that the serving tables use; `base`:
+measurement; `smoke`: 1 layer, hidden 32, FFNN 64, what --smoke runs;
+`minilm`: 6 layers, hidden 384, 12 heads, FFN 1,536, the shape of
+all-MiniLM-L6-v2 that the serving tables use; `base`:
 configs/models/base.yaml) and each --chunk_sizes value
 (task.model.chunk_size; 0 scores the whole document at once, as before issue
 38), builds spanbert/coref with RANDOM weights (memory and time do not depend
@@ -106,9 +107,16 @@ def _model(size: str, chunk_size: int):
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
+  from official_spanbert.interop import coref_tf1_to_tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
   params = exp_factory.get_exp_config("spanbert/coref")
-  if size == "tiny":
+  if size == "smoke":  # --smoke: the graph of tiny, a fraction of its layers
+    enc = params.task.model.encoder.bert_v2
+    enc.num_layers, enc.hidden_size = 1, 32
+    enc.num_attention_heads, enc.intermediate_size = 2, 64
+    enc.vocab_size = 28996
+    params.task.model.ffnn_size = 64
+  elif size == "tiny":
     enc = params.task.model.encoder.bert_v2
     enc.num_layers, enc.hidden_size = 3, 96
     enc.num_attention_heads, enc.intermediate_size = 2, 384
@@ -122,7 +130,12 @@ def _model(size: str, chunk_size: int):
     params = params_dict.override_params_dict(
         params, yaml_files.path(f"models/{size}.yaml"), is_strict=True)
   params.task.model.chunk_size = chunk_size
-  return coreference.build_model(params.task.model)
+  model = coreference.build_model(params.task.model)
+  # Variables built before the export, as a restored model's are
+  # (coref_export.load_model): its first trace of `resolve` then builds none
+  # and is not traced again without them (~3 s of a smoke run).
+  model(coref_tf1_to_tf.dummy_features(), training=False)
+  return model
 
 
 def main(argv=None):
@@ -143,7 +156,7 @@ def main(argv=None):
   ap.add_argument("--worker", nargs=2, metavar=("MODEL_DIR", "TEXT_FILE"))
   # Smoke: one chunked run on ~300 wordpieces, in its own process as always.
   args = common.parse_args(ap, argv, smoke=dict(
-      chunk_sizes=[64], wordpieces=[300], max_seconds=300,
+      sizes=["smoke"], chunk_sizes=[64], wordpieces=[300], max_seconds=300,
       corpus=common.SMOKE_CORPUS, vocab=common.SMOKE_VOCAB))
   if args.worker:
     worker(*args.worker, threads=args.threads)
