@@ -133,8 +133,9 @@ def make_batch(records: str, vocab: str, seq: int, batch: int,
   return {k: tf.gather(v, keep) for k, v in features.items()}
 
 
-def experiment_params(name: str, model_yaml: str):
-  """The registered experiment with the encoder of `model_yaml`."""
+def experiment_params(name: str, model_yaml: str, num_layers: int = 0):
+  """The registered experiment with the encoder of `model_yaml` (with
+  `num_layers` layers instead of the yaml's, if given)."""
   if name == "bert/pretraining":
     params = exp_factory.get_exp_config("bert/pretraining")
     params = params_dict.override_params_dict(params, model_yaml,
@@ -149,15 +150,17 @@ def experiment_params(name: str, model_yaml: str):
     params = exp_factory.get_exp_config(name)
     params = params_dict.override_params_dict(params, model_yaml,
                                               is_strict=True)
+  if num_layers:
+    params.task.model.encoder.bert_v2.num_layers = num_layers
   return params
 
 
 class Variant:
   """A task, its model and optimizer and a tf.function train step."""
 
-  def __init__(self, name: str, model_yaml: str):
+  def __init__(self, name: str, model_yaml: str, num_layers: int = 0):
     self.name = name
-    self.params = experiment_params(name, model_yaml)
+    self.params = experiment_params(name, model_yaml, num_layers)
     self.task = task_factory.get_task(self.params.task)
     self.model = self.task.build_model()
     self.optimizer = train_utils.create_optimizer(self.task, self.params)
@@ -238,12 +241,13 @@ def heads_fns(model, batch, fast=True):
 
 
 def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
-          head_rounds, head_reps):
+          head_rounds, head_reps, num_layers=0):
   model_yaml = yaml_files.path(f"models/{encoder}.yaml")
   t0 = time.perf_counter()
-  variants = [Variant(name, model_yaml) for name in VARIANTS]
-  print(f"[{encoder}] built {len(variants)} models in "
-        f"{time.perf_counter() - t0:.1f}s; trainable params: " + ", ".join(
+  variants = [Variant(name, model_yaml, num_layers) for name in VARIANTS]
+  layers = variants[0].params.task.model.encoder.bert_v2.num_layers
+  print(f"[{encoder}] built {len(variants)} models ({layers}-layer encoder) "
+        f"in {time.perf_counter() - t0:.1f}s; trainable params: " + ", ".join(
             f"{v.name} {v.num_params / 1e6:.2f}M" for v in variants),
         flush=True)
   results = []
@@ -392,6 +396,8 @@ def report(results):
 def main(argv=None):
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--encoders", default="tiny,base")
+  ap.add_argument("--num_layers", type=int, default=0,
+                  help="encoder layers instead of the yamls' (0: theirs)")
   ap.add_argument("--seqs", default="128,512")
   ap.add_argument("--batch_128", type=int, default=8)
   ap.add_argument("--batch_512", type=int, default=4)
@@ -409,10 +415,12 @@ def main(argv=None):
                                                    "austen.txt"))
   ap.add_argument("--vocab", default=os.path.join(
       DATA, "vocab", "bert-base-cased-vocab.txt"))
+  # Smoke: tiny with 1 of its 2 layers (fewer ops for the three train steps
+  # and four head functions to trace), one step of each.
   args = parse_args(ap, argv, smoke=dict(
-      encoders="tiny", seqs="64", batch_128=4, warmup=1, head_rounds=1,
-      tiny_head_reps=1, tiny_rounds=1, tiny_steps=1, corpus=SMOKE_CORPUS,
-      vocab=SMOKE_VOCAB))
+      encoders="tiny", num_layers=1, seqs="64", batch_128=4, warmup=1,
+      head_rounds=1, tiny_head_reps=1, tiny_rounds=1, tiny_steps=1,
+      corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB))
   for path in (args.corpus, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
@@ -443,7 +451,8 @@ def main(argv=None):
     for e in encoders:
       results += bench(e, seqs, batches, rounds, steps, args.warmup, records,
                        args.vocab, args.head_rounds,
-                       args.tiny_head_reps if e == "tiny" else 1)
+                       args.tiny_head_reps if e == "tiny" else 1,
+                       args.num_layers)
   print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load_avg()}")
   report(results)
 
