@@ -346,8 +346,8 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
   """Issue 26, fault 12: no traceback, no empty export dirs."""
   base = str(tmp_path / "new" / "spanbert")
 
-  def full_disk(module, signatures, export_dir, signature_inputs):
-    del module, signatures, signature_inputs
+  def full_disk(module, export_dir, signature_inputs):
+    del module, signature_inputs
     with open(os.path.join(export_dir, "saved_model.pb"), "wb") as f:
       f.write(b"partial")
     # What TF's file writer raises on a full disk.
@@ -438,8 +438,8 @@ def test_full_disk_during_a_task_export_is_one_line_and_leaves_nothing(
   exports) let TF's ResourceExhaustedError through (a traceback from
   spanbert-export-savedmodel) and left the base it created."""
 
-  def full_disk(module, signatures, export_dir, signature_inputs):
-    del module, signatures, signature_inputs
+  def full_disk(module, export_dir, signature_inputs):
+    del module, signature_inputs
     with open(os.path.join(export_dir, "saved_model.pb"), "wb") as f:
       f.write(b"partial")
     raise _full_disk(export_dir)

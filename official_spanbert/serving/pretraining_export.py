@@ -130,7 +130,7 @@ def export(model, vocab_file: str, export_base: str, *,
     try:
       report.note(f"tracing and saving the model (version {version}, "
                   "5 signatures, warmup requests)")
-      export_lib.save_with_warmup(module, module.signatures(), tmps[0], {
+      export_lib.save_with_warmup(module, tmps[0], {
           "serving_default": {"text": texts},
           "encode_pair": {"text": texts, "text_pair": texts[::-1]},
           "encode_ids": {k: ids[k].numpy() for k in ids},
@@ -140,7 +140,7 @@ def export(model, vocab_file: str, export_base: str, *,
       })
       report.note("saving the preprocessing model")
       writing.target = dirs[1]
-      export_lib.save_with_warmup(pre, pre.signatures(), tmps[1], {
+      export_lib.save_with_warmup(pre, tmps[1], {
           "serving_default": {"text": texts},
           "encode_pair": {"text": texts, "text_pair": texts[::-1]},
       })
