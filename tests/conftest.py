@@ -38,6 +38,12 @@ TOOLS = os.path.join(REPO, "tools")
 # tolerances of these tests (1e-5) assume IEEE float32, so TF32 is off for
 # them and the subprocesses they start (README: Training on GPUs and TPUs).
 os.environ.setdefault("NVIDIA_TF32_OVERRIDE", "0")
+# The tiers run 3 pytest workers on 2 cores, and tests start processes of
+# their own: TensorFlow's default intra-op pool (a thread per core, each
+# spinning before it sleeps) in every process oversubscribed the cores. One
+# intra-op thread a process; the inter-op pool stays (collectives and
+# blocking ops need it). Tests of thread settings set or delete it.
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 # Small committed inputs of the unit tier (provenance in its README.md).
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
