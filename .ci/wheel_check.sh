@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs official_spanbert as a wheel (not editable) into a clean venv and
 # runs every console script from a temporary directory outside the repository:
-# each script's --help, then `spanbert-demo --act=scratch --train_steps=20`
+# each script's --help, then `spanbert-demo --act=scratch --train_steps=4`
 # (the first act: the second converts all-MiniLM-L6-v2 and trains for
 # minutes; tests/demo/continued_test.py runs it from the tree). Called by
 # `make wheel-check` (and so by .ci/run, after `make test`).
@@ -90,7 +90,7 @@ echo "wheel-check: console scripts: $scripts"
 # background while the --help checks, each mostly a single-threaded import of
 # TensorFlow, run two at a time beside it.
 demo_rc=0
-"$tmp/venv/bin/spanbert-demo" --act=scratch --train_steps=20 \
+"$tmp/venv/bin/spanbert-demo" --act=scratch --train_steps=4 --vocab_size=3000 \
   --output_dir="$tmp/work/demo" \
   > "$tmp/demo.txt" 2>&1 &
 demo_pid=$!
