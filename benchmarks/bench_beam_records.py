@@ -62,7 +62,11 @@ def run_tool(args, prefix):
   after = resource.getrusage(resource.RUSAGE_CHILDREN)
   cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
   if proc.returncode:
-    sys.exit(proc.stderr[-3000:])
+    # A crash's first lines say which (Python's "Fatal Python error: ..." and
+    # the crashing thread); its last list the extension modules loaded.
+    err = proc.stderr
+    sys.exit(f"{TOOL} exited {proc.returncode}:\n" + (
+        err if len(err) <= 6000 else err[:4000] + "\n...\n" + err[-2000:]))
   with open(prefix + ".stats.json") as f:
     return wall, cpu, json.load(f)
 
