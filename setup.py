@@ -80,13 +80,14 @@ setuptools.setup(
         "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
         # Keras 3 users (docs/keras3.md): spanbert-export-keras-hub writes a
         # keras-hub preset that keras_hub.models.BertBackbone.from_preset
-        # loads (tests/interop/keras_hub_preset_test.py, TensorFlow and JAX
+        # loads (tests/interop/keras_hub_preset_test.py, TensorFlow and torch
         # backends). keras-hub 0.30+ pins kagglesdk==0.1.28, which Model
         # Garden's kaggle 2.2.5 (kagglesdk>=0.1.38) excludes; 0.29.1 is the
         # newest that resolves beside it (keras>=3.13: the venv's 3.15).
-        # jax[cpu] 0.10.2: the JAX backend (~90 MB, ~5 s to install).
-        "keras3": ["keras-hub==0.29.1", "safetensors>=0.4",
-                   "jax[cpu]==0.10.2"],
+        # No JAX: tensorflow.lite imports jax whenever it is installed, which
+        # made every TensorFlow import ~1.4 s of CPU slower; JAX users
+        # install jax[cpu] themselves (docs/keras3.md).
+        "keras3": ["keras-hub==0.29.1", "safetensors>=0.4"],
         # Training on NVIDIA GPUs: TensorFlow's CUDA/cuDNN/NCCL wheels for
         # the pinned TF (spanbert-train logs the devices it sees and stops
         # with one line when runtime.num_gpus asks for more).
