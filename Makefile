@@ -1,12 +1,13 @@
 # official_spanbert: virtualenv, tests (pytest, then Bazel), demo.
 #
 #   make venv        create .venv (python3.11) and install the package
-#   make test        test-unit, test-integration, then bazel-test
-#   make test-unit   the unit tier: pytest -m unit (3 workers), run with
+#   make test        pytest, then bazel-test
+#   make pytest      both tiers in one pytest run (3 workers); each unit test
+#                    sees SPANBERT_DATA_DIR pointing nowhere (tests/conftest.py)
+#   make test-unit   the unit tier alone: pytest -m unit, run with
 #                    SPANBERT_DATA_DIR pointing nowhere (it needs no data)
-#   make test-integration  the integration tier: pytest -m integration (3
-#                    workers), on the real data
-#   make pytest      both tiers in one pytest run
+#   make test-integration  the integration tier alone: pytest -m integration,
+#                    on the real data
 #   make bazel-test  Bazel: //:ci_unit_tests and //:ci_integration_tests, offline
 #   make wheel-check install the wheel (non-editable) in a clean venv and run
 #                    every console script from a temp dir (.ci/wheel_check.sh)
@@ -76,9 +77,11 @@ $(STAMP): setup.py
 	$(VENV)/bin/python -m pip install -q --no-compile -e '.[test,interop,linguistic,beam,keras3]'
 	@touch $@
 
+# One session for both tiers: a second one paid its own 3 workers' start and
+# collection (~15 s of CPU each) and its own tail of idle cores
+# (docs/testing.md).
 test: venv
-	$(MAKE) --no-print-directory test-unit
-	$(MAKE) --no-print-directory test-integration
+	$(MAKE) --no-print-directory pytest
 	$(MAKE) --no-print-directory bazel-test
 
 # pytest-xdist, 3 workers, for all three targets. tests/conftest.py puts the
@@ -103,6 +106,8 @@ define run_pytest
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	line="$(1): $$(grep -E '^=* ?[0-9]+ [a-z]+.* in [0-9.]+s' $$log | tail -n 1 \
 	  | sed -E 's/^=+ //; s/ =+$$//') [$$((SECONDS - start)) s, exit $$rc]"; \
+	tiers=$$(grep -E '^tiers: ' $$log | tail -n 1); \
+	if [ -n "$$tiers" ]; then line="$$line"$$'\n'"  $$tiers"; fi; \
 	rm -f $$log; echo "$$line"; \
 	if [ -n "$(TEST_SUMMARY)" ]; then echo "$$line" >> "$(TEST_SUMMARY)"; fi; \
 	exit $$rc

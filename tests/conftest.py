@@ -48,10 +48,17 @@ os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
+# What a unit test sees as $SPANBERT_DATA_DIR, itself and in the processes it
+# starts (the Makefile's NO_DATA_DIR): nothing there. The real folder is read
+# once, here, before any test changes the variable.
+NO_DATA_DIR = "/nonexistent/spanbert-shared-data"
+_DATA_DIR = os.environ.get("SPANBERT_DATA_DIR",
+                           os.path.join(REPO, os.pardir, "shared", "data"))
+
+
 def data_dir() -> str:
   """The shared real-data folder ($SPANBERT_DATA_DIR or ../shared/data)."""
-  return os.environ.get("SPANBERT_DATA_DIR",
-                        os.path.join(REPO, os.pardir, "shared", "data"))
+  return _DATA_DIR
 
 
 def data_path(*parts: str) -> str:
@@ -262,23 +269,26 @@ def tier(item) -> str:
 # pytest-xdist hands tests out in collection order, so a long file collected
 # last (alphabetically most of these are) leaves one worker idle at the end
 # while the other finishes it; run first, the short files fill in around
-# them. The order only changes the wall time, never what runs.
+# them. First the files whose tests share one module fixture and so run on
+# one worker (a demo run, a trained coreference model, a keras-hub preset:
+# 80-200 s each), then the long files whose tests spread. The order only
+# changes the wall time, never what runs.
 LONGEST_FIRST = (
+    "demo/continued_test.py", "demo/pipeline_test.py",
+    "interop/keras_hub_preset_test.py", "tasks/coreference_test.py",
     # The integration tier's (2026-12-03: 4,829 worker-s in all, at load 3-5;
     # test_train_reliability.py, the longest, is now the three test_train_*).
     "test_train_runs.py", "test_train_resume.py", "test_train_errors.py",
     "test_serving_reliability.py", "data/pretraining/span_tagging_test.py",
-    "interop/keras_hub_preset_test.py", "test_distributed_training.py",
-    "tasks/coreference_test.py", "serving/pretraining_export_test.py",
+    "test_distributed_training.py", "serving/pretraining_export_test.py",
     "test_squad.py", "test_qa_serving.py",
     "data/pretraining/records/pretraining_records_test.py",
     "tasks/pretraining_test.py", "test_continued.py",
     "test_convert_checkpoint.py", "test_classify_serving.py",
     "test_ablation.py", "serving/tfhub_export_test.py",
     "data/finetuning/ontonotes_test.py",
-    # The unit tier's (the tiers run apart; a file of both is listed once).
-    "demo/pipeline_test.py", "test_benchmarks_smoke.py",
-    "demo/continued_test.py", "serving/classify_export_test.py",
+    # The unit tier's.
+    "test_benchmarks_smoke.py", "serving/classify_export_test.py",
     "utils/console_test.py", "data/pretraining/vocab_builder_test.py",
     "interop/fairseq_to_tf_test.py", "data/finetuning/coref_test.py",
     "tasks/span_ner_test.py",
@@ -456,15 +466,51 @@ def pytest_sessionfinish(session, exitstatus):
           "the tier is empty here (exit status 0)")
 
 
+def tier_counts(stats) -> dict:
+  """{tier: {outcome: n}} from a terminal reporter's stats (its reports carry
+  the tier marker as a keyword)."""
+  counts = {}
+  for outcome in ("passed", "failed", "error", "skipped", "xfailed",
+                  "xpassed"):
+    for report in stats.get(outcome, ()):
+      keywords = getattr(report, "keywords", {})
+      name = next((t for t in TIERS if t in keywords), None)
+      if name is not None:
+        by_outcome = counts.setdefault(name, {})
+        by_outcome[outcome] = by_outcome.get(outcome, 0) + 1
+  return counts
+
+
+def pytest_terminal_summary(terminalreporter):
+  """One line per tier when a session ran both (`make pytest`, `make test`):
+  "tiers: unit 422 passed; integration 283 passed, 2 skipped"."""
+  counts = tier_counts(terminalreporter.stats)
+  if len(counts) == len(TIERS):
+    terminalreporter.write_line("tiers: " + "; ".join(
+        f"{name} " + ", ".join(f"{n} {outcome}"
+                               for outcome, n in counts[name].items())
+        for name in TIERS))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+  """Notes the running test; a unit test runs (setup, call and teardown, so
+  the module fixtures it sets up too) with $SPANBERT_DATA_DIR pointing
+  nowhere, as in `make test-unit`, also when both tiers share a session."""
   del nextitem
   global _current_item
   _current_item = item
+  saved = os.environ.get("SPANBERT_DATA_DIR")
+  if item.get_closest_marker(UNIT) is not None:
+    os.environ["SPANBERT_DATA_DIR"] = NO_DATA_DIR
   try:
     return (yield)
   finally:
     _current_item = None
+    if saved is None:
+      os.environ.pop("SPANBERT_DATA_DIR", None)
+    else:
+      os.environ["SPANBERT_DATA_DIR"] = saved
 
 
 def _refuse_in_unit_tier(path: str) -> None:
