@@ -219,13 +219,19 @@ def run_stage(study: continued.Study, stage: str, manifest: dict,
       CONTRASTS)
 
 
+def committed(study: continued.Study, stage: str) -> bool:
+  """Whether `stage`'s result is in the committed result files (a
+  pretraining once its arm's later stages are, or its checkpoint is here)."""
+  return continued.committed(study, stage, plan)
+
+
 def run_study(study: continued.Study, arms: List[str], seeds: List[int],
               tokens: Optional[List[str]] = None) -> dict:
   """Runs the selected unfinished stages in order; returns the manifest."""
   return study_lib.run_stages(
       study, plan(study, arms, seeds), tokens,
       needs=lambda s: needs(study, s),
-      committed=lambda s: continued.committed(study, s, plan),
+      committed=lambda s: committed(study, s),
       run=lambda s, m: run_stage(study, s, m, arms), arm_of=arm_of,
       arm_result=lambda a, m: study_lib.arm_result(study, a, m))
 

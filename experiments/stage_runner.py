@@ -22,7 +22,9 @@ it has finished, the study's result directory is copied into --commit_to (a
 worktree of the branch the results belong on) and committed there, those
 files only, with the stage's name and numbers in the message. A failed
 stage stops the runner (exit 1); rerunning the same command resumes: stages
-in the work dir's manifest are skipped without a process.
+in the work dir's manifest, and those whose results are already committed
+(the study module's `committed(study, stage)`, where it has one: a new
+machine's work dir), are skipped without a process.
 
   nice -n 19 .venv/bin/python -m experiments.stage_runner \
       --study experiments.continued_shifts --preset shifts --threads 1 \
@@ -104,10 +106,14 @@ def main(argv=None):
   stages = module.plan(study, list(study.preset.arms),
                        list(study.preset.seeds))
   log(f"{len(stages)} stages: {', '.join(stages)}")
+  committed = getattr(module, "committed", None)
   for stage in stages:
     manifest = study_lib.read_manifest(args.work_dir)
     done = manifest["stages"].get(stage, {})
     if stage == "report" or (done and "pending" not in done["result"]):
+      continue
+    if committed is not None and committed(study, stage):
+      log(f"{stage}: committed before, skipped")
       continue
     log(f"{stage}: starting")
     command = [sys.executable, "-m", args.study, f"--preset={args.preset}",
