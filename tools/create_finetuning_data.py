@@ -23,8 +23,9 @@ error naming the file and line (or record id) and nothing is written.
     --train_file=glue/RTE/train.tsv --eval_file=glue/RTE/dev.tsv \
     --vocab_file=vocab.txt --output_dir=/tmp/rte --max_seq_length=128
 
-Tasks: cola (raw CoLA tsv), rte, sst2 (GLUE tsv), tacred (TACRED JSON, entity
-masking with [unusedN] markers), squad_v1 / squad_v2 (SQuAD JSON: training
+Tasks: cola (raw CoLA tsv), rte, sst2 (GLUE tsv), tacred (TACRED JSON, such
+as SemEval-2010 Task 8's; entity markers of --entity_mode from [unusedN]),
+squad_v1 / squad_v2 (SQuAD JSON: training
 records with answer positions for Model Garden's QA loader, from
 --train_file only; evaluation reads the JSON itself), coref (CoNLL-2012
 files, globs or LitBank split lists: one record per document in independent
@@ -67,6 +68,11 @@ flags.DEFINE_integer("max_train_examples", None,
 flags.DEFINE_integer("max_eval_examples", None,
                      "Keep only the first N evaluation examples.")
 
+flags.DEFINE_enum("entity_mode", "mask", ["mask", "marker", "typed_marker"],
+                  "tacred: mask (SpanBERT's: each entity's words replaced by "
+                  "[SUBJ-type] / [OBJ-type]), marker (words kept between "
+                  "[E1] [/E1], [E2] [/E2]) or typed_marker (words kept "
+                  "between [SUBJ-type] [/SUBJ-type], [OBJ-type] [/OBJ-type]).")
 flags.DEFINE_integer("doc_stride", 128, "SQuAD: passage window offset.")
 flags.DEFINE_integer("max_query_length", 64,
                      "SQuAD: question tokens kept (longer ones truncated).")
@@ -87,7 +93,8 @@ def create_classification_data() -> str:
       train_file=FLAGS.train_file, eval_file=FLAGS.eval_file,
       lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
       max_train_examples=FLAGS.max_train_examples,
-      max_eval_examples=FLAGS.max_eval_examples)
+      max_eval_examples=FLAGS.max_eval_examples,
+      entity_mode=FLAGS.entity_mode)
   sizes = ", ".join(f"{meta[f'{s}_data_size']} {s} "
                     f"({meta[f'{s}_truncated']} truncated)"
                     for s in ("train", "eval") if f"{s}_data_size" in meta)

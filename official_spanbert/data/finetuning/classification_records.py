@@ -38,20 +38,42 @@ TRAIN_FILE, EVAL_FILE, META_FILE = (classification.TRAIN_FILE,
                                     classification.META_FILE)
 
 
+def _shared_labels(labels, markers, meta, vocab, entity_mode):
+  """The labels and markers of earlier records `meta`, if these records'
+  are among them (else DataError)."""
+  if meta.get("entity_mode", "mask") != entity_mode:
+    raise DataError(f"the earlier records are of entity mode "
+                    f"{meta.get('entity_mode', 'mask')!r}, not {entity_mode!r}")
+  unknown = sorted(set(labels) - set(meta["labels"]))
+  if unknown:
+    raise DataError(f"labels {unknown} are not among the earlier records' "
+                    f"{len(meta['labels'])} labels")
+  ids = {t: i for i, t in enumerate(vocab.tokens)}
+  shared = {name: ids[token] for name, token in meta["entity_markers"].items()}
+  missing = sorted(set(markers) - set(shared))
+  if missing:
+    raise DataError(f"entity markers {missing} are not among the earlier "
+                    "records' (another entity type)")
+  return tuple(meta["labels"]), shared
+
+
 def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
                            train_file: Optional[str] = None,
                            eval_file: Optional[str] = None,
                            lower_case: bool = False,
                            max_seq_length: int = 128,
                            max_train_examples: Optional[int] = None,
-                           max_eval_examples: Optional[int] = None
+                           max_eval_examples: Optional[int] = None,
+                           entity_mode: str = "mask",
+                           labels_from: Optional[Dict[str, object]] = None
                            ) -> Dict[str, object]:
   """Reads, tokenizes and writes train/eval records and the meta JSON.
 
   All input files are read and validated before anything is written. Outputs
   in output_dir: train.tf_record, eval.tf_record (for the files given) and
   meta_data.json (task, labels, num_labels, metric_type, sizes, truncation
-  counts; for tacred also the entity markers and negative_label_id).
+  counts; for tacred also the entity mode, its markers, the ids of the
+  markers that open an entity and negative_label_id).
 
   Args:
     task: one of TASKS.
@@ -61,6 +83,11 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
     lower_case: uncased tokenization (for uncased vocabs).
     max_seq_length: sequence length including special tokens.
     max_train_examples, max_eval_examples: keep only the first N examples.
+    entity_mode: tacred: how the entities are shown, one of
+      tacred.ENTITY_MODES (`mask`, SpanBERT's, by default).
+    labels_from: tacred: the meta of earlier records (e.g. train + dev)
+      whose labels and markers these records must share (e.g. train +
+      test), instead of those of their own files.
 
   Returns:
     The meta data (as written to meta_data.json).
@@ -73,6 +100,9 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
     raise DataError(f"unknown task {task!r}; expected one of {TASKS}")
   if not train_file and not eval_file:
     raise DataError("give a train file, an eval file or both")
+  if entity_mode not in tacred.ENTITY_MODES:
+    raise DataError(f"entity mode {entity_mode!r} is not one of "
+                    f"{', '.join(tacred.ENTITY_MODES)}")
   if max_seq_length < (3 if task == "tacred" or
                        classification.FORMATS[task].text_b is None else 4):
     raise DataError(f"max_seq_length {max_seq_length} is too small")
@@ -94,9 +124,15 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
     labels = tacred.relation_labels(splits)
     markers = tacred.entity_markers(
         [e for examples in splits.values() for e in examples],
-        tokenizer.vocab)
-    meta.update(negative_label_id=0, entity_markers={
-        name: tokenizer.vocab.tokens[i] for name, i in markers.items()})
+        tokenizer.vocab, entity_mode)
+    if labels_from:
+      labels, markers = _shared_labels(labels, markers, labels_from,
+                                       tokenizer.vocab, entity_mode)
+    meta.update(negative_label_id=0, entity_mode=entity_mode,
+                entity_markers={name: tokenizer.vocab.tokens[i]
+                                for name, i in markers.items()},
+                entity_start_ids=tacred.start_marker_ids(markers,
+                                                         entity_mode))
   else:
     labels = classification.FORMATS[task].labels
   meta.update(labels=list(labels), num_labels=len(labels))
@@ -107,7 +143,7 @@ def create_finetuning_data(task: str, vocab_file: str, output_dir: str, *,
     report.note(f"tokenizing and writing {len(examples)} {split} examples")
     if task == "tacred":
       ids, segments, truncated = tacred.encode_relations(
-          tokenizer, examples, markers, max_seq_length)
+          tokenizer, examples, markers, max_seq_length, entity_mode)
     else:
       ids, segments, truncated = classification.encode(tokenizer, examples,
                                                        max_seq_length)

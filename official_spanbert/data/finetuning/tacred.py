@@ -12,14 +12,25 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""TACRED relation records with SpanBERT's entity masking.
+"""TACRED-format relation records and their entity markers.
 
-Subject and object tokens become typed markers (`[SUBJ-PERSON]`, `[OBJ-CITY]`)
-as run_tacred.py's `ner` mode; the markers take `[unused1]`, `[unused2]`, ...
+Three ways to show the model the two entities (`ENTITY_MODES`), all with
+markers that take the vocab's `[unused1]`, `[unused2]`, ...:
+  - `mask`: SpanBERT's run_tacred.py (mode `ner`): each entity's words are
+    replaced by one typed marker, `[SUBJ-PERSON]`, `[OBJ-CITY]`.
+  - `marker`: the words are kept between `[E1] ... [/E1]` (subject) and
+    `[E2] ... [/E2]` (object), Baldini Soares et al. (2019).
+  - `typed_marker`: kept between typed markers, `[SUBJ-PERSON] ...
+    [/SUBJ-PERSON]`, Zhou and Chen (2021).
+
+Example:
+  markers = entity_markers(examples, tokenizer.vocab, "marker")
+  ids, segments, cut = encode_relations(tokenizer, examples, markers, 128,
+                                        "marker")
 """
 
 import dataclasses
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import json_file
@@ -28,6 +39,15 @@ from official_spanbert.data import tokenization
 # Bad input raises the one error of the fine-tuning readers.
 DataError = classification.DataError
 NO_RELATION = "no_relation"
+ENTITY_MODES = ("mask", "marker", "typed_marker")
+# Per mode and entity: (open, close) marker names; {type} is the entity type.
+MARKER_TEMPLATES = {
+    "mask": {"subject": ("[SUBJ-{type}]", None),
+             "object": ("[OBJ-{type}]", None)},
+    "marker": {"subject": ("[E1]", "[/E1]"), "object": ("[E2]", "[/E2]")},
+    "typed_marker": {"subject": ("[SUBJ-{type}]", "[/SUBJ-{type}]"),
+                     "object": ("[OBJ-{type}]", "[/OBJ-{type}]")},
+}
 # TACRED's PTB bracket tokens and what they stand for (as SpanBERT's code).
 _PTB_BRACKETS = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]",
                  "-lcb-": "{", "-rcb-": "}"}
@@ -120,50 +140,86 @@ def read_tacred(path: str) -> List[RelationExample]:
   return examples
 
 
+def marker_names(mode: str, subj_type: str, obj_type: str
+                 ) -> Tuple[str, Optional[str], str, Optional[str]]:
+  """(subject open, subject close, object open, object close) of a record.
+
+  `mask` has no closing markers (the entity's words are dropped).
+
+  Raises:
+    DataError: an unknown mode.
+  """
+  if mode not in ENTITY_MODES:
+    raise DataError(f"entity mode {mode!r} is not one of {ENTITY_MODES}")
+  names = [template and template.format(type=t)
+           for side, t in (("subject", subj_type), ("object", obj_type))
+           for template in MARKER_TEMPLATES[mode][side]]
+  return tuple(names)
+
+
 def entity_markers(examples: Sequence[RelationExample],
-                   vocab: tokenization.Vocab) -> Dict[str, int]:
-  """Maps each `[SUBJ-type]` / `[OBJ-type]` marker to an [unusedN] id.
+                   vocab: tokenization.Vocab, mode: str = "mask"
+                   ) -> Dict[str, int]:
+  """Maps each marker the records use to an [unusedN] id.
 
   Args:
     examples: all records (train and eval), so that both share the mapping.
     vocab: the vocab whose [unused1], [unused2], ... take the sorted markers.
+    mode: one of ENTITY_MODES.
 
   Returns:
     marker -> vocab id.
 
   Raises:
-    DataError: the vocab has too few [unusedN] entries.
+    DataError: the vocab has too few [unusedN] entries, or an unknown mode.
   """
-  names = sorted({f"[SUBJ-{e.subj_type}]" for e in examples} |
-                 {f"[OBJ-{e.obj_type}]" for e in examples})
+  names = sorted({n for e in examples
+                  for n in marker_names(mode, e.subj_type, e.obj_type) if n})
   ids = {t: i for i, t in enumerate(vocab.tokens)}
   markers = {}
   for n, name in enumerate(names, 1):
     token = f"[unused{n}]"
     if token not in ids:
       raise DataError(
-          f"vocab {vocab.path} has no {token}: entity masking needs "
+          f"vocab {vocab.path} has no {token}: entity mode {mode!r} needs "
           f"{len(names)} entries [unused1]..[unused{len(names)}] for the "
           f"markers {', '.join(names)}")
     markers[name] = ids[token]
   return markers
 
 
+def start_marker_ids(markers: Dict[str, int], mode: str
+                     ) -> Dict[str, List[int]]:
+  """{"subject": ids, "object": ids} of the markers that open an entity
+  (what the `entity_start` classifier reads)."""
+  out = {}
+  for side in ("subject", "object"):
+    prefix, _, suffix = MARKER_TEMPLATES[mode][side][0].partition("{type}")
+    out[side] = sorted(i for name, i in markers.items()
+                       if name.startswith(prefix) and name.endswith(suffix)
+                       and not name.startswith("[/"))
+  return out
+
+
 def encode_relations(tokenizer: tokenization.WordpieceTokenizer,
                      examples: Sequence[RelationExample],
-                     markers: Dict[str, int], max_seq_length: int
+                     markers: Dict[str, int], max_seq_length: int,
+                     mode: str = "mask"
                      ) -> Tuple[List[List[int]], List[List[int]], int]:
-  """Entity-masked `[CLS] tokens [SEP]` ids of TACRED records.
+  """`[CLS] tokens [SEP]` ids of TACRED records with entity markers.
 
-  As SpanBERT's run_tacred.py (mode `ner`): a marker is put where each entity
-  starts and the entity's tokens are dropped; other tokens are wordpieced one
-  by one (PTB brackets such as -LRB- mapped back first).
+  Each token is wordpieced on its own (PTB brackets such as -LRB- mapped
+  back first). Before the token where an entity starts go its open markers
+  (subject first); after the token where it ends, its close markers (object
+  first). `mask` (SpanBERT's run_tacred.py, mode `ner`) drops the entities'
+  tokens; `marker` and `typed_marker` keep them between the markers.
 
   Args:
     tokenizer: the wordpiece tokenizer.
     examples: the records.
-    markers: from entity_markers().
+    markers: from entity_markers() with the same mode.
     max_seq_length: length limit including [CLS] and [SEP].
+    mode: one of ENTITY_MODES.
 
   Returns:
     (ids, segment_ids, number of truncated examples), unpadded.
@@ -174,16 +230,22 @@ def encode_relations(tokenizer: tokenization.WordpieceTokenizer,
   vocab = tokenizer.vocab
   ids, segments, truncated = [], [], 0
   for e in examples:
+    s_open, s_close, o_open, o_close = marker_names(mode, e.subj_type,
+                                                    e.obj_type)
     body = []
     for i in range(len(e.tokens)):
       word = next(pieces)
       if i == e.subj_start:
-        body.append(markers[f"[SUBJ-{e.subj_type}]"])
+        body.append(markers[s_open])
       if i == e.obj_start:
-        body.append(markers[f"[OBJ-{e.obj_type}]"])
-      if not (e.subj_start <= i <= e.subj_end or
-              e.obj_start <= i <= e.obj_end):
+        body.append(markers[o_open])
+      inside = e.subj_start <= i <= e.subj_end or e.obj_start <= i <= e.obj_end
+      if mode != "mask" or not inside:
         body.extend(word)
+      if i == e.obj_end and o_close:
+        body.append(markers[o_close])
+      if i == e.subj_end and s_close:
+        body.append(markers[s_close])
     truncated += len(body) > max_seq_length - 2
     body = body[:max_seq_length - 2]
     ids.append([vocab.cls_id] + body + [vocab.sep_id])
