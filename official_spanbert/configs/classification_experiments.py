@@ -15,19 +15,19 @@
 """Registered fine-tuning experiments for classification.
 
 `spanbert/classification` (CoLA, RTE, SST-2, ...; `spanbert/glue` is its old
-name) and `spanbert/tacred` (relation extraction with entity masking). Their
-defaults, optimiser and best-checkpoint settings: docs/finetuning.md.
+name) and `spanbert/tacred` (relation extraction on TACRED-format records,
+TACRED's or SemEval-2010 Task 8's: configs/experiments/semeval2010.yaml;
+num_classes from the records). Their defaults, optimiser and
+best-checkpoint settings: docs/finetuning.md.
 """
 
 from absl import logging
 from official.core import config_definitions as cfg
 from official.core import exp_factory
-from official.nlp.data import sentence_prediction_dataloader as loader_lib
+from official_spanbert.data.finetuning import classification_loader as cls_loader
 from official_spanbert.configs.pretraining_experiments import (
     optimization_config)
 from official_spanbert.tasks import classification
-
-TACRED_NUM_RELATIONS = 42
 
 
 def _experiment(metric_type: str, num_classes: int, train_steps: int,
@@ -35,7 +35,7 @@ def _experiment(metric_type: str, num_classes: int, train_steps: int,
                 ) -> cfg.ExperimentConfig:
   """Fine-tuning with evaluation over the whole dev set."""
   def data(is_training):
-    return loader_lib.SentencePredictionDataConfig(
+    return cls_loader.ClassificationDataConfig(
         is_training=is_training, drop_remainder=is_training,
         seq_length=seq_length, global_batch_size=batch_size)
   return cfg.ExperimentConfig(
@@ -77,6 +77,10 @@ def spanbert_glue() -> cfg.ExperimentConfig:
 
 @exp_factory.register_config_factory("spanbert/tacred")
 def spanbert_tacred() -> cfg.ExperimentConfig:
-  """TACRED relation extraction; 10 epochs of TACRED train (68,124) at batch 32."""
-  return _experiment("tacred_f1", num_classes=TACRED_NUM_RELATIONS,
-                     train_steps=21_280, best_metric="tacred_f1")
+  """Relation extraction; 10 epochs of TACRED train (68,124) at batch 32.
+
+  num_classes 0: the records' number of labels (42 for TACRED, 19 for
+  SemEval-2010 Task 8).
+  """
+  return _experiment("tacred_f1", num_classes=0, train_steps=21_280,
+                     best_metric="tacred_f1")

@@ -15,29 +15,44 @@
 """Sentence(-pair) classification and relation extraction from SpanBERT.
 
 Model Garden's SentencePredictionTask, with the encoder restored from any of
-the package's checkpoints and the `tacred_f1` metric.
+the package's checkpoints, the `tacred_f1` and `semeval_macro_f1` metrics,
+and for relations a classifier on the two entities' start markers
+(`model.pooling: entity_start`, modeling/relation_classifier.py).
+`model.num_classes: 0` takes the number of labels from the records.
+
+Example:
+  config = exp_factory.get_exp_config("spanbert/tacred").task
+  config.train_data.input_path = "/tmp/semeval/train.tf_record"
+  task = SpanBertClassificationTask(config)   # num_classes from the records
 """
 
 import dataclasses
 import json
 import os
-from typing import Dict, Sequence, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from official.core import base_task
 from official.core import config_definitions as cfg
 from official.core import task_factory
 from official.nlp.configs import encoders
-from official.nlp.data import sentence_prediction_dataloader as loader_lib
 from official.nlp.tasks import sentence_prediction
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.finetuning import classification as cls_data
+from official_spanbert.data.finetuning import classification_loader as cls_loader
+from official_spanbert.metrics import relation_f1
 from official_spanbert.modeling import checkpoints
+from official_spanbert.modeling import relation_classifier
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 
-METRIC_TYPES = frozenset(["accuracy", "matthews_corrcoef", "tacred_f1"])
+METRIC_TYPES = frozenset(["accuracy", "matthews_corrcoef", "tacred_f1",
+                          "semeval_macro_f1"])
+# What the classifier reads: BERT's pooled [CLS] vector, or the vectors of
+# the two entities' start markers (relation records only).
+POOLINGS = ("cls", "entity_start")
 
 
 @dataclasses.dataclass
@@ -45,12 +60,21 @@ class SpanBertClassifierConfig(sentence_prediction.ModelConfig):
   """BertClassifier config; `mlm_activation` is accepted and ignored.
 
   Attributes:
+    num_classes: the labels; 0: the records' num_labels (meta_data.json).
+    pooling: `cls` (BertClassifier on the pooled [CLS] vector) or
+      `entity_start` (relation_classifier.RelationClassifier: the vectors
+      of the subject's and object's first markers).
+    subject_marker_ids, object_marker_ids: entity_start: vocab ids of the
+      markers that open each entity; empty: the records'.
     mlm_activation: unused here; lets a converted checkpoint's params.yaml
       (task.model.encoder + task.model.mlm_activation) apply unchanged.
   """
   num_classes: int = 2
   encoder: encoders.EncoderConfig = dataclasses.field(
       default_factory=spanbert_configs.bert_encoder)
+  pooling: str = "cls"
+  subject_marker_ids: List[int] = dataclasses.field(default_factory=list)
+  object_marker_ids: List[int] = dataclasses.field(default_factory=list)
   mlm_activation: str = "gelu"
 
 
@@ -60,7 +84,9 @@ class SpanBertClassificationConfig(
   """The classification task.
 
   Attributes:
-    metric_type: accuracy, matthews_corrcoef or tacred_f1.
+    metric_type: accuracy, matthews_corrcoef, tacred_f1 or
+      semeval_macro_f1 (SemEval-2010 Task 8's official score; reports
+      tacred_f1 and accuracy beside it).
     negative_label_id: for tacred_f1, the label id left out of P/R/F1
       (`no_relation`, id 0 in the records data/finetuning/tacred.py writes).
   """
@@ -68,38 +94,77 @@ class SpanBertClassificationConfig(
       default_factory=SpanBertClassifierConfig)
   negative_label_id: int = 0
   train_data: cfg.DataConfig = dataclasses.field(
-      default_factory=loader_lib.SentencePredictionDataConfig)
+      default_factory=cls_loader.ClassificationDataConfig)
   validation_data: cfg.DataConfig = dataclasses.field(
-      default_factory=lambda: loader_lib.SentencePredictionDataConfig(
+      default_factory=lambda: cls_loader.ClassificationDataConfig(
           is_training=False, drop_remainder=False))
 
+  def fill_from_data(self) -> None:
+    """Fills, in place, what the records decide (fill_from_records)."""
+    fill_from_records(self)
 
-def tacred_scores(predictions: Sequence[int], labels: Sequence[int],
-                  negative_label_id: int = 0) -> Dict[str, float]:
-  """Micro precision, recall and F1 ignoring the negative label (TACRED).
 
-  As TACRED's scorer: a prediction counts as guessed unless negative, as
-  correct if it also equals a non-negative gold label; precision is 1 when
-  nothing is guessed.
+# Kept for callers of the old name; the scores live in metrics/relation_f1.
+tacred_scores = relation_f1.tacred_scores
 
-  Args:
-    predictions: predicted label ids.
-    labels: gold label ids.
-    negative_label_id: the `no_relation` id.
 
-  Returns:
-    {"precision", "recall", "f1"}.
+def records_metas(task_config) -> Iterator[Tuple[str, str, dict]]:
+  """(records pattern, meta path, meta) of each input pattern of the task's
+  train and validation data that has a meta_data.json beside it (written by
+  tools/create_finetuning_data.py); unreadable metas are skipped."""
+  for data in (task_config.train_data, task_config.validation_data):
+    input_path = getattr(data, "input_path", None)
+    if (not isinstance(input_path, str) or not input_path or
+        input_path == "dummy" or
+        getattr(data, "label_type", "int") == "float"):
+      continue
+    for pattern in (p.strip() for p in input_path.split(",") if p.strip()):
+      meta_path = os.path.join(os.path.dirname(pattern), cls_data.META_FILE)
+      if not tf.io.gfile.exists(meta_path):
+        continue  # records written elsewhere: nothing to compare with
+      with tf.io.gfile.GFile(meta_path) as f:
+        try:
+          meta = json.load(f)
+        except ValueError:
+          continue
+      if isinstance(meta, dict):
+        yield pattern, meta_path, meta
+
+
+def fill_from_records(task_config, meta: Optional[dict] = None) -> None:
+  """Sets, in place, what the records decide and the config leaves open:
+  `model.num_classes` 0 -> the records' number of labels, and for
+  `model.pooling: entity_start` empty marker ids -> the records'
+  `entity_start_ids`. `meta` defaults to the first records' meta_data.json.
+
+  Raises:
+    ValueError: something to fill and no records meta to fill it from.
   """
-  predictions, labels = np.asarray(predictions), np.asarray(labels)
-  guessed = predictions != negative_label_id
-  gold = labels != negative_label_id
-  correct = int(np.sum(guessed & (predictions == labels)))
-  precision = correct / guessed.sum() if guessed.any() else 1.0
-  recall = correct / gold.sum() if gold.any() else 0.0
-  f1 = (2 * precision * recall / (precision + recall)
-        if precision + recall > 0 else 0.0)
-  return {"precision": float(precision), "recall": float(recall),
-          "f1": float(f1)}
+  model = task_config.model
+  needs_ids = model.pooling == "entity_start" and not (
+      model.subject_marker_ids and model.object_marker_ids)
+  if model.num_classes and not needs_ids:
+    return
+  if meta is None:
+    meta = next((m for _, _, m in records_metas(task_config)), None)
+  what = ("task.model.num_classes=0 (the records' number of labels)"
+          if not model.num_classes else
+          "task.model.pooling=entity_start (the records' entity markers)")
+  if meta is None:
+    raise ValueError(f"{what} needs the records' meta_data.json beside "
+                     "task.train_data.input_path or validation_data's; "
+                     "none was found")
+  if not model.num_classes:
+    model.num_classes = int(meta["num_labels"])
+  if needs_ids:
+    starts = meta.get("entity_start_ids")
+    if not starts:
+      raise ValueError(
+          "task.model.pooling=entity_start reads the entity markers, but the "
+          "records have none (not relation records, or written before "
+          "entity modes); use pooling=cls or rewrite the records")
+    model.subject_marker_ids = list(starts["subject"])
+    model.object_marker_ids = list(starts["object"])
 
 
 def check_config(params: SpanBertClassificationConfig) -> None:
@@ -112,23 +177,13 @@ def check_config(params: SpanBertClassificationConfig) -> None:
     ValueError: the two differ (one line naming both and the file).
   """
   num_classes = params.model.num_classes
-  for data in (params.train_data, params.validation_data):
-    input_path = getattr(data, "input_path", None)
-    if (not isinstance(input_path, str) or not input_path or
-        input_path == "dummy" or
-        getattr(data, "label_type", "int") == "float"):
-      continue
-    for pattern in (p.strip() for p in input_path.split(",") if p.strip()):
-      meta_path = os.path.join(os.path.dirname(pattern), cls_data.META_FILE)
-      if not tf.io.gfile.exists(meta_path):
-        continue  # records written elsewhere: nothing to compare with
-      with tf.io.gfile.GFile(meta_path) as f:
-        try:
-          labels = json.load(f).get("num_labels")
-        except (ValueError, AttributeError):
-          continue
-      if not isinstance(labels, int) or labels == num_classes:
-        continue
+  model = params.model
+  if model.pooling not in POOLINGS:
+    raise ValueError(f"task.model.pooling={model.pooling!r} is not one of "
+                     f"{', '.join(POOLINGS)}")
+  for pattern, meta_path, meta in records_metas(params):
+    labels = meta.get("num_labels")
+    if isinstance(labels, int) and num_classes and labels != num_classes:
       consequence = (
           f"label ids up to {labels - 1} would be out of range"
           if labels > num_classes else
@@ -136,7 +191,18 @@ def check_config(params: SpanBertClassificationConfig) -> None:
       raise ValueError(
           f"task.model.num_classes={num_classes}, but the records {pattern} "
           f"have {labels} labels (num_labels in {meta_path}): {consequence}; "
-          f"set task.model.num_classes={labels}")
+          f"set task.model.num_classes={labels} (or 0: from the records)")
+    starts = meta.get("entity_start_ids")
+    if (model.pooling == "entity_start" and starts and
+        model.subject_marker_ids and
+        (list(model.subject_marker_ids) != list(starts["subject"]) or
+         list(model.object_marker_ids) != list(starts["object"]))):
+      raise ValueError(
+          f"task.model.subject_marker_ids/object_marker_ids "
+          f"{list(model.subject_marker_ids)}/{list(model.object_marker_ids)} "
+          f"are not the markers of the records {pattern} "
+          f"({starts['subject']}/{starts['object']} in {meta_path}); leave "
+          "them empty to take the records'")
 
 
 @task_factory.register_task_cls(SpanBertClassificationConfig)
@@ -159,11 +225,16 @@ class SpanBertClassificationTask(
             "task.model.num_classes to the labels' count (num_labels in the "
             f"records' meta_data.json), or task.{field}.label_type=float "
             "for a regression")
+    fill_from_records(params)
     check_config(params)
     if params.init_cls_pooler:
       raise ValueError("init_cls_pooler is not supported: SpanBERT has no "
                        "pretrained NSP pooler; the head starts fresh")
-    if (params.metric_type == "tacred_f1" and
+    # SemEval's score needs the label names (read when evaluating; an
+    # export builds the task without records).
+    self._label_names = next((list(m["labels"]) for _, _, m in
+                              records_metas(params) if m.get("labels")), None)
+    if (params.metric_type in ("tacred_f1", "semeval_macro_f1") and
         not 0 <= params.negative_label_id < params.model.num_classes):
       raise ValueError(f"negative_label_id {params.negative_label_id} is not "
                        f"a label id (num_classes {params.model.num_classes})")
@@ -177,9 +248,25 @@ class SpanBertClassificationTask(
     """What evaluation reports besides the build_metrics names."""
     if self.metric_type == "tacred_f1":
       return ("tacred_f1", "tacred_precision", "tacred_recall")
+    if self.metric_type == "semeval_macro_f1":
+      return ("semeval_macro_f1", "tacred_f1", "tacred_precision",
+              "tacred_recall", "accuracy")
     if self.metric_type == "matthews_corrcoef":
       return ("matthews_corrcoef",)
     return ()
+
+  def build_model(self):
+    """BertClassifier, or for pooling=entity_start a RelationClassifier."""
+    model_config = self.task_config.model
+    if model_config.pooling != "entity_start":
+      return super().build_model()
+    encoder = encoders.build_encoder(model_config.encoder)
+    return relation_classifier.RelationClassifier(
+        encoder, num_classes=model_config.num_classes,
+        subject_marker_ids=model_config.subject_marker_ids,
+        object_marker_ids=model_config.object_marker_ids,
+        initializer=tf_keras.initializers.TruncatedNormal(
+            stddev=model_config.encoder.get().initializer_range))
 
   def initialize(self, model):
     """Restores the encoder from `init_checkpoint`; the head starts fresh."""
@@ -197,13 +284,26 @@ class SpanBertClassificationTask(
                        ) from None
 
   def reduce_aggregated_logs(self, aggregated_logs, global_step=None):
-    """Dev-set metrics; tacred_f1 adds tacred_precision / tacred_recall."""
-    if self.metric_type != "tacred_f1":
+    """Dev-set metrics; tacred_f1 adds tacred_precision / tacred_recall,
+    semeval_macro_f1 adds those and accuracy."""
+    if self.metric_type not in ("tacred_f1", "semeval_macro_f1"):
       return super().reduce_aggregated_logs(aggregated_logs, global_step)
     logits = np.concatenate(aggregated_logs["sentence_prediction"], axis=0)
     labels = np.concatenate(aggregated_logs["labels"], axis=0).reshape(-1)
-    scores = tacred_scores(np.argmax(logits, axis=-1), labels,
-                           self.task_config.negative_label_id)
-    return {"tacred_f1": scores["f1"],
-            "tacred_precision": scores["precision"],
-            "tacred_recall": scores["recall"]}
+    predictions = np.argmax(logits, axis=-1)
+    scores = relation_f1.tacred_scores(predictions, labels,
+                                       self.task_config.negative_label_id)
+    out = {"tacred_f1": scores["f1"],
+           "tacred_precision": scores["precision"],
+           "tacred_recall": scores["recall"]}
+    if self.metric_type == "semeval_macro_f1":
+      names = self._label_names
+      if not names:
+        raise ValueError(
+            "metric_type semeval_macro_f1 needs the label names (labels in "
+            "the records' meta_data.json beside task.validation_data."
+            "input_path); none was found")
+      out["semeval_macro_f1"] = relation_f1.semeval_macro_f1(
+          [names[i] for i in labels], [names[i] for i in predictions])
+      out["accuracy"] = float(np.mean(predictions == labels))
+    return out

@@ -99,6 +99,11 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
   """
+  # What the records decide (e.g. num_classes 0), before params.yaml is
+  # written.
+  fill = getattr(params.task, "fill_from_data", None)
+  if fill is not None:
+    fill()
   config_check.check_values(params, mode)
   if strategy is None:  # logs the devices; refuses GPUs that are not there
     device_check.check(params.runtime)
