@@ -35,6 +35,7 @@ from official_spanbert.data.finetuning import classification
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import classify_module
 from official_spanbert.serving import export_lib
+from official_spanbert.tasks import classification as classification_task
 
 _TEXT = "The letter was written by Elizabeth in 1813, in Kent."
 WARMUP = {
@@ -75,6 +76,8 @@ def build_module(params, checkpoint: Optional[str], meta: Dict[str, object],
                  ) -> classify_module.ClassifyModule:
   """The classifier of the run, restored if `checkpoint`, as a module."""
   task_config = params.task.replace(train_data=None, validation_data=None)
+  # num_classes 0 / entity_start marker ids: the records' (as in training).
+  classification_task.fill_from_records(task_config, meta)
   model = task_factory.get_task(task_config).build_model()
   if checkpoint:
     checkpoints.restore(model, checkpoint)
@@ -94,7 +97,8 @@ def build_module(params, checkpoint: Optional[str], meta: Dict[str, object],
       seq_length=int(meta.get("max_seq_length",
                               params.task.validation_data.seq_length)),
       label_names=labels, pair=pair,
-      entity_markers=meta.get("entity_markers"))
+      entity_markers=meta.get("entity_markers"),
+      entity_mode=str(meta.get("entity_mode", "mask")))
 
 
 def export_from_params(params, checkpoint: str, export_base: str, *,
@@ -104,10 +108,13 @@ def export_from_params(params, checkpoint: str, export_base: str, *,
   meta = records_meta(params)
   module = build_module(params, checkpoint, meta, vocab_file)
   if module.relation:
-    subj = next(m for m in module.marker_names if m.startswith("[SUBJ-"))
-    obj = next(m for m in module.marker_names if m.startswith("[OBJ-"))
-    warmup = dict(WARMUP["relation"], subject_type=[subj[6:-1]],
-                  object_type=[obj[5:-1]])
+    # Types of the records (any string in `marker` mode, which has none).
+    subj = next((m[6:-1] for m in module.marker_names
+                 if m.startswith("[SUBJ-")), "ANY")
+    obj = next((m[5:-1] for m in module.marker_names
+                if m.startswith("[OBJ-")), "ANY")
+    warmup = dict(WARMUP["relation"], subject_type=[subj],
+                  object_type=[obj])
     name = "classify_relation"
   else:
     warmup = WARMUP["pair" if module.pair else "single"]

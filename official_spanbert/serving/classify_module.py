@@ -16,7 +16,10 @@
 
 The encoding of the fine-tuning records (data/finetuning/classification.py,
 tacred.py) runs inside the graph with tf.text and core ops: sentence (pair)
-classification for GLUE, and TACRED's entity markers for relations. Outputs
+classification for GLUE, and the records' entity markers (any of tacred's
+ENTITY_MODES) for relations. Entities are character spans of the raw text;
+a wordpiece belongs to an entity when its characters overlap the span, so
+markers fall where the records put them for the same words. Outputs
 are `probabilities`, `label_id` and `label` (`score` for a regression model).
 See docs/serving.md#classify-and-classify_relation-classification-from-raw-text.
 
@@ -77,6 +80,9 @@ class ClassifyModule(tf.Module):
     entity_markers: for relation extraction (TACRED), marker -> token of
       the vocab ({"[SUBJ-PERSON]": "[unused1]", ...}); adds
       classify_relation and drops classify.
+    entity_mode: how the records show the entities (tacred.ENTITY_MODES):
+      `mask` drops their words for a typed marker; `marker` and
+      `typed_marker` keep them between open and close markers.
     encoder_batch_rows: the encoder takes at most this many texts at once,
       in length order, each chunk cut to its longest text.
   """
@@ -85,6 +91,7 @@ class ClassifyModule(tf.Module):
                seq_length: int = 128, label_names: Sequence[str] = ("0", "1"),
                pair: bool = False,
                entity_markers: Optional[Mapping[str, str]] = None,
+               entity_mode: str = "mask",
                encoder_batch_rows: int = ENCODER_BATCH_ROWS):
     super().__init__(name="spanbert_classifier")
     if seq_length < (4 if pair else 3):
@@ -112,11 +119,10 @@ class ClassifyModule(tf.Module):
               tf.constant(self.marker_names),
               tf.constant([ids[entity_markers[m]] for m in self.marker_names],
                           tf.int64)), default_value=-1)
-      brackets = sorted(tacred._PTB_BRACKETS.items())  # pylint: disable=protected-access
-      self._brackets = tf.lookup.StaticHashTable(
-          tf.lookup.KeyValueTensorInitializer(
-              tf.constant([k for k, _ in brackets]),
-              tf.constant([v for _, v in brackets])), default_value="")
+      if entity_mode not in tacred.ENTITY_MODES:
+        raise ValueError(f"entity mode {entity_mode!r} is not one of "
+                         f"{tacred.ENTITY_MODES}")
+      self.entity_mode = entity_mode
     # Only the task's signature is a tf.function (the export traces all).
     if self.relation:
       self.classify_relation = tf.function(
@@ -192,13 +198,19 @@ class ClassifyModule(tf.Module):
                        tf.ones_like(sep)], axis=1)
     return self._outputs(ids, types)
 
-  def _marker(self, prefix: str, types: tf.Tensor, name: str) -> tf.Tensor:
-    ids = self._markers.lookup(tf.strings.join([f"[{prefix}-", types, "]"]))
-    known = ", ".join(m[len(prefix) + 2:-1] for m in self.marker_names
-                      if m.startswith(f"[{prefix}-"))
+  def _marker_ids(self, template: str, types: tf.Tensor,
+                  name: str) -> tf.Tensor:
+    """[batch] vocab ids of one marker template ({type} filled per row)."""
+    prefix, typed, suffix = template.partition("{type}")
+    names = (tf.strings.join([prefix, types, suffix]) if typed else
+             tf.fill(tf.shape(types), template))
+    ids = self._markers.lookup(names)
+    known = sorted({m[len(prefix):len(m) - len(suffix)]
+                    for m in self.marker_names
+                    if m.startswith(prefix) and m.endswith(suffix)})
     check = tf.debugging.assert_non_negative(
         ids, message=f"{name} is not an entity type the model was trained "
-        f"with ({known})")
+        f"with ({', '.join(known)})")
     with tf.control_dependencies([check]):
       return tf.identity(ids)
 
@@ -215,67 +227,70 @@ class ClassifyModule(tf.Module):
                               ("object_type", object_type))]
     with tf.control_dependencies(checks):
       text = qa_module.valid_utf8(text)
-    # Character offsets -> byte offsets of the text.
-    chars = tf.strings.unicode_decode_with_offsets(text, "UTF-8")[1]
-    num_chars = tf.cast(chars.row_lengths(), tf.int32)
-    byte_at = tf.concat([chars, tf.expand_dims(
-        tf.cast(tf.strings.length(text), tf.int64), 1)], axis=1).to_tensor()
-    spans = []
-    for name, start, end in (("subject", subject_start, subject_end),
-                             ("object", object_start, object_end)):
+    num_chars = tf.strings.length(text, unit="UTF8_CHAR")
+    # TACRED's bracket tokens (-LRB- ...) read as the brackets they stand
+    # for, padded with spaces so that every offset stays that of `text`.
+    text_in = text
+    for token, bracket in sorted(tacred._PTB_BRACKETS.items()):  # pylint: disable=protected-access
+      text_in = tf.strings.regex_replace(
+          text_in, r"(^|\s)(?i:" + token + ")",
+          r"\1" + bracket + " " * (len(token) - 1))
+    ids, begin, end = self.tokenizer.tokenize_with_offsets(text_in)
+    row = ids.value_rowids()
+    index = tf.range(tf.size(row, tf.int64))
+    row_first = tf.equal(index, tf.gather(ids.row_starts(), row))
+    row_last = tf.equal(index, tf.gather(ids.row_limits(), row) - 1)
+    begin, end = begin.flat_values, end.flat_values
+    spans = {}
+    for name, start, stop in (("subject", subject_start, subject_end),
+                              ("object", object_start, object_end)):
       ok = tf.debugging.assert_equal(
-          (start >= 0) & (start < end) & (end <= num_chars),
+          (start >= 0) & (start < stop) & (stop <= num_chars),
           tf.ones_like(start, tf.bool),
           message=f"{name}_start/{name}_end must be a non-empty character "
           "span [start, end) of text")
       with tf.control_dependencies([ok]):
-        index = tf.stack([tf.range(n), start], 1), tf.stack([tf.range(n), end],
-                                                            1)
-        spans.append(tuple(tf.gather_nd(byte_at, i) for i in index))
-    subj_id = self._marker("SUBJ", subject_type, "subject_type")
-    obj_id = self._marker("OBJ", object_type, "object_type")
-    # regex_split_with_offsets ends a text at its first NUL: read NUL as a
-    # space (one byte for one, so the offsets stay those of `text`).
-    words, begin, end = tf_text.regex_split_with_offsets(
-        tf.strings.regex_replace(text, r"\x00", " "),
-        qa_module.WHITESPACE_PATTERN)
-    row = words.value_rowids()
-    begin, end = begin.flat_values, end.flat_values
-
-    def inside(span):
-      s, e = (tf.gather(x, row) for x in span)
-      flags = (begin < e) & (end > s)
-      first = flags & ~tf.concat([[False], flags[:-1]], 0)
-      # A word that starts its row starts the entity even if the previous
-      # row's last word was in an entity.
-      first |= flags & tf.equal(tf.range(tf.size(row, tf.int64)),
-                                tf.gather(words.row_starts(), row))
-      return flags, first
-
-    in_subj, subj_first = inside(spans[0])
-    in_obj, obj_first = inside(spans[1])
-    for name, flags in (("subject", in_subj), ("object", in_obj)):
-      covered = tf.math.unsorted_segment_max(tf.cast(flags, tf.int32), row, n)
-      tf.debugging.assert_equal(
+        s = tf.gather(tf.cast(start, tf.int64), row)
+        e = tf.gather(tf.cast(stop, tf.int64), row)
+      inside = (begin < e) & (end > s)
+      covered = tf.math.unsorted_segment_max(tf.cast(inside, tf.int32), row,
+                                             n)
+      check = tf.debugging.assert_equal(
           covered, tf.ones_like(covered),
-          message=f"the {name} span covers no word of text")
-    lowered = tf.strings.lower(words.flat_values)
-    mapped = self._brackets.lookup(lowered)
-    flat_words = tf.where(tf.equal(mapped, ""), words.flat_values, mapped)
-    pieces = self.tokenizer.tokenize(flat_words)[0]  # [words, (pieces)]
-    keep = ~(in_subj | in_obj)
-    pieces = tf.ragged.boolean_mask(pieces, pieces.with_flat_values(
-        tf.repeat(keep, pieces.row_lengths())))
+          message=f"the {name} span covers no wordpiece of text")
+      with tf.control_dependencies([check]):
+        inside = tf.identity(inside)
+      first = inside & (row_first | ~tf.concat([[False], inside[:-1]], 0))
+      last = inside & (row_last | ~tf.concat([inside[1:], [False]], 0))
+      spans[name] = inside, first, last
+    types = {"subject": subject_type, "object": object_type}
+    markers = {}
+    for side in ("subject", "object"):
+      for which, template in zip(("open", "close"),
+                                 tacred.MARKER_TEMPLATES[self.entity_mode][
+                                     side]):
+        if template:
+          markers[side, which] = tf.gather(self._marker_ids(
+              template, types[side], f"{side}_type"), row)
 
-    def marker_column(first, ids):
-      values = tf.boolean_mask(tf.gather(ids, row), first)
-      return tf.RaggedTensor.from_row_lengths(values,
-                                              tf.cast(first, tf.int64))
+    def column(flags, ids_per_piece):
+      return tf.RaggedTensor.from_row_lengths(
+          tf.boolean_mask(ids_per_piece, flags), tf.cast(flags, tf.int64))
 
-    per_word = tf.concat([marker_column(subj_first, subj_id),
-                          marker_column(obj_first, obj_id), pieces], axis=1)
+    keep = tf.ones_like(row_first)
+    if self.entity_mode == "mask":
+      keep = ~(spans["subject"][0] | spans["object"][0])
+    # As tacred.encode_relations: open markers (subject first), the piece,
+    # close markers (object first).
+    columns = [column(spans["subject"][1], markers["subject", "open"]),
+               column(spans["object"][1], markers["object", "open"]),
+               column(keep, ids.flat_values)]
+    for side in ("object", "subject"):
+      if (side, "close") in markers:
+        columns.append(column(spans[side][2], markers[side, "close"]))
+    per_piece = tf.concat(columns, axis=1)
     body = tf.RaggedTensor.from_row_lengths(
-        per_word, words.row_lengths()).merge_dims(1, 2)
+        per_piece, ids.row_lengths()).merge_dims(1, 2)
     return self._outputs(*self._single(body))
 
   def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
