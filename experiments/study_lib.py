@@ -91,6 +91,18 @@ def preset_config(preset) -> dict:
           for k, v in config.items()}
 
 
+def timed_stage(study, stage: str, run: Callable[[], dict]) -> dict:
+  """Runs one stage; its manifest entry (result, wall and CPU seconds, when
+  it finished, the study's commit and command)."""
+  print(f"{time.strftime('%H:%M:%S')} {stage}: running", flush=True)
+  t0, c0 = time.time(), time.process_time()
+  result = run()
+  return {"result": result, "wall_s": time.time() - t0,
+          "cpu_s": time.process_time() - c0,
+          "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+          "commit": study.commit, "command": study.command}
+
+
 def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
                needs: Callable[[str], List[str]],
                committed: Callable[[str], bool],
@@ -134,14 +146,8 @@ def run_stages(study, stages: List[str], tokens: Optional[List[str]], *,
       continue
     if missing:
       raise StudyError(f"stage {stage} needs {', '.join(missing)} first")
-    print(f"{time.strftime('%H:%M:%S')} {stage}: running", flush=True)
-    t0, c0 = time.time(), time.process_time()
-    result = run(stage, manifest)
-    manifest["stages"][stage] = {
-        "result": result, "wall_s": time.time() - t0,
-        "cpu_s": time.process_time() - c0,
-        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "commit": study.commit, "command": study.command}
+    manifest["stages"][stage] = timed_stage(study, stage,
+                                            lambda: run(stage, manifest))
     write_json(path, manifest)
     if getattr(study, "stage_files", False):
       write_json(stage_file(study, stage), dict(manifest["stages"][stage],
