@@ -39,7 +39,7 @@ from official_spanbert.serving import classify_module
 from conftest import data_path
 
 SEMEVAL = ("relation", "semeval2010")
-N_TEST = 240
+N_TEST = 120
 
 
 def _model_and_records(tmp_path, vocab, lower_case, mode):
