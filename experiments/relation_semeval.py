@@ -31,9 +31,10 @@ writes summary.json and report.md (mean ± sd over seeds) from those files.
 Finished stages are skipped, so a rerun resumes; stages run in the plan's
 order (every arm's seed 1 first).
 
-Arms: mask (SpanBERT's entity masking, [CLS]), marker ([E1] .. [/E1],
-entity start), typed_marker (Zhou & Chen's typed markers, entity start) and
-typed_marker_cls (typed markers, [CLS]: the pooling comparison).
+Arms, in the plan's order: typed_marker (Zhou & Chen's typed markers,
+entity start), mask (SpanBERT's entity masking, [CLS]), marker ([E1] ..
+[/E1], entity start) and typed_marker_cls (typed markers, [CLS]: the
+pooling comparison).
 
   nice -n 19 .venv/bin/python -m experiments.stage_runner \
       --study experiments.relation_semeval --preset semeval --threads 1 \
@@ -63,11 +64,11 @@ RESULTS = os.path.join(common.REPO, "experiments", "relation_results")
 SEMEVAL = common.data_path("relation", "semeval2010")
 RECIPE = os.path.join(common.REPO, "configs", "experiments",
                       "semeval2010.yaml")
-# arm -> (entity mode, pooling)
+# arm -> (entity mode, pooling), in the order the plan runs them
 ARMS = {
+    "typed_marker": ("typed_marker", "entity_start"),
     "mask": ("mask", "cls"),
     "marker": ("marker", "entity_start"),
-    "typed_marker": ("typed_marker", "entity_start"),
     "typed_marker_cls": ("typed_marker", "cls"),
 }
 
