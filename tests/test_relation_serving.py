@@ -15,14 +15,14 @@
 """Served `classify_relation` on raw SemEval sentences = the records' model.
 
 For each entity mode (mask, marker, typed_marker), with the cased vocab and
-the uncased one, a tiny classifier (1 layer, hidden 32; [CLS] for mask, the
-entity start markers otherwise) is built from the `spanbert/tacred` task and
-the records' meta_data.json (num_classes and marker ids from the records);
-its logits on the test records equal, within 1e-5, what ClassifyModule's
-`classify_relation` gives for the raw sentences of the release's
-TEST_FILE_FULL.TXT (natural punctuation: `recycling.`, `e-mail`,
-`U.S.`), the nominals as character offsets. experiments/relation_semeval.py
-checks the same on all 2,717 test sentences with trained MiniLM models.
+the uncased one, experiments/relation_served_check.compare builds a tiny
+classifier from the `spanbert/tacred` task and the records' meta_data.json
+(num_classes and marker ids from the records); its probabilities on the
+test records must equal, within 1e-5, what ClassifyModule's
+`classify_relation` gives for the first raw sentences of the release's
+TEST_FILE_FULL.TXT (natural punctuation: `recycling.`, `e-mail`, `U.S.`),
+the nominals as character offsets. The script checks all 2,717;
+experiments/relation_semeval.py checks trained MiniLM models on all 2,717.
 """
 
 import numpy as np
@@ -32,14 +32,26 @@ import tensorflow as tf
 from official.core import exp_factory
 from official.core import task_factory
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import classification_records
-from official_spanbert.data.finetuning import semeval2010
 from official_spanbert.serving import classify_module
 from conftest import data_path
+from experiments import relation_served_check
 
 SEMEVAL = ("relation", "semeval2010")
-N_TEST = 120
+N_TEST = 64
+
+
+@pytest.mark.parametrize("mode", relation_served_check.MODES)
+@pytest.mark.parametrize("casing", ["cased", "uncased"])
+def test_served_relations_on_raw_sentences_equal_the_records(
+    tmp_path, cased_vocab, uncased_vocab, mode, casing):
+  vocab = cased_vocab if casing == "cased" else uncased_vocab
+  row = relation_served_check.compare(vocab, casing == "uncased", mode,
+                                      N_TEST, str(tmp_path))
+  assert row["sentences"] == N_TEST
+  np.testing.assert_allclose(row["served"], row["offline"], atol=1e-5,
+                             rtol=0)
+  assert row["equal_labels"] == N_TEST
 
 
 def _model_and_records(tmp_path, vocab, lower_case, mode):
@@ -48,61 +60,20 @@ def _model_and_records(tmp_path, vocab, lower_case, mode):
       "tacred", vocab, records,
       train_file=data_path(*SEMEVAL, "train.json"),
       eval_file=data_path(*SEMEVAL, "test.json"), lower_case=lower_case,
-      max_seq_length=128, max_train_examples=16, max_eval_examples=N_TEST,
+      max_seq_length=128, max_train_examples=16, max_eval_examples=8,
       entity_mode=mode)
   params = exp_factory.get_exp_config("spanbert/tacred")
-  params.override({"task": {"model": {
-      "pooling": "cls" if mode == "mask" else "entity_start",
-      "encoder": {"bert_v2": {
-          "vocab_size": tokenization.load_vocab(vocab).size,
-          "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
-          "num_attention_heads": 2}}}}}, is_strict=True)
-  task_config = params.task
-  task_config.train_data.input_path = f"{records}/train.tf_record"
-  task_config.validation_data.input_path = f"{records}/eval.tf_record"
-  task_config.validation_data.trim_batch_padding = True
-  tf.keras.utils.set_random_seed(3)
-  task = task_factory.get_task(task_config)
-  assert task_config.model.num_classes == meta["num_labels"] > 2
-  model = task.build_model()
-  logits = []
-  for batch in task.build_inputs(task_config.validation_data):
-    batch.pop("label_ids")
-    logits.append(task.inference_step(batch, model).numpy())
-  return model, meta, np.concatenate(logits)
-
-
-@pytest.mark.parametrize("mode", ["mask", "marker", "typed_marker"])
-@pytest.mark.parametrize("casing", ["cased", "uncased"])
-def test_served_relations_on_raw_sentences_equal_the_records(
-    tmp_path, cased_vocab, uncased_vocab, mode, casing):
-  vocab = cased_vocab if casing == "cased" else uncased_vocab
-  model, meta, offline = _model_and_records(tmp_path, vocab,
-                                            casing == "uncased", mode)
-  module = classify_module.ClassifyModule(
-      model, vocab, lower_case=casing == "uncased", seq_length=128,
-      label_names=meta["labels"], entity_markers=meta["entity_markers"],
-      entity_mode=mode)
-  raw = semeval2010.read_semeval(
-      data_path(*SEMEVAL, "raw", "TEST_FILE_FULL.TXT"))[:N_TEST]
-  assert any(e.text[e.subj_end:e.subj_end + 1] in ",." or
-             e.text[e.obj_end:e.obj_end + 1] in ",." for e in raw)
-  ints = lambda key: tf.constant([getattr(e, key) for e in raw], tf.int32)  # pylint: disable=unnecessary-lambda-assignment
-  served = module.classify_relation(
-      text=tf.constant([e.text for e in raw]),
-      subject_start=ints("subj_start"), subject_end=ints("subj_end"),
-      object_start=ints("obj_start"), object_end=ints("obj_end"),
-      subject_type=tf.constant(["ENTITY"] * len(raw)),
-      object_type=tf.constant(["ENTITY"] * len(raw)))
-  np.testing.assert_allclose(served["probabilities"].numpy(),
-                             tf.nn.softmax(offline).numpy(), atol=1e-5,
-                             rtol=0)
-  assert (served["label_id"].numpy() == offline.argmax(-1)).all()
+  params.override({"task": {"model": {"encoder": {"bert_v2": {
+      "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
+      "num_attention_heads": 2}}}}}, is_strict=True)
+  params.task.train_data.input_path = f"{records}/train.tf_record"
+  task = task_factory.get_task(params.task)
+  return task.build_model(), meta
 
 
 def test_entity_spans_inside_words_and_unknown_types(tmp_path, cased_vocab):
-  model, meta, _ = _model_and_records(tmp_path, cased_vocab, False,
-                                      "typed_marker")
+  model, meta = _model_and_records(tmp_path, cased_vocab, False,
+                                   "typed_marker")
   module = classify_module.ClassifyModule(
       model, cased_vocab, seq_length=128, label_names=meta["labels"],
       entity_markers=meta["entity_markers"], entity_mode="typed_marker")
