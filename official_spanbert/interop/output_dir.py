@@ -187,8 +187,9 @@ def _check_contents(path: str, kind: Kind, overwrite: bool, name: str,
   (named `shown` in messages).
 
   Raises:
-    ConversionError: not a directory; or, without overwrite, an earlier
-      conversion or other files are there.
+    ConversionError: not a directory; a training run or another model's
+      files are there (_refuse_foreign, even with overwrite); or, without
+      overwrite, an earlier conversion or other files are there.
   """
   if os.path.exists(path) and not os.path.isdir(path):
     raise ConversionError(f"output {shown} is not a directory")

@@ -33,7 +33,7 @@ from typing import Dict, Mapping, Optional
 from absl import logging
 import tensorflow as tf
 
-from official_spanbert.data.finetuning import squad_predictions
+from official_spanbert.utils import atomic_io
 
 FILE = "null_threshold.json"
 
@@ -124,8 +124,10 @@ def record(out_dir: str, metrics: Mapping[str, float],
       logging.warning("Replacing an unusable file: %s", e)
   if step is not None:
     by_step[str(int(step))] = metrics["best_f1_thresh"]
-  squad_predictions.write_json(
-      {"best_f1_thresh": metrics["best_f1_thresh"],
-       "best_exact_thresh": metrics["best_exact_thresh"],
-       "step": None if step is None else int(step), "by_step": by_step},
-      path)
+  tf.io.gfile.makedirs(out_dir)
+  with atomic_io.writing(path) as tmp:
+    with tf.io.gfile.GFile(tmp, "w") as f:
+      json.dump({"best_f1_thresh": metrics["best_f1_thresh"],
+                 "best_exact_thresh": metrics["best_exact_thresh"],
+                 "step": None if step is None else int(step),
+                 "by_step": by_step}, f, indent=1)
