@@ -24,7 +24,9 @@ files only, with the stage's name and numbers in the message. A failed
 stage stops the runner (exit 1); rerunning the same command resumes: stages
 in the work dir's manifest, and those whose results are already committed
 (the study module's `committed(study, stage)`, where it has one: a new
-machine's work dir), are skipped without a process.
+machine's work dir), are skipped without a process. One runner a work dir
+(<work_dir>/stage_runner.lock); a corrupt manifest or result file is one
+error line naming it.
 
   nice -n 19 .venv/bin/python -m experiments.stage_runner \
       --study experiments.continued_shifts --preset shifts --threads 1 \
@@ -43,8 +45,10 @@ import time
 import official_spanbert  # noqa: F401  (before tensorflow: study_lib's)
 
 from experiments import study_lib
+from official_spanbert.utils import run_lock
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOCK_FILE = "stage_runner.lock"
 
 
 def log(message: str):
@@ -106,6 +110,20 @@ def main(argv=None):
   stages = module.plan(study, list(study.preset.arms),
                        list(study.preset.seeds))
   log(f"{len(stages)} stages: {', '.join(stages)}")
+  try:
+    os.makedirs(args.work_dir, exist_ok=True)
+    with run_lock.hold_file(os.path.join(args.work_dir, LOCK_FILE),
+                            "stage runner", args.work_dir):
+      _run(args, module, study, stages)
+  except (study_lib.StudyError, run_lock.LockedError,
+          run_lock.LockWriteError) as e:
+    sys.stderr.write(f"stage_runner: error: {e}\n")
+    sys.exit(1)
+  log("all stages finished")
+
+
+def _run(args, module, study, stages):
+  """Runs the unfinished stages, each in a process (see the docstring)."""
   committed = getattr(module, "committed", None)
   for stage in stages:
     manifest = study_lib.read_manifest(args.work_dir)
@@ -126,7 +144,6 @@ def main(argv=None):
     log(f"{stage}: finished, {json.dumps(summary(stage, entry))}")
     if args.commit_to:
       commit(study.results_path(""), args.commit_to, stage, entry)
-  log("all stages finished")
 
 
 if __name__ == "__main__":

@@ -57,11 +57,21 @@ def stage_file(study, stage: str) -> str:
 
 
 def read_manifest(work_dir: str) -> dict:
+  """<work_dir>/manifest.json ({"stages": {}} if there is none).
+
+  Raises:
+    StudyError: the file is corrupt (named, with what to do).
+  """
   path = os.path.join(work_dir, MANIFEST)
-  if not os.path.exists(path):
+  manifest = read_json(path)
+  if manifest is None:
     return {"stages": {}}
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)
+  stages = manifest.get("stages")
+  if not isinstance(stages, dict) or not all(
+      isinstance(e, dict) and "result" in e for e in stages.values()):
+    raise StudyError(f"{path} has no \"stages\" object of finished stages "
+                     f"with their results; {_CORRUPT_ADVICE}")
+  return manifest
 
 
 def write_json(path: str, value):
@@ -71,11 +81,29 @@ def write_json(path: str, value):
     json.dump(value, f, indent=1)
 
 
+_CORRUPT_ADVICE = ("the file is corrupt: restore it from git if it is "
+                   "committed, or delete it (its stages then run again)")
+
+
 def read_json(path: str) -> Optional[dict]:
+  """The JSON object in `path`; None if there is no such file.
+
+  Raises:
+    StudyError: not a JSON object (one line naming the file).
+  """
   if not os.path.exists(path):
     return None
-  with open(path, encoding="utf-8") as f:
-    return json.load(f)
+  with open(path, encoding="utf-8", errors="replace") as f:
+    text = f.read()
+  try:
+    value = json.loads(text)
+  except ValueError as e:
+    raise StudyError(f"{path} is not valid JSON ({e}); {_CORRUPT_ADVICE}"
+                     ) from None
+  if not isinstance(value, dict):
+    raise StudyError(f"{path} holds {text.strip()[:40]!r}, not a JSON "
+                     f"object; {_CORRUPT_ADVICE}")
+  return value
 
 
 def selected(stage: str, tokens: Optional[List[str]]) -> bool:

@@ -263,10 +263,29 @@ def _act_params(base_dir, base, records_dir, train_steps, warmup_steps,
   warmup = params.task.head_warmup_steps
   params.trainer.steps_per_loop = min(params.trainer.steps_per_loop, warmup)
   params.trainer.summary_interval = params.trainer.steps_per_loop
-  if train_steps is not None and train_steps <= warmup:
-    raise ValueError(f"--train_steps={train_steps}: the second act needs "
-                     f"more than its {warmup} head warm-up steps")
+  check_steps(train_steps, warmup)
   return params
+
+
+def check_steps(train_steps: Optional[int], warmup_steps: Optional[int]
+                ) -> None:
+  """Refuses step counts the act cannot run (before any work): a warm-up of
+  no step, or train_steps (warm-up included) not above the warm-up
+  (default: CONFIG's head_warmup_steps).
+
+  Raises:
+    ValueError: naming the flag.
+  """
+  if warmup_steps is not None and warmup_steps < 1:
+    raise ValueError(f"--warmup_steps={warmup_steps}: the head warm-up needs "
+                     "at least 1 step")
+  if warmup_steps is None:
+    with open(yaml_files.path(CONFIG), encoding="utf-8") as f:
+      warmup_steps = yaml.safe_load(f)["task"]["head_warmup_steps"]
+  if train_steps is not None and train_steps <= warmup_steps:
+    raise ValueError(f"--train_steps={train_steps}: the second act needs "
+                     f"more than its {warmup_steps} head warm-up steps "
+                     "(--train_steps counts them too)")
 
 
 def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,

@@ -45,6 +45,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import cpu_features
 from official_spanbert.utils import cpu_threads
 from official_spanbert.utils import console
+from official_spanbert.utils import run_lock
 from official_spanbert.training import precision_check
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
@@ -549,20 +550,72 @@ def run_continued(output_dir: str, train_steps: Optional[int] = None,
                         demo_summary.print_continued_summary)
 
 
+LOCK_FILE = "demo.lock"  # in --output_dir while a demo runs there
+
+
+class FlagError(ValueError):
+  """A flag the demo cannot run with (checked before any work)."""
+
+
+def check_flags(act: str, train_steps: Optional[int],
+                warmup_steps: Optional[int], vocab_size: int,
+                output_dir: str) -> None:
+  """Refuses flags that would fail minutes into the demo, in one line.
+
+  Raises:
+    FlagError: naming the flag and what to do.
+  """
+  try:
+    if train_steps is not None and train_steps < 1:
+      raise ValueError(f"--train_steps={train_steps}: give a positive "
+                       "number of steps, or leave it out (picked from the "
+                       "measured throughput)")
+    if act in ("continued", "both"):
+      demo_continued.check_steps(train_steps, warmup_steps)
+    if vocab_size < 1:
+      raise ValueError(f"--vocab_size={vocab_size}: give a positive size")
+  except ValueError as e:
+    raise FlagError(str(e)) from None
+  _check_output_dir(output_dir)
+
+
+def _check_output_dir(output_dir: str) -> None:
+  """Refuses an --output_dir that is a file or cannot be written."""
+  if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    raise FlagError(f"--output_dir={output_dir} is a file, not a directory; "
+                    "choose a directory (new or the demo's own)")
+  probe = os.path.join(output_dir, f".write-test-{os.getpid()}")
+  try:
+    os.makedirs(output_dir, exist_ok=True)
+    os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    os.remove(probe)
+  except OSError as e:
+    raise FlagError(f"--output_dir={output_dir} is not writable "
+                    f"({e.strerror or e}); choose a writable directory"
+                    ) from None
+
+
 def main(argv):
   del argv
   cpu_threads.fit_to_quota()  # before any op: pools sized to a CPU quota
   try:
-    if FLAGS.act in ("scratch", "both"):
-      run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
-               FLAGS.sentence, FLAGS.precision)
-    if FLAGS.act in ("continued", "both"):
-      run_continued(FLAGS.output_dir, FLAGS.train_steps, FLAGS.sentence,
-                    FLAGS.precision, FLAGS.base_model, FLAGS.warmup_steps,
-                    time_budget.process_start() if FLAGS.act == "continued"
-                    else None)
+    check_flags(FLAGS.act, FLAGS.train_steps, FLAGS.warmup_steps,
+                FLAGS.vocab_size, FLAGS.output_dir)
+    # A second demo in the same --output_dir would delete this one's model
+    # directory while it trains.
+    with run_lock.hold_file(os.path.join(FLAGS.output_dir, LOCK_FILE),
+                            "demo", FLAGS.output_dir):
+      if FLAGS.act in ("scratch", "both"):
+        run_demo(FLAGS.output_dir, FLAGS.train_steps, FLAGS.vocab_size,
+                 FLAGS.sentence, FLAGS.precision)
+      if FLAGS.act in ("continued", "both"):
+        run_continued(FLAGS.output_dir, FLAGS.train_steps, FLAGS.sentence,
+                      FLAGS.precision, FLAGS.base_model, FLAGS.warmup_steps,
+                      time_budget.process_start() if FLAGS.act == "continued"
+                      else None)
   except (precision_check.UnsupportedPrecisionError,
-          demo_continued.MissingBaseError) as e:
+          demo_continued.MissingBaseError, FlagError, run_lock.LockedError,
+          run_lock.LockWriteError) as e:
     sys.stderr.write(f"spanbert-demo: error: {e}\n")
     return 1
   return 0

@@ -21,7 +21,6 @@ BertConfig allowed besides tensors) and infers its BERT config.
 
 import argparse
 import os
-import pickle
 import re
 from typing import Any, Dict, Mapping, Optional, Tuple
 
@@ -62,22 +61,10 @@ def _load(path: str) -> Any:
     raise ConversionError(f"{path} does not exist (expected the reference's "
                           "model.pt)")
   hf_files.check_torch_file(path, EXPECTED)
-  try:
-    with torch.serialization.safe_globals(_ALLOWED):
-      return torch.load(path, map_location="cpu", weights_only=True)
-  except pickle.UnpicklingError as e:
-    text = " ".join(str(e).split())
-    if "weights_only" not in text and "Weights only" not in text:
-      raise hf_files.unreadable(path, e) from None
-    wanted = re.search(r"GLOBAL ([\w.]+)", text)
-    what = wanted.group(1) if wanted else "objects other than tensors"
-    raise ConversionError(
-        f"{path} needs {what} to load, which could run code; refused (only "
-        "tensors are read). Re-save its state dict with torch.save("
-        "torch.load(path)['model'] or the dict itself) where you trust the "
-        "file") from None
-  except (RuntimeError, EOFError, OSError, KeyError, ValueError) as e:
-    raise hf_files.unreadable(path, e) from None
+  return hf_files.load_tensors_only(
+      path, allowed=_ALLOWED, resave="re-save its state dict with "
+      "torch.save(torch.load(path)['model'] or the dict itself) where you "
+      "trust the file")
 
 
 def _arch_of(args: Any) -> Tuple[Optional[str], Optional[int]]:

@@ -269,18 +269,15 @@ def check_torch_file(path: str, expected: str) -> None:
 
 
 def check_finite(state: Mapping[str, np.ndarray], source: str) -> None:
-  """Refuses NaN or infinite weights, naming the first such tensor.
+  """Refuses NaN or infinite weights, naming the first such tensor
+  (checkpoints.non_finite).
 
   Raises:
     ConversionError: a floating-point tensor holds NaN or Inf.
   """
-  for key, value in state.items():
-    if value.dtype.kind == "f" and not np.isfinite(value).all():
-      bad = int(value.size - np.count_nonzero(np.isfinite(value)))
-      raise ConversionError(
-          f"{source}: tensor {key!r} holds {bad} NaN or infinite values (of "
-          f"{value.size}); the checkpoint is corrupt (or of a diverged run): "
-          "use another one")
+  message = checkpoints.non_finite(state.items(), source)
+  if message:
+    raise ConversionError(message)
 
 
 def read_safetensors(path: str) -> Dict[str, np.ndarray]:
@@ -308,6 +305,32 @@ def _read_safetensors_file(path: str) -> Dict[str, np.ndarray]:
   return out
 
 
+def load_tensors_only(path: str, resave: str, allowed: Sequence[Any] = ()
+                      ) -> Any:
+  """torch.load(path) with weights_only=True (and `allowed` globals): a file
+  that needs other objects to load is refused as one that could run code.
+
+  Raises:
+    ConversionError: "could run code; refused" (with `resave`, what to do
+      where the file is trusted), or unreadable.
+  """
+  import torch  # pylint: disable=g-import-not-at-top
+  try:
+    with torch.serialization.safe_globals(list(allowed)):
+      return torch.load(path, map_location="cpu", weights_only=True)
+  except pickle.UnpicklingError as e:
+    text = " ".join(str(e).split())
+    if "weights_only" not in text and "Weights only" not in text:
+      raise unreadable(path, e) from None
+    wanted = re.search(r"GLOBAL ([\w.]+)", text)
+    what = wanted.group(1) if wanted else "objects other than tensors"
+    raise ConversionError(
+        f"{path} needs {what} to load, which could run code; refused (only "
+        f"tensors are read). To use it, {resave}") from None
+  except (RuntimeError, EOFError, OSError, KeyError, ValueError) as e:
+    raise unreadable(path, e) from None
+
+
 def _read_torch(path: str) -> Dict[str, np.ndarray]:
   try:
     import torch  # pylint: disable=g-import-not-at-top
@@ -316,11 +339,9 @@ def _read_torch(path: str) -> Dict[str, np.ndarray]:
         f"reading {path} needs PyTorch (pip install "
         "'official-spanbert[interop]'); model.safetensors does not") from None
   check_torch_file(path, "a PyTorch state dict saved by transformers")
-  try:
-    state = torch.load(path, map_location="cpu", weights_only=True)
-  except (RuntimeError, EOFError, OSError, KeyError, ValueError,
-          pickle.UnpicklingError) as e:
-    raise unreadable(path, e) from None
+  state = load_tensors_only(
+      path, resave="re-save it as model.safetensors (transformers' "
+      "save_pretrained) where you trust the file")
   if not isinstance(state, dict):
     raise ConversionError(f"{path} does not hold a state dict")
   out = {}
@@ -356,11 +377,18 @@ def read_hf_state_dict(directory: str) -> Dict[str, np.ndarray]:
   return state
 
 
-def write_safetensors(state: Mapping[str, np.ndarray], path: str):
+def write_safetensors(state: Mapping[str, np.ndarray], path: str,
+                      metadata: Optional[Mapping[str, str]] = None):
+  """Writes `state` to a safetensors file of the mode open() gives (umask);
+  `metadata` adds to {"format": "pt"}."""
   import safetensors.numpy  # pylint: disable=g-import-not-at-top
   safetensors.numpy.save_file(
       {k: np.ascontiguousarray(v) for k, v in state.items()}, path,
-      metadata={"format": "pt"})
+      metadata={"format": "pt", **(metadata or {})})
+  # safetensors creates the file 0600; the other files get open()'s mode.
+  mask = os.umask(0)
+  os.umask(mask)
+  os.chmod(path, 0o666 & ~mask)
 
 
 def hf_config_dict(encoder_config: encoders.EncoderConfig,

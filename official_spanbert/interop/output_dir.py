@@ -15,7 +15,9 @@
 """A conversion's output directory: one writer, written whole or not at all.
 
 `converting` takes `<output>.lock`, checks the output, and renames a staging
-directory into place when all files are complete (docs/reliability.md).
+directory into place when all files are complete (docs/reliability.md). A
+directory that holds a training run or another model's files is refused even
+with overwrite; a symlinked output is written through the link.
 """
 
 import contextlib
@@ -52,13 +54,26 @@ class Kind:
     files: glob patterns of every file it writes (or leaves, as a
       checkpoint's `_temp` dir), replaced or removed by an overwrite.
     markers: files whose presence means an earlier conversion is there.
+    proof: a file every conversion of the kind writes: markers without it are
+      another program's (a training run's params.yaml), not a conversion's.
+    foreign: glob patterns of files that mean the directory is not a
+      conversion's, refused even with overwrite (a run's checkpoints, another
+      model's tokenizer.json, which transformers would load beside ours).
+    foreign_what: what such files are, for the message.
   """
   name: str
   files: Tuple[str, ...]
   markers: Tuple[str, ...]
+  proof: str = ""
+  foreign: Tuple[str, ...] = ()
+  foreign_what: str = ""
 
   def owns(self, name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in self.files)
+
+  def foreign_in(self, names: Sequence[str]) -> List[str]:
+    return sorted(n for n in names
+                  if any(fnmatch.fnmatchcase(n, p) for p in self.foreign))
 
 
 _CKPT = hf_files.CHECKPOINT_NAME
@@ -66,16 +81,29 @@ _CKPT = hf_files.CHECKPOINT_NAME
 IMPORT = Kind("import", (
     _CKPT + ".index", _CKPT + ".data-*", _CKPT + "_temp", "checkpoint",
     hf_files.PARAMS_FILE, hf_files.VOCAB_FILE, hf_files.CONVERSION_FILE),
-              hf_files.HF_TO_TF_OUTPUTS)
+              hf_files.HF_TO_TF_OUTPUTS, proof=hf_files.CONVERSION_FILE,
+              foreign=("ckpt-*.index",), foreign_what="a training run")
+# Files of a Hugging Face model that tf_to_hf does not write and transformers
+# would load with (or instead of) the ones it writes.
+HF_MODEL_FILES = (
+    "tokenizer.json", "added_tokens.json", "tokenizer.model", "spiece.model",
+    "sentencepiece.bpe.model", "vocab.json", "merges.txt",
+    "generation_config.json", "pytorch_model*.bin", "pytorch_model.bin.*",
+    "model.safetensors.index.json", "model-*.safetensors", "tf_model.h5",
+    "flax_model.msgpack", "adapter_config.json", "adapter_model.*")
 # tf_to_hf.
 HF_EXPORT = Kind("tf_to_hf", (
     hf_files.HF_CONFIG_FILE, hf_files.HF_WEIGHTS_FILE, hf_files.VOCAB_FILE,
     hf_files.TOKENIZER_CONFIG_FILE, hf_files.SPECIAL_TOKENS_FILE,
-    sbo_map.FILE), hf_files.TF_TO_HF_OUTPUTS)
-# coref_tf1_to_tf (a run dir: CheckpointManager's ckpt-0 and params.yaml).
+    sbo_map.FILE), hf_files.TF_TO_HF_OUTPUTS, foreign=HF_MODEL_FILES,
+                 foreign_what="another model's files, which transformers "
+                 "would load with the converted ones")
+# coref_tf1_to_tf (a run dir: CheckpointManager's ckpt-0 and params.yaml);
+# a later checkpoint is a training run's.
 COREF_RUN = Kind("coref_tf1_to_tf", (
     "ckpt-*.index", "ckpt-*.data-*", "ckpt-*_temp", "checkpoint",
-    hf_files.PARAMS_FILE), ("ckpt-0.index", hf_files.PARAMS_FILE))
+    hf_files.PARAMS_FILE), ("ckpt-0.index", hf_files.PARAMS_FILE),
+                 foreign=("ckpt-[1-9]*.index",), foreign_what="a training run")
 
 
 @dataclasses.dataclass
@@ -153,34 +181,62 @@ def _remove_stale(where: str, prefix: str, path: str) -> None:
                   "conversion to %s (%.1f MB)", len(stale), path, size / 1e6)
 
 
-def _check_contents(path: str, kind: Kind, overwrite: bool, name: str
-                    ) -> Tuple[List[str], List[str]]:
-  """(entries of the kind's files, other entries) of the output.
+def _check_contents(path: str, kind: Kind, overwrite: bool, name: str,
+                    shown: str) -> Tuple[List[str], List[str]]:
+  """(entries of the kind's files, other entries) of the output `path`
+  (named `shown` in messages).
 
   Raises:
-    ConversionError: not a directory; or, without overwrite, an earlier
-      conversion or other files are there.
+    ConversionError: not a directory; a training run or another model's
+      files are there (_refuse_foreign, even with overwrite); or, without
+      overwrite, an earlier conversion or other files are there.
   """
   if os.path.exists(path) and not os.path.isdir(path):
-    raise ConversionError(f"output {path} is not a directory")
+    raise ConversionError(f"output {shown} is not a directory")
   entries = [e for e in (os.listdir(path) if os.path.isdir(path) else [])
              if e != _INSIDE_LOCK and not e.startswith(_INSIDE_STAGING)]
   ours = sorted(e for e in entries if kind.owns(e))
   others = sorted(set(entries) - set(ours))
+  _refuse_foreign(shown, kind, entries, ours)
   if overwrite:
     return ours, others
   earlier = [m for m in kind.markers if m in ours]
   if earlier:
     raise ConversionError(
-        f"output {path} already holds {earlier[0]} (an earlier conversion); "
+        f"output {shown} already holds {earlier[0]} (an earlier conversion); "
         "choose an empty directory or pass --overwrite to replace it")
   if others:
     raise ConversionError(
-        f"output {path} holds {len(others)} file(s) that are not part of a "
+        f"output {shown} holds {len(others)} file(s) that are not part of a "
         f"{name} conversion ({', '.join(others[:3])}"
         f"{', ...' if len(others) > 3 else ''}); choose an empty or new "
         "directory, or pass --overwrite to write the conversion among them")
   return ours, others
+
+
+def _refuse_foreign(path: str, kind: Kind, entries: Sequence[str],
+                    ours: Sequence[str]) -> None:
+  """Refuses, even with overwrite, a directory that is not a conversion's:
+  one with files of the kind's `foreign` patterns, or with its markers but
+  not its proof file (a training run's params.yaml).
+
+  Raises:
+    ConversionError: naming those files.
+  """
+  found = kind.foreign_in(entries)
+  if found:
+    listed = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+    what = f"{kind.foreign_what} ({listed})"
+  elif kind.proof and kind.proof not in ours and any(
+      m in ours for m in kind.markers):
+    marker = next(m for m in kind.markers if m in ours)
+    what = (f"{marker} but no {kind.proof} (not an earlier conversion: a "
+            "training run's or another program's file)")
+  else:
+    return
+  raise ConversionError(
+      f"output {path} holds {what}; a conversion does not replace it, even "
+      "with --overwrite: choose a new or empty directory")
 
 
 def _merge(staging: str, path: str, ours: Sequence[str]) -> None:
@@ -237,7 +293,8 @@ def converting(output_dir: str, kind: Kind, overwrite: bool = False,
       writable directory; it holds files and overwrite is False; the disk is
       full (nothing is left behind).
   """
-  path = os.path.abspath(output_dir)
+  # Through a symlink: the link stays, the directory it names is written.
+  path = os.path.realpath(output_dir)
   existed = os.path.exists(path)
   try:
     created = _make_parents(path)
@@ -255,7 +312,8 @@ def converting(output_dir: str, kind: Kind, overwrite: bool = False,
     try:
       _remove_stale(where, prefix, output_dir)
       ours, others = _check_contents(path, kind, overwrite,
-                                     direction or kind.name)
+                                     direction or kind.name,
+                                     os.path.abspath(output_dir))
       staging = os.path.join(where, prefix + secrets.token_hex(4))
       try:
         os.mkdir(staging)  # the mode of any new folder (umask)

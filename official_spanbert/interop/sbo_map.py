@@ -110,16 +110,13 @@ def export_state(model) -> Dict[str, np.ndarray]:
 
 def write_file(model, output_dir: str, hidden_act: str) -> str:
   """Writes FILE into output_dir (metadata: T, P, the HF activation)."""
-  import safetensors.numpy  # pylint: disable=g-import-not-at-top
   state = export_state(model)
   t, p = state[POSITIONS].shape
   path = os.path.join(output_dir, FILE)
-  safetensors.numpy.save_file(
-      {k: np.ascontiguousarray(v) for k, v in state.items()}, path,
-      metadata={"format": "pt", "head": "BertPairTargetPredictionHead",
-                "max_targets": str(t), "position_embedding_size": str(p),
-                "hidden_act": hidden_act,
-                "decoder": "tied to bert.embeddings.word_embeddings.weight"})
+  hf_files.write_safetensors(state, path, metadata={
+      "head": "BertPairTargetPredictionHead", "max_targets": str(t),
+      "position_embedding_size": str(p), "hidden_act": hidden_act,
+      "decoder": "tied to bert.embeddings.word_embeddings.weight"})
   return path
 
 

@@ -171,10 +171,14 @@ def _convert(out, report, checkpoint, *, params_file, vocab_file, lower_case,
   shapes, names = _checkpoint_names(prefix)
   items, dropped, use_nsp, use_sbo, sbo_params = _heads(
       names, shapes, drop_next_sentence, model_config.sbo_activation)
+  read_items = items + (["span_boundary"] if use_sbo else [])
+  try:  # a diverged run's NaN would be written as weights
+    checkpoints.check_finite(prefix, [item + "/" for item in read_items])
+  except checkpoints.NonFiniteWeightsError as e:
+    raise ConversionError(str(e)) from None
   report.note(f"building the model of {params_file}, reading {prefix}")
   model = weight_map.build_model(encoder_config, model_config.mlm_activation,
                                  use_next_sentence=use_nsp, **sbo_params)
-  read_items = items + (["span_boundary"] if use_sbo else [])
   _read_weights(model, read_items, prefix, params_file)
   architectures, key_prefix = _hf_architecture(items, use_nsp)
   state = weight_map.export_hf_state(model, items, prefix=key_prefix,

@@ -16,12 +16,13 @@
 
 `resolve` finds a checkpoint and refuses a truncated one in one line;
 `reading` turns a read that still fails into the same error; `restore_encoder`
-takes the encoder from any of the package's checkpoints.
+takes the encoder from any of the package's checkpoints. Both refuse weights
+that hold NaN or Inf (`check_finite`; the conversions use `non_finite` too).
 """
 
 import contextlib
 import os
-from typing import Iterator, List, Optional
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from absl import logging
 import numpy as np
@@ -137,6 +138,47 @@ def check_shapes(root: tf.train.Checkpoint, path: str, mismatch: str) -> None:
         "that wrote it) or use another checkpoint")
 
 
+class NonFiniteWeightsError(ValueError):
+  """A checkpoint whose weights hold NaN or Inf (a diverged run's save)."""
+
+
+def non_finite(arrays: Iterable[Tuple[str, np.ndarray]], source: str
+               ) -> Optional[str]:
+  """The message naming the first floating-point array of (name, array)
+  `arrays` that holds NaN or Inf, or None if all are finite. The one check
+  of the package's exports, init checkpoints and conversions."""
+  for key, value in arrays:
+    if value.dtype.kind == "f" and not np.isfinite(value).all():
+      bad = int(value.size - np.count_nonzero(np.isfinite(value)))
+      return (f"{source}: tensor {key!r} holds {bad} NaN or infinite values "
+              f"(of {value.size}); the checkpoint is corrupt (or of a "
+              "diverged run): use another one")
+  return None
+
+
+def check_finite(path: str, prefixes: Sequence[str]) -> None:
+  """Refuses checkpoint `path` if a weight whose key starts with one of
+  `prefixes` (items, e.g. "model/" or "encoder/") holds NaN or Inf:
+  restored, it would serve NaN, or stop fine-tuning as a divergence.
+  Optimizer slots are not read.
+
+  Raises:
+    NonFiniteWeightsError: naming the checkpoint and the first such weight.
+  """
+  reader = tf.train.load_checkpoint(path)
+  names = sorted(
+      n for n, dtype in reader.get_variable_to_dtype_map().items()
+      if dtype.is_floating and n.startswith(tuple(prefixes)) and
+      "OPTIMIZER_SLOT" not in n)
+  with reading(path):
+    message = non_finite(
+        ((n[:-len(_VALUE)] if n.endswith(_VALUE) else n,
+          np.asarray(reader.get_tensor(n), np.float32)) for n in names),
+        f"checkpoint {path}")
+  if message:
+    raise NonFiniteWeightsError(message)
+
+
 # A Hugging Face model directory's weights: (format, one file, sharded index),
 # in the order the converter prefers them (interop/hf_files reads these).
 HF_WEIGHT_LAYOUTS = (
@@ -196,6 +238,7 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
 
   Raises:
     ValueError: the checkpoint holds nothing this model has.
+    NonFiniteWeightsError (a ValueError): a restored weight holds NaN/Inf.
     CheckpointMismatchError: its objects are of another model.
   """
   path = resolve(path)
@@ -222,6 +265,7 @@ def restore(model: tf.keras.Model, path: str) -> List[str]:
   root = tf.train.Checkpoint(**items)
   check_shapes(root, path,
                f"checkpoint {path} does not fit the model the config builds")
+  check_finite(path, [stored(k) + "/" for k in items])
   with reading(path):
     status = root.read(path)
   try:
@@ -267,7 +311,8 @@ def restore_encoder(encoder: tf.Module, path: str) -> str:
 
   Raises:
     ValueError: the checkpoint has no encoder, or its encoder does not match
-      (e.g. other sizes); the message names the checkpoint.
+      (e.g. other sizes) or holds NaN/Inf (NonFiniteWeightsError); the
+      message names the checkpoint.
   """
   path = resolve(path)
   names = {name for name, _ in tf.train.list_variables(path)}
@@ -283,6 +328,7 @@ def restore_encoder(encoder: tf.Module, path: str) -> str:
       root = tf.train.Checkpoint(**{keys[0]: item})
       check_shapes(root, path, f"checkpoint {path}: its encoder does not "
                    "match the configured encoder (task.model.encoder)")
+      check_finite(path, [prefix])
       with reading(path):
         status = root.read(path)
       try:

@@ -25,13 +25,14 @@ Example:
                      model_dir="/runs/squad")
 """
 
-import json
+import math
 import os
 from typing import Dict, Optional
 
 import tensorflow as tf
 
 from official.core import task_factory
+from official_spanbert.metrics import null_threshold as null_threshold_lib
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export_lib
 from official_spanbert.serving import qa_module
@@ -44,18 +45,37 @@ WARMUP = {
 
 
 def null_threshold(params, model_dir: Optional[str],
-                   override: Optional[float] = None) -> float:
-  """The SQuAD 2.0 threshold: `override`, else the evaluation's best-F1 one
-  (<predictions dir>/null_threshold.json), else the task config's."""
+                   override: Optional[float] = None,
+                   checkpoint: Optional[str] = None) -> float:
+  """The SQuAD 2.0 threshold: `override`, else the best-F1 one of the
+  evaluation of `checkpoint`'s step (<predictions dir>/null_threshold.json,
+  metrics/null_threshold.py), else the task config's.
+
+  Raises:
+    ValueError: `override` is not finite; the file is unusable or has no
+      evaluation at the checkpoint's step (named in the message).
+  """
   if override is not None:
+    if not math.isfinite(override):
+      raise ValueError(f"--null_score_diff_threshold must be a finite "
+                       f"number, got {override}")
     return float(override)
   out = params.task.predictions_dir or (
       model_dir and os.path.join(model_dir, question_answering.PREDICTIONS_DIR))
-  path = out and os.path.join(out, "null_threshold.json")
-  if path and tf.io.gfile.exists(path):
-    with tf.io.gfile.GFile(path) as f:
-      return float(json.load(f)["best_f1_thresh"])
+  path = out and os.path.join(out, null_threshold_lib.FILE)
+  if (getattr(params.task.validation_data, "version_2_with_negative", False)
+      and path and tf.io.gfile.exists(path)):
+    return null_threshold_lib.for_step(path, _step(checkpoint))
   return float(params.task.null_score_diff_threshold)
+
+
+def _step(checkpoint: Optional[str]) -> Optional[int]:
+  """The global step saved in `checkpoint` (None: no step in it)."""
+  if not checkpoint:
+    return None
+  reader = tf.train.load_checkpoint(checkpoints.resolve(checkpoint))
+  key = "global_step/.ATTRIBUTES/VARIABLE_VALUE"
+  return int(reader.get_tensor(key)) if reader.has_tensor(key) else None
 
 
 def build_module(params, checkpoint: Optional[str], vocab_file: str,
@@ -91,7 +111,8 @@ def export_from_params(params, checkpoint: str, export_base: str, *,
   """Writes <export_base>/<version>/ with `answer`; returns {"model": dir}."""
   vocab = export_lib.vocab_of(params, vocab_file)
   module = build_module(params, checkpoint, vocab, null_threshold(
-      params, model_dir, null_score_diff_threshold), max_context_wordpieces)
+      params, model_dir, null_score_diff_threshold, checkpoint),
+                        max_context_wordpieces)
   return export_lib.export_module(module, export_base, {
       "answer": WARMUP, "serving_default": WARMUP},
                                   version=version,

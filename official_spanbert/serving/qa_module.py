@@ -153,6 +153,23 @@ class QuestionAnsweringModule(tf.Module):
         message="question and context must have the same batch size")
     with tf.control_dependencies([check]):
       question, context = valid_utf8(question), valid_utf8(context)
+    # A request of no question: an empty answer of each output (the windows
+    # below cannot be cut from no context).
+    return tf.cond(tf.equal(tf.size(context), 0),
+                   lambda: self._no_answers(context),
+                   lambda: self._answer(question, context))
+
+  def _no_answers(self, context):
+    """Every output of `answer` for a batch of 0."""
+    none = tf.zeros_like(context, tf.int32)
+    out = {"score": tf.zeros_like(context, tf.float32), "answer_start": none,
+           "answer_end": none, "answer_text": context}
+    if self.version_2:
+      out["has_answer"] = tf.zeros_like(context, tf.bool)
+    return out
+
+  def _answer(self, question, context):
+    """`answer` of a request of at least one question."""
     batch = tf.shape(context)[0]
     q_ids = self.tokenizer.tokenize(question)[0][:, :self.query_length]
     doc, char_begin, char_end = self._passage(context)

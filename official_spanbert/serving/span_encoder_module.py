@@ -161,6 +161,15 @@ class SpanEncoderModule(tf.Module):
                                  tf.shape(text)))])
     with tf.control_dependencies([shapes]):
       text = qa_module.valid_utf8(text)
+    # No span (a batch of 0, or [batch, 0] spans): nothing to encode.
+    return tf.cond(
+        tf.equal(tf.size(span_starts), 0),
+        lambda: {"span_embeddings": tf.zeros(tf.concat(
+            [tf.shape(span_starts), [self.embedding_size]], 0))},
+        lambda: self._encode_spans(text, span_starts, span_ends))
+
+  def _encode_spans(self, text, span_starts, span_ends):
+    """encode_spans of at least one span."""
     w = self.checked_windows(text)
     length = tf.cast(tf.strings.length(text, unit="UTF8_CHAR"), tf.int64)
     # Batch-global character positions: one search for every span.

@@ -40,6 +40,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data.finetuning import squad_predictions
 from official_spanbert.data import tokenization
+from official_spanbert.metrics import null_threshold
 from official_spanbert.metrics import squad_evaluate
 from official_spanbert.modeling import checkpoints
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
@@ -249,10 +250,8 @@ class SpanBertQuestionAnsweringTask(
       write(predictions.null_odds, os.path.join(out, "null_odds.json"))
       metrics = squad_evaluate.evaluate_v2(
           self._eval_dataset, predictions.answers, predictions.null_odds)
-      write({"best_f1_thresh": metrics["best_f1_thresh"],
-             "best_exact_thresh": metrics["best_exact_thresh"],
-             "step": None if global_step is None else int(global_step)},
-            os.path.join(out, "null_threshold.json"))
+      null_threshold.record(
+          out, metrics, None if global_step is None else int(global_step))
       write(squad_predictions.apply_threshold(predictions,
                                               metrics["best_f1_thresh"]),
             os.path.join(out, "predictions_best_f1_thresh.json"))

@@ -62,6 +62,7 @@ FLAGS = flags.FLAGS
 # resumes by design after its pilot steps, hides it without -v).
 RESUME_MESSAGE = "Resuming from %s (step %d)"
 TrainingDivergedError = trainer_lib.TrainingDivergedError
+EmptyEvaluationError = trainer_lib.EmptyEvaluationError
 Stopped = trainer_lib.Stopped
 CONTINUOUS_TRAIN_AND_EVAL = "continuous_train_and_eval"
 # Model Garden's default trainer.loss_upper_bound; for a task that knows its
@@ -95,6 +96,8 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
   Raises:
     TrainingDivergedError: the loss became NaN/Inf; the last good checkpoint
       is left in model_dir.
+    EmptyEvaluationError: an evaluation read no batch (validation data
+      smaller than its batch).
     run_lock.ModelDirLockedError: another training run holds model_dir.
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
@@ -354,7 +357,7 @@ def main(_):
     sys.stderr.flush()
     os._exit(e.code)  # pylint: disable=protected-access
   except Exception as e:  # pylint: disable=broad-except
-    if (isinstance(e, TrainingDivergedError) or
+    if (isinstance(e, (TrainingDivergedError, EmptyEvaluationError)) or
         config_check.is_configuration_error(e)):
       message = config_check.one_line(e)
     elif config_check.is_disk_full(e):  # e.g. while saving a checkpoint

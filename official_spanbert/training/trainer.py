@@ -43,6 +43,11 @@ class TrainingDivergedError(RuntimeError):
   trainer.recovery_max_trials restores of the last checkpoint are used up."""
 
 
+class EmptyEvaluationError(ValueError):
+  """An evaluation that read no batch: its metrics (a Mean's 0) are no
+  result."""
+
+
 class Stopped(SystemExit):
   """A SIGTERM or SIGINT, raised where the run was (train_lib.main installs
   the handler): it unwinds like an error, so the model_dir lock is released
@@ -164,8 +169,11 @@ class SpanBertTrainer(base_trainer.Trainer):
     return super().eval_reduce(state, step_outputs)
 
   def eval_end(self, aggregated_logs=None):
-    logs = super().eval_end(aggregated_logs)
     progress = getattr(self, "_eval_progress", None)
+    if progress is not None and progress.count == 0:
+      progress.close_line()
+      raise empty_evaluation(self.config, int(self.global_step.numpy()))
+    logs = super().eval_end(aggregated_logs)
     if progress is not None:
       progress.close_line()
       progress.done(eval_summary(progress, int(self.global_step.numpy()),
@@ -200,6 +208,20 @@ class SpanBertTrainer(base_trainer.Trainer):
       # run on these logs next) would; returns whether it will restore.
       self._divergence(logs)
     return logs
+
+
+def empty_evaluation(config, step: int) -> EmptyEvaluationError:
+  """The error of an evaluation at `step` that read no batch."""
+  data = config.task.validation_data
+  path = getattr(data, "input_path", "") or "no input_path"
+  drop = (" and drop_remainder drops the rest"
+          if getattr(data, "drop_remainder", False) else "")
+  return EmptyEvaluationError(
+      f"the evaluation at step {step} read no batch of task.validation_data "
+      f"({path}): it holds fewer examples than global_batch_size="
+      f"{getattr(data, 'global_batch_size', None)}{drop}, or none; its "
+      "metrics would be zeros, not a result: use more validation data or a "
+      "smaller task.validation_data.global_batch_size")
 
 
 def use_xla(runtime) -> bool:
