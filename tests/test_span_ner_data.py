@@ -72,13 +72,13 @@ def test_windows_cut_at_sentence_ends_and_map_back_to_words(doc, windows):
           w.words[s], w.words[e], span_ner.ENTITY_TYPES[label - 1]).key)
   gold = {e.key for e in doc.entities}
   assert in_windows <= gold
-  # The cuts inside the two sentences longer than a window split 5 of their
-  # entities.
+  # The cuts inside the two sentences longer than a window (at the last
+  # basic word that fits, as served windows cut) split 7 of their entities.
   long = {s for w, v in zip(windows, windows[1:])
           for s in [sentence_of[w.words[-2]]] if sentence_of[v.words[1]] == s}
   assert long == {0, 3}
   split = gold - in_windows
-  assert len(split) == 5 and all(sentence_of[s] in long for s, _, _ in split)
+  assert len(split) == 7 and all(sentence_of[s] in long for s, _, _ in split)
 
 
 def test_bio_labels_are_the_outermost_entities(doc, windows):
@@ -94,7 +94,7 @@ def test_bio_labels_are_the_outermost_entities(doc, windows):
 
 def test_coverage_counts_what_candidates_can_reach(doc, windows):
   cover = span_ner.coverage([doc], windows, max_span_width=24)
-  assert (cover["gold"], cover["in_windows"]) == (60, 55)
+  assert (cover["gold"], cover["in_windows"]) == (60, 53)
   widths = [e - s + 1 for w in windows for s, e, _ in w.entities]
   assert cover["candidates"] == sum(x <= 24 for x in widths)
   assert cover["candidate_recall"] == pytest.approx(
@@ -126,3 +126,23 @@ def test_dataset_pads_batches_and_numbers_windows(windows):
   seen = [int(i) for f, l in train.take(5) for i in l["window_index"]]
   assert len(seen) == 20 and set(seen) == set(range(10))
   assert set(next(iter(train))[0]) == set(span_ner.ENCODER_FEATURES)
+
+
+def test_words_are_the_basic_words_served_text_has(doc, windows):
+  """`Mrs.` and `pinky-white` are several words, as they are in natural
+  text sent to extract_entities; entities still start and end on tokens."""
+  for w in windows:
+    for pos in range(1, len(w.words) - 1):
+      token = doc.words[w.words[pos]]
+      if w.word_start[pos] and w.words[pos - 1] == w.words[pos]:
+        # A word start inside a token: at its punctuation or after it.
+        assert any(not c.isalnum() for c in token), token
+    for s, e, _ in w.entities:
+      assert w.words[s - 1] != w.words[s] and w.words[e] != w.words[e + 1]
+  split = {doc.words[w.words[p]] for w in windows
+           for p in range(1, len(w.words) - 1)
+           if w.word_start[p] and w.words[p - 1] == w.words[p]}
+  assert {"Mrs.", "pinky-white", "St."} <= split, split
+  basic = [b for w in windows for b in w.basic_words[1:-1]]
+  assert basic == sorted(basic) and basic[-1] + 1 == sum(
+      w.word_start.count(1) for w in windows)

@@ -20,6 +20,7 @@ from typing import Dict, List, Tuple
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow_text.python.ops import bert_tokenizer
 
 # Tokens every vocab used here must contain.
 REQUIRED_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -161,6 +162,9 @@ class WordpieceTokenizer(tf.Module):
     self._bert_on_normalized = tf_text.BertTokenizer(
         self._table, lower_case=False, token_out_type=tf.int64,
         unknown_token="[UNK]")
+    # Its basic split alone: the words whose extent an [UNK] takes.
+    self._basic_on_normalized = bert_tokenizer.BasicTokenizer(
+        lower_case=False)
 
   def tokenize(self, strings: tf.Tensor) -> Tuple[tf.RaggedTensor,
                                                    tf.RaggedTensor]:
@@ -208,7 +212,8 @@ class WordpieceTokenizer(tf.Module):
     fold to other lengths, and characters the tokenizer drops (soft hyphens,
     zero-width joiners, NUL) no longer shift them. A piece ends after its
     last character and the combining marks that follow it. Ids equal
-    `tokenize`'s.
+    `tokenize`'s. An [UNK] covers its whole word (a word over 100 bytes
+    is one [UNK]).
 
     Args:
       strings: a 1-D string Tensor (invalid UTF-8 reads as U+FFFD).
@@ -221,6 +226,21 @@ class WordpieceTokenizer(tf.Module):
     normal_bytes = tf.cast(tf.strings.length(normal), tf.int64)
     text = tf.strings.reduce_join(chars.with_flat_values(normal), axis=1)
     ids, begin, end = self._bert_on_normalized.tokenize_with_offsets(text)
+    # A word's first piece begins where the word does, its last ends where
+    # the word does: tf.text ends the [UNK] of a word over 100 bytes (Thai,
+    # DNA, URLs) 5 bytes after its start (len("[UNK]")); it stands for the
+    # whole word.
+    _, word_begin, word_end = self._basic_on_normalized.tokenize_with_offsets(
+        text)
+    per_word = begin.values  # [words, (pieces)]
+    word = per_word.value_rowids()
+    index = tf.ragged.range(per_word.row_lengths()).flat_values
+    begin = begin.with_flat_values(tf.where(
+        tf.equal(index, 0), tf.gather(word_begin.flat_values, word),
+        begin.flat_values))
+    end = end.with_flat_values(tf.where(
+        tf.equal(index, tf.gather(per_word.row_lengths(), word) - 1),
+        tf.gather(word_end.flat_values, word), end.flat_values))
     # Each byte of the normalized batch -> its character (batch-global).
     source = tf.repeat(tf.range(tf.size(normal, tf.int64)), normal_bytes)
     text_start = tf.cumsum(tf.cast(tf.strings.length(text), tf.int64), exclusive=True)
@@ -245,6 +265,12 @@ class WordpieceTokenizer(tf.Module):
       begin_at = tf.gather(byte_at, begin_char) - row_first
       end_at = tf.gather(byte_at, end_char) - row_first
     return ids, begin.with_flat_values(begin_at), end.with_flat_values(end_at)
+
+  def tokenize_words(self, strings: tf.Tensor) -> tf.RaggedTensor:
+    """[batch, (words), (pieces)] int64 ids: the basic words (split at
+    whitespace, at each punctuation character and around CJK characters)
+    that tokenize_words_with_offsets serves, for data built offline."""
+    return self.tokenize_words_with_offsets(strings)[0]
 
   def tokenize_with_offsets(self, strings: tf.Tensor, unit: str = "CHAR"
                             ) -> Tuple[tf.RaggedTensor, tf.RaggedTensor,

@@ -62,8 +62,13 @@ def segment_ends(sentence_end: tf.Tensor, word_end: tf.Tensor,
 
   `row_limits` (exclusive ends, ascending) cuts several sequences laid end
   to end at once: no segment runs over a row limit (serving/span_windows.py
-  windows a batch of texts so).
+  windows a batch of texts so). Every segment holds at least one piece, so
+  it ends on any input (flags and limits that disagree included): at most
+  len(sentence_end) segments.
   """
+  if max_content < 1:
+    raise ValueError(f"max_content {max_content}: a segment must hold at "
+                     "least one wordpiece")
   n = tf.size(sentence_end)
   if row_limits is None:
     row_limits = tf.reshape(n, [1])
@@ -79,6 +84,9 @@ def segment_ends(sentence_end: tf.Tensor, word_end: tf.Tensor,
     cut = tf.where(limit >= row_end, limit,
                    tf.where(by_sentence > 0, by_sentence,
                             tf.where(by_word > 0, by_word, limit)))
+    # A row limit at or before `start` (limits past the last flag) would cut
+    # nothing and loop forever: cut by length alone.
+    cut = tf.where(cut > start, cut, tf.minimum(start + max_content, n))
     return cut, ends.write(ends.size(), cut)
 
   _, ends = tf.while_loop(

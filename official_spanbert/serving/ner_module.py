@@ -25,7 +25,7 @@ Example:
   module.extract_entities(tf.constant(["Mr. Bennet went to London."]))
 """
 
-from typing import Dict
+from typing import Dict, Optional
 
 import tensorflow as tf
 
@@ -37,23 +37,37 @@ from official_spanbert.serving import span_windows
 OUTPUT_KEYS = ("entity_start", "entity_end", "entity_type", "entity_score")
 
 
-def greedy_nested(starts: tf.Tensor, ends: tf.Tensor) -> tf.Tensor:
+def greedy_nested(starts: tf.Tensor, ends: tf.Tensor,
+                  groups: Optional[tf.Tensor] = None) -> tf.Tensor:
   """[k] whether each span is kept, spans in decoding order (best first):
   span_ner_model.decode's rule (no crossing a kept span, no repeat).
 
-  Each step keeps the first span still open and closes every open span that
-  crosses it or has its boundaries (itself included): one step per kept
-  span, not per candidate, with the same result as taking them in order.
+  Spans of different `groups` (windows: no span runs over a window cut, so
+  none crosses or repeats one of another window) are decoded apart, all
+  groups at once: each step keeps, in every group, the first span still
+  open and closes every open span of the group that crosses it or has its
+  boundaries (itself included). Steps: the most spans one group keeps (at
+  most 2 x its positions, nested spans included), each O(k); one group is
+  the same result as taking the spans in order.
   """
   k = tf.size(starts)
   index = tf.range(k)
+  if groups is None:
+    groups = tf.zeros([k], tf.int32)
+  groups = tf.cast(groups, tf.int32)
+  num_groups = tf.reduce_max(tf.concat([groups, [-1]], 0)) + 1
 
   def body(open_, kept):
-    i = tf.reduce_min(tf.where(open_, index, k))
-    s, e = starts[i], ends[i]
-    conflict = (((starts < s) & (s <= ends) & (ends < e)) |
-                ((s < starts) & (starts <= e) & (e < ends)) |
-                (tf.equal(starts, s) & tf.equal(ends, e)))
+    # Each span's group's first open span (k: none left).
+    first = tf.math.unsorted_segment_min(tf.where(open_, index, k), groups,
+                                         num_groups)
+    i = tf.minimum(tf.gather(first, groups), k)
+    chosen = i < k
+    s = tf.gather(starts, tf.minimum(i, k - 1))
+    e = tf.gather(ends, tf.minimum(i, k - 1))
+    conflict = chosen & (((starts < s) & (s <= ends) & (ends < e)) |
+                         ((s < starts) & (starts <= e) & (e < ends)) |
+                         (tf.equal(starts, s) & tf.equal(ends, e)))
     return open_ & ~conflict, kept | tf.equal(index, i)
 
   _, kept = tf.while_loop(lambda open_, _: tf.reduce_any(open_), body,
@@ -129,7 +143,8 @@ class SpanNerServingModule(span_encoder_module.SpanEncoderModule):
     order = _stable_order(-prob, start, end)
     start, end = tf.gather(start, order), tf.gather(end, order)
     label, prob = tf.gather(label, order), tf.gather(prob, order)
-    kept = tf.where(greedy_nested(start, end))[:, 0]
+    window = tf.gather(found[:, 0], order)
+    kept = tf.where(greedy_nested(start, end, window))[:, 0]
     start, end = tf.gather(start, kept), tf.gather(end, kept)
     label, prob = tf.gather(label, kept), tf.gather(prob, kept)
     order = _stable_order(start, end)

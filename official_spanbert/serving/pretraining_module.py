@@ -151,13 +151,23 @@ class SpanBertServingModule(tf.Module):
     return checked_encoder_inputs(inputs, self.vocab_size,
                                   self.type_vocab_size, self.max_positions)
 
-  def _top_k(self, logits, prefix):
-    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))
+  def _top_k(self, logits, prefix, slots, batch):
+    """Top-k of [n, 1, vocab] logits laid out at `slots` (row, slot) of
+    [batch, max_masks, top_k]; empty slots: id -1, token "", score 0."""
+    log_probs = tf.nn.log_softmax(tf.cast(logits[:, 0], tf.float32))
     scores, ids = tf.math.top_k(log_probs, k=self.top_k)
+    shape = tf.stack([batch, self.max_masks, self.top_k])
+
+    filled = tf.scatter_nd(slots, tf.ones_like(ids, tf.bool), shape)
+
+    def laid_out(values, empty):
+      return tf.where(filled, tf.scatter_nd(slots, values, shape), empty)
+
+    ids = laid_out(ids, -1)
+    tokens = tf.gather(self.preprocessor.vocab_tokens, tf.maximum(ids, 0))
     return {f"{prefix}_top_k_ids": ids,
-            f"{prefix}_top_k_tokens": tf.gather(self.preprocessor.vocab_tokens,
-                                                ids),
-            f"{prefix}_top_k_scores": scores}
+            f"{prefix}_top_k_tokens": tf.where(ids >= 0, tokens, ""),
+            f"{prefix}_top_k_scores": laid_out(scores, 0.0)}
 
   @tf.function(autograph=False, input_signature=[_TEXT])
   def fill_spans(self, text):
@@ -167,31 +177,39 @@ class SpanBertServingModule(tf.Module):
     sequence_output = self._encoder(inputs)["sequence_output"]
     is_mask = tf.equal(ids, self.preprocessor.vocab.mask_id)
     where, first, last, _ = masking.masked_runs(is_mask)
+    rows = where[:, 0]
+    row_starts = tf.math.cumsum(tf.math.bincount(rows, minlength=batch),
+                                exclusive=True)
+    index_in_row = tf.range(tf.shape(rows)[0]) - tf.gather(row_starts, rows)
+    # The heads run on the predicted [MASK]s only (at most max_masks a
+    # text), not on max_masks slots of every text.
+    predicted = tf.where(index_in_row < self.max_masks)[:, 0]
+    where, first, last, slot = (tf.gather(v, predicted) for v in (
+        where, first, last, index_in_row))
     rows, cols = where[:, 0], where[:, 1]
 
     def dense(values):
       return masking.rows_to_dense(values, rows, batch, self.max_masks)
 
-    positions = dense(cols)
-    weights = dense(tf.ones_like(cols))
-    out = {"masked_positions": positions, "masked_weights": weights}
-    out.update(self._top_k(self.model.masked_lm(sequence_output, positions),
-                           "mlm"))
+    def at(positions):  # [n, 1, H]: the outputs at (row, position)
+      return tf.gather_nd(sequence_output,
+                          tf.stack([rows, positions], 1))[:, tf.newaxis]
+
+    slots = tf.stack([rows, slot], 1)
+    out = {"masked_positions": dense(cols),
+           "masked_weights": dense(tf.ones_like(cols))}
+    at_zero = tf.zeros_like(cols)[:, tf.newaxis]
+    out.update(self._top_k(self.model.masked_lm(at(cols), at_zero), "mlm",
+                           slots, batch))
     if self.has_sbo:
       rel = tf.minimum(cols - first, self.max_sbo_targets - 1)
+      boundaries = tf.concat([at(first - 1), at(last + 1)], 1)  # [n, 2, H]
       out.update(self._top_k(self.model.span_boundary(
-          sequence_output, dense(first - 1), dense(last + 1), dense(rel)),
-                             "sbo"))
+          boundaries, at_zero, at_zero + 1, rel[:, tf.newaxis]), "sbo",
+                             slots, batch))
     # Greedy fill: every predicted [MASK] takes the MLM's top token.
-    row_starts = tf.math.cumsum(tf.math.bincount(rows, minlength=batch),
-                                exclusive=True)
-    index_in_row = tf.range(tf.shape(rows)[0]) - tf.gather(row_starts, rows)
-    predicted = index_in_row < self.max_masks
-    best = tf.gather_nd(out["mlm_top_k_ids"][:, :, 0], tf.stack(
-        [rows, tf.minimum(index_in_row, self.max_masks - 1)], axis=1))
-    filled = tf.tensor_scatter_nd_update(
-        ids, tf.boolean_mask(where, predicted),
-        tf.boolean_mask(best, predicted))
+    best = tf.gather_nd(out["mlm_top_k_ids"][:, :, 0], slots)
+    filled = tf.tensor_scatter_nd_update(ids, where, best)
     out["filled_text"] = self.preprocessor.detokenize(filled,
                                                       inputs["input_mask"])
     return out

@@ -32,7 +32,6 @@ import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.serving import coref_module
-from official_spanbert.serving import qa_module
 
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 LINE_BREAK_PATTERN = "[" + "".join(
@@ -99,7 +98,13 @@ class TextWindows(tf.Module):
                input_signature=[tf.TensorSpec([None], tf.string)])
   def __call__(self, text: tf.Tensor) -> Windows:
     vocab = self.tokenizer.vocab
-    ids, begin, end = self.tokenizer.tokenize_with_offsets(text)
+    words, begin, end = self.tokenizer.tokenize_words_with_offsets(text)
+    # [batch, (pieces)]; a piece starts a word where it is the first of a
+    # basic word (training's words: span_ner.basic_word_pieces).
+    starts_word = words.with_flat_values(tf.equal(
+        tf.ragged.range(words.values.row_lengths()).flat_values, 0))
+    ids, begin, end, starts_word = (
+        x.merge_dims(1, 2) for x in (words, begin, end, starts_word))
     chars = tf.strings.unicode_split(text, "UTF-8", errors="replace")
     n = tf.size(ids.flat_values, tf.int64)
     row = ids.value_rowids()
@@ -109,14 +114,13 @@ class TextWindows(tf.Module):
     index = tf.range(n)
     row_first = tf.equal(index, tf.gather(ids.row_starts(), row))
     prev_end = tf.concat([[0], g_end], 0)[:n]
-    new_word = row_first | _gaps_with(chars, qa_module.WHITESPACE_PATTERN,
-                                      prev_end, g_begin)
+    new_word = row_first | starts_word.flat_values
     new_sentence = row_first | _gaps_with(chars, LINE_BREAK_PATTERN,
                                           prev_end, g_begin)
     # A row's first piece starts a word and a sentence, so its last piece
-    # ends both.
-    word_end = tf.concat([new_word[1:], [True]], 0)
-    sentence_end = tf.concat([new_sentence[1:], [True]], 0)
+    # ends both. [:n]: no flag at all when the batch has no piece.
+    word_end = tf.concat([new_word[1:], [True]], 0)[:n]
+    sentence_end = tf.concat([new_sentence[1:], [True]], 0)[:n]
     sentence = tf.cumsum(tf.cast(new_sentence, tf.int32)) - 1
     cuts = tf.cast(coref_module.segment_ends(
         sentence_end, word_end, self.seq_length - 2,
@@ -161,7 +165,8 @@ def in_chunks(fn: Callable[[Dict[str, tf.Tensor]], Dict[str, tf.Tensor]],
                                                               tf.TensorSpec],
               chunk: int = MODEL_BATCH_WINDOWS) -> Dict[str, tf.Tensor]:
   """fn(features) on at most `chunk` windows at a time (bounded memory);
-  `signature` is fn's output for `chunk` windows."""
+  `signature` is fn's output for `chunk` windows. No window (a request
+  whose texts hold no wordpiece) runs no model and gives empty outputs."""
   n = tf.shape(features["input_word_ids"])[0]
 
   def chunked():
@@ -175,4 +180,9 @@ def in_chunks(fn: Callable[[Dict[str, tf.Tensor]], Dict[str, tf.Tensor]],
                                        0))[:n]
             for k, v in out.items()}
 
-  return tf.cond(n <= chunk, lambda: fn(features), chunked)
+  def nothing():  # a request with no wordpiece: no window, no model call
+    return {k: tf.zeros([0] + spec.shape[1:].as_list(), spec.dtype)
+            for k, spec in signature.items()}
+
+  return tf.cond(tf.equal(n, 0), nothing, lambda: tf.cond(
+      n <= chunk, lambda: fn(features), chunked))

@@ -218,9 +218,9 @@ class SpanNerTask(encoder_finetuning.EncoderFinetuningTask):
     logits = _numpy(step_outputs["span_logits"])
     masks = _numpy(step_outputs["span_mask"])
     for i, window_logits, mask in zip(indices, logits, masks):
-      words = self._eval_windows[int(i)].words
+      basic = self._eval_windows[int(i)].basic_words
       state[int(i)] = [
-          (words[s], words[e], span_ner_data.ENTITY_TYPES[label - 1], p)
+          (basic[s], basic[e], span_ner_data.ENTITY_TYPES[label - 1], p)
           for s, e, label, p in span_ner_model.candidates(window_logits,
                                                           mask)]
     return state
@@ -229,8 +229,14 @@ class SpanNerTask(encoder_finetuning.EncoderFinetuningTask):
                          ) -> List[List[litbank_tsv.Entity]]:
     """The decoded entities of each evaluation document."""
     found: List[list] = [[] for _ in self._eval_docs]
+    # Per document: each token's first and last basic word.
+    bounds: List[Dict[int, List[int]]] = [{} for _ in self._eval_docs]
     missing = 0
     for i, window in enumerate(self._eval_windows):
+      tokens = bounds[window.doc_index]
+      for basic, token in zip(window.basic_words[1:-1], window.words[1:-1]):
+        lo_hi = tokens.setdefault(token, [basic, basic])
+        lo_hi[:] = min(lo_hi[0], basic), max(lo_hi[1], basic)
       if i not in (aggregated_logs or {}):
         missing += 1
         continue
@@ -239,11 +245,17 @@ class SpanNerTask(encoder_finetuning.EncoderFinetuningTask):
       logging.warning("%d evaluation windows have no outputs", missing)
     types = {t: k for k, t in enumerate(span_ner_data.ENTITY_TYPES)}
     out = []
-    for spans in found:
+    for spans, tokens in zip(found, bounds):
+      first = {lo: t for t, (lo, _) in tokens.items()}
+      last = {hi: t for t, (_, hi) in tokens.items()}
+      # Decoded on basic words (as served), reported on LitBank tokens: a
+      # span that starts or ends inside a token (`Mr` of `Mr.`) has no
+      # token span and is left out.
       kept = span_ner_model.decode(
           [(s, e, types[kind], p) for s, e, kind, p in spans])
-      out.append([litbank_tsv.Entity(s, e, span_ner_data.ENTITY_TYPES[k])
-                  for s, e, k in kept])
+      out.append([litbank_tsv.Entity(first[s], last[e],
+                                     span_ner_data.ENTITY_TYPES[k])
+                  for s, e, k in kept if s in first and e in last])
     return out
 
   def reduce_aggregated_logs(self, aggregated_logs, global_step=None

@@ -226,3 +226,33 @@ def test_offsets_are_exact_on_real_accented_text(cased_vocab, uncased_vocab,
              if line.strip() and not line.startswith("#")]
   texts.append(" ".join(words))
   assert assert_offsets_exact(tok, texts) > 15000
+
+
+THAI = "ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน"[:35]  # 105 bytes
+LONG_WORDS = [
+    f"The answer is {THAI} here.",
+    "ACGT" * 30,
+    f"Mr. Bennet {THAI}, London.",
+    "x" * 120 + " y",
+    "see https://example.org/" + "a1b2" * 30 + " now",
+    "カタカナ" * 9 + "。",
+]
+
+
+@pytest.mark.parametrize("lower_case", [False, True])
+def test_an_unk_covers_its_whole_word(cased_vocab, uncased_vocab, lower_case):
+  """A word over 100 bytes (Thai, DNA, an identifier, a kana run) is one
+  [UNK] whose offsets are the whole word, not its first 5 characters."""
+  tok = _tok(uncased_vocab if lower_case else cased_vocab, lower_case)
+  ids, begin, end = tok.tokenize_with_offsets(tf.constant(LONG_WORDS))
+  unks = [[text[b:e] for i, b, e in zip(row_ids, row_b, row_e)
+           if i == tok.vocab.unk_id]
+          for text, row_ids, row_b, row_e in zip(
+              LONG_WORDS, ids.to_list(), begin.to_list(), end.to_list())]
+  assert unks == [[THAI], ["ACGT" * 30], [THAI], ["x" * 120],
+                  ["a1b2" * 30], ["カタカナ" * 9]]
+  # The words next to one keep theirs: "Bennet" and "," around the Thai run.
+  text = LONG_WORDS[2]
+  spans = [text[b:e] for b, e in zip(begin[2].numpy(), end[2].numpy())]
+  assert "".join(spans) == text.replace(" ", "")
+  assert assert_offsets_exact(tok, LONG_WORDS) >= 25

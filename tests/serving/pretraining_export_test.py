@@ -130,9 +130,16 @@ def test_fresh_process_outputs_match_keras(exported, tmp_path):
   logits = model.masked_lm(enc["sequence_output"], tf.constant(pos))
   log_probs = tf.nn.log_softmax(logits).numpy()
   top = np.argsort(-log_probs, axis=-1)[..., :4]
-  np.testing.assert_array_equal(out["fill_spans:mlm_top_k_ids"], top)
-  np.testing.assert_allclose(out["fill_spans:mlm_top_k_scores"],
-                             np.take_along_axis(log_probs, top, -1), atol=1e-5)
+  real = out["fill_spans:masked_weights"] > 0
+  np.testing.assert_array_equal(out["fill_spans:mlm_top_k_ids"][real],
+                                top[real])
+  np.testing.assert_allclose(
+      out["fill_spans:mlm_top_k_scores"][real],
+      np.take_along_axis(log_probs, top, -1)[real], atol=1e-5)
+  # Slots without a [MASK] are computed by no head: -1, "", 0.
+  assert np.all(out["fill_spans:mlm_top_k_ids"][~real] == -1)
+  assert np.all(out["fill_spans:mlm_top_k_tokens"][~real] == b"")
+  assert np.all(out["fill_spans:mlm_top_k_scores"][~real] == 0.0)
   # SBO: the span [6, 7] is predicted from boundaries 5 and 8.
   sbo = model.span_boundary(enc["sequence_output"][:1], tf.constant([[5, 5, 0]]),
                             tf.constant([[8, 8, 0]]),

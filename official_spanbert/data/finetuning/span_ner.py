@@ -16,7 +16,9 @@
 
 Documents are cut into independent windows at sentence ends (as coreference
 cuts its segments), with gold entities and the flat tagger's BIO labels; the
-dataset is built from padded arrays in memory. See docs/finetuning.md.
+dataset is built from padded arrays in memory. Words (where candidate spans
+start and end) are the basic words served text has, each LitBank token split
+at its punctuation (basic_word_pieces). See docs/finetuning.md.
 
 Example:
   docs = read_documents(document_files("litbank/splits/0/train.txt"))
@@ -55,7 +57,10 @@ class Window:
   Attributes:
     doc_index: position of the document in its input list.
     input_word_ids: [CLS], the wordpieces, [SEP].
-    words: the document word of each position (-1 for [CLS], [SEP]).
+    words: the document word (LitBank token) of each position (-1 for
+      [CLS], [SEP]).
+    basic_words: the document's basic word of each position (-1 for [CLS],
+      [SEP]): the unit candidate spans start and end on.
     sentence_ids, word_start, word_end: as the module docstring.
     entities: (start, end, label) of the gold entities, positions inclusive.
     bio_labels: BIO_TAGS ids of the outermost entities, IGNORED elsewhere.
@@ -68,6 +73,7 @@ class Window:
   doc_index: int
   input_word_ids: List[int]
   words: List[int]
+  basic_words: List[int]
   sentence_ids: List[int]
   word_start: List[int]
   word_end: List[int]
@@ -87,21 +93,42 @@ def read_documents(paths: Sequence[str]) -> List[litbank_tsv.TsvDocument]:
   return [litbank_tsv.read_file(p) for p in paths]
 
 
+def basic_word_pieces(tokenizer: tokenization.WordpieceTokenizer,
+                      tokens: Sequence[str]) -> List[List[List[int]]]:
+  """Wordpiece ids of each basic word of each token: the words the served
+  signatures see (tokenizer.tokenize_words_with_offsets splits text at
+  whitespace, at every punctuation character and around CJK characters), so
+  `Mr.` is `Mr` and `.` whether it came from a tsv file or from natural
+  text. A token that yields no piece is one [UNK] word."""
+  if not tokens:
+    return []
+  ids = tokenizer.tokenize_words(tf.constant(list(tokens))).to_list()
+  unk = tokenizer.vocab.unk_id
+  return [words if words else [[unk]] for words in ids]
+
+
 def encode_document(doc: litbank_tsv.TsvDocument,
                     tokenizer: tokenization.WordpieceTokenizer,
                     seq_length: int = 256, doc_index: int = 0
                     ) -> List[Window]:
-  """The windows of one document."""
-  pieces = coref.word_pieces(tokenizer, doc.words)
+  """The windows of one document.
+
+  Word flags (word_start, word_end: where a candidate span may start and
+  end) mark basic words, as served text has them; each gold entity starts
+  and ends on its LitBank tokens' first and last basic words.
+  """
+  pieces = basic_word_pieces(tokenizer, doc.words)
   sentence_of_word = [s for s, sent in enumerate(doc.sentences) for _ in sent]
-  ids, word_of, start_flags, end_flags = [], [], [], []
+  ids, word_of, basic_of, start_flags, end_flags = [], [], [], [], []
   first, last = [], []
-  for w, word_ids in enumerate(pieces):
+  for w, basic_words in enumerate(pieces):
     first.append(len(ids))
-    ids.extend(word_ids)
-    word_of.extend([w] * len(word_ids))
-    start_flags.extend([1] + [0] * (len(word_ids) - 1))
-    end_flags.extend([0] * (len(word_ids) - 1) + [1])
+    for word_ids in basic_words:
+      basic_of.extend([basic_of[-1] + 1 if basic_of else 0] * len(word_ids))
+      ids.extend(word_ids)
+      word_of.extend([w] * len(word_ids))
+      start_flags.extend([1] + [0] * (len(word_ids) - 1))
+      end_flags.extend([0] * (len(word_ids) - 1) + [1])
     last.append(len(ids) - 1)
   n = len(ids)
   sentence_end = [i == n - 1 or sentence_of_word[word_of[i + 1]] !=
@@ -124,15 +151,16 @@ def encode_document(doc: litbank_tsv.TsvDocument,
         bio[position(i)] = 0  # O
     for e in outer:
       inside = first[e.start] >= a and last[e.end] < b
-      for w in range(e.start, e.end + 1):
-        if a <= first[w] < b:
-          tag = ("B-" if w == e.start else "I-") + e.type
-          bio[position(first[w])] = BIO_TAGS.index(tag) if inside else IGNORED
+      for i in range(max(a, first[e.start]), min(b, last[e.end] + 1)):
+        if start_flags[i]:  # each basic word's first piece
+          tag = ("B-" if i == first[e.start] else "I-") + e.type
+          bio[position(i)] = BIO_TAGS.index(tag) if inside else IGNORED
     windows.append(Window(
         doc_index=doc_index,
         input_word_ids=([tokenizer.vocab.cls_id] + ids[a:b] +
                         [tokenizer.vocab.sep_id]),
         words=[-1] + word_of[a:b] + [-1],
+        basic_words=[-1] + basic_of[a:b] + [-1],
         sentence_ids=([-1] + [sentence_of_word[word_of[i]] - first_sentence
                               for i in range(a, b)] + [-1]),
         word_start=[0] + start_flags[a:b] + [0],
