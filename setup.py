@@ -60,7 +60,7 @@ setuptools.setup(
         "setuptools<81",
     ],
     extras_require={
-        "test": ["pytest", "pytest-xdist", "pytest-timeout"],
+        "test": ["pytest", "pytest-xdist", "pytest-timeout", "hypothesis"],
         # Checkpoint conversion to/from Hugging Face and its cross-checks
         # against PyTorch (tools/convert_checkpoint.py). torch 2.13.0 is the
         # CPU build; transformers 5.24.0 is the version verified with it.

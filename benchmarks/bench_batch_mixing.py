@@ -32,6 +32,7 @@ import statistics
 import tempfile
 
 from benchmarks.common import DATA, SMOKE_CORPUS, SMOKE_VOCAB, parse_args
+from benchmarks.common import report_rows
 
 
 def block_documents(corpus: str, vocab_file: str, max_tokens: int):
@@ -104,6 +105,7 @@ def run(args, work_dir):
     rows.append(dict(shuffle_buffer_size=buffer,
                      mean_documents_per_batch=round(
                          statistics.mean(per_batch), 2),
+                     min_documents_per_batch=min(per_batch),
                      documents_in_first_batches=len(seen),
                      blocks_not_mapped=missing))
     print(json.dumps(rows[-1]), flush=True)
@@ -111,6 +113,8 @@ def run(args, work_dir):
                         blocks=stats.blocks, shards=args.num_shards,
                         batch_size=args.batch_size, batches=args.batches,
                         rows=rows)))
+  report_rows(rows, documents=stats.documents, blocks=stats.blocks,
+              batches=args.batches, mapped_blocks=len(owner))
 
 
 if __name__ == "__main__":

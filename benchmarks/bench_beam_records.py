@@ -43,7 +43,7 @@ import time
 import official_spanbert  # noqa: F401  (before tensorflow)
 
 from benchmarks.bench_pretraining_data import SMOKE_RUN, add_run_args
-from benchmarks.common import machine, parse_args
+from benchmarks.common import machine, parse_args, report_rows
 from official_spanbert.data.pretraining.records import record_format
 
 TOOL = "official_spanbert.tools.create_pretraining_data"
@@ -111,11 +111,16 @@ def main(argv=None):
     same = all(blocks(os.path.join(tmp, f"{i}-0")) == want
                for i in range(1, len(paths)))
   print(f"same multiset of blocks in every output: {same}")
+  rows = []
   for name, runs in walls.items():
     wall, tool, cpu = (statistics.median(x) for x in zip(*runs))
+    rows.append(dict(path=name, wall_s=wall, tool_s=tool, cpu_s=cpu,
+                     blocks=stats["blocks"], tokens=stats["tokens"]))
     print(f"{name}: median wall {wall:.1f} s ({size / 1e6 / wall:.3f} MB/s), "
           f"tool {tool:.1f} s ({size / 1e6 / tool:.3f} MB/s, "
           f"{stats['tokens'] / tool:,.0f} tokens/s), CPU {cpu:.1f} s")
+  report_rows(rows, positive=["wall_s", "tool_s", "cpu_s"],
+              same_blocks=same)
 
 
 if __name__ == "__main__":

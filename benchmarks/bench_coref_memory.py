@@ -177,13 +177,18 @@ def _measure(args, work: str) -> None:
         "| seconds | CPU seconds | CPU-s / 1,000 words | loaded RSS | "
         f"mentions |  (threads: {args.threads or 'default'})")
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  rows = []
   for size in args.sizes:
     for chunk in args.chunk_sizes:
       export_dir = coref_export.export(
           _model(size, chunk), vocab, os.path.join(work, f"{size}_{chunk}"),
           max_wordpieces=0)["model"]
       for text, pieces, words in texts:
+        row = dict(size=size, chunk_size=chunk, wordpieces=pieces,
+                   words=words)
+        rows.append(row)
         if not chunk and pieces > args.whole_max_wordpieces:
+          row["status"] = "not run"
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | not run "
                 f"(--whole_max_wordpieces) | | | | | |", flush=True)
           continue
@@ -198,22 +203,26 @@ def _measure(args, work: str) -> None:
               text=True, check=False, timeout=args.max_seconds,
               cwd=common.REPO)
         except subprocess.TimeoutExpired:
+          row["status"] = "stopped"
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | stopped "
                 f"after {args.max_seconds:.0f} s | | | | | |", flush=True)
           continue
         lines = run.stdout.strip().splitlines()
         if run.returncode or not lines:
           tail = run.stderr.strip().splitlines()[-1:] or ["?"]
+          row["status"] = "failed"
           print(f"| {size} | {chunk} | {pieces:,} | {words:,} | failed "
                 f"(exit {run.returncode}: {tail[0][:80]}) | | | | | |",
                 flush=True)
           continue
         r = json.loads(lines[-1])
+        row.update(r, status="ok")
         print(f"| {size} | {chunk} | {pieces:,} | {words:,} | "
               f"{r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
               f"{r['cpu_seconds']:.1f} | "
               f"{1000 * r['cpu_seconds'] / max(words, 1):.2f} | "
               f"{r['loaded_mb']:,.0f} MB | {r['mentions']:,} |", flush=True)
+  common.report_rows(rows, positive=["seconds", "cpu_seconds", "loaded_mb"])
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ import time
 from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
     QUERY, SEQ_QA, STRIDE, Worker)
 from benchmarks.common import (  # pylint: disable=g-multiple-import
-    REPO, cpu_model, data_path, load_avg, parse_args)
+    REPO, cpu_model, data_path, load_avg, parse_args, report_rows)
 from benchmarks.finetuned_serving_encoder import encoder_part, percentile
 from benchmarks.finetuned_serving_inputs import (  # pylint: disable=g-multiple-import
     Cursor, build_exports, smoke_inputs, squad_pairs, sst2_sentences)
@@ -423,6 +423,7 @@ def report(tests, sides, results, load_start, start):
         "throughput /s | windows per question | calls | HF / TF p50 | "
         "TF / HF throughput |")
   print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+  rows, agreed = [], []
   for name, kind, batch in tests:
     cell = results[(kind, batch)]
     row = {}
@@ -435,6 +436,9 @@ def report(tests, sides, results, load_start, start):
                        thr=batch / statistics.mean(walls))
     for side in sides:
       x = row[side]
+      rows.append(dict(test=name, batch=batch, side=side, p50_ms=x["p50"],
+                       p90_ms=x["p90"], cpu_s=x["cpu"], calls=x["n"],
+                       throughput=x["thr"]))
       win = ""
       if "windows" in cell:
         win = f"{statistics.mean(cell['windows'][side]):.2f}"
@@ -470,6 +474,8 @@ def report(tests, sides, results, load_start, start):
     parts = []
     for side in sides[1:]:
       same, total, detail = agreement(kind, cell["TF"], cell[side])
+      agreed.append(dict(test=name, batch=batch, side=side, same=same,
+                         total=total))
       what = "same label" if kind == "cls" else "same character span"
       parts.append(f"{side}: {what} {same} of {total} ({detail})")
     extra = ""
@@ -483,6 +489,9 @@ def report(tests, sides, results, load_start, start):
   print()
   print(f"load at start {load_start}, at end {load_avg()}; "
         f"{time.time() - start:.0f} s in all")
+  report_rows(rows, positive=["p50_ms", "p90_ms", "cpu_s", "calls",
+                              "throughput"], agreement=agreed,
+              sides=list(sides))
 
 
 if __name__ == "__main__":

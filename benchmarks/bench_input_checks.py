@@ -31,7 +31,7 @@ import os
 import statistics
 import time
 
-from benchmarks.common import parse_args
+from benchmarks.common import parse_args, report_rows
 
 
 def main(argv=None):
@@ -53,6 +53,7 @@ def main(argv=None):
   from official_spanbert.serving import pretraining_module  # pylint: disable=g-import-not-at-top
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
 
+  rows = []
   for size in args.sizes:
     params = params_dict.override_params_dict(
         exp_factory.get_exp_config("spanbert/pretraining"),
@@ -92,7 +93,7 @@ def main(argv=None):
           cpu[name].append((time.process_time() - c0) / args.calls)
       ratios = [c / p for p, c in zip(times["encoder"],
                                       times["checks + encoder"])]
-      print(json.dumps(dict(
+      rows.append(dict(
           size=size, batch=batch, seq_length=args.seq_length,
           encoder_ms=round(1e3 * statistics.median(times["encoder"]), 3),
           checked_ms=round(1e3 * statistics.median(times["checks + encoder"]),
@@ -102,8 +103,10 @@ def main(argv=None):
               1e3 * statistics.median(cpu["checks + encoder"]), 3),
           ratio_median=round(statistics.median(ratios), 4),
           ratio_range=[round(min(ratios), 4), round(max(ratios), 4)],
-          max_output_difference=float(same), load=os.getloadavg()[0])),
-            flush=True)
+          max_output_difference=float(same), load=os.getloadavg()[0]))
+      print(json.dumps(rows[-1]), flush=True)
+  report_rows(rows, positive=["encoder_ms", "checked_ms", "encoder_cpu_ms",
+                             "checked_cpu_ms", "ratio_median"])
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from benchmarks.common import (  # pylint: disable=g-multiple-import
-    DATA, SMOKE_CORPUS, SMOKE_VOCAB, machine, parse_args)
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, machine, parse_args, report_rows)
 
 
 
@@ -153,6 +153,10 @@ def main(argv=None):
           f"{s0.split_lines:,}, padding_ratio {s0.padding_ratio:.4f}, "
           f"mean_block_tokens {s0.mean_block_tokens}, record bytes "
           f"{rows[0][2] / 1e6:.1f} MB")
+    table = [dict(run=i, seconds=st.seconds, mb_per_second=st.mb_per_second,
+                  tokens_per_second=st.tokens_per_second, cpu_seconds=c,
+                  blocks=st.blocks, tokens=st.tokens, documents=st.documents)
+             for i, (st, _, _, _, c) in enumerate(rows)]
 
     if args.full_corpus:
       files = sorted(glob.glob(args.corpus_glob))
@@ -180,6 +184,9 @@ def main(argv=None):
             f"records "
             f"{size / 1e6:.1f} MB; load at end {os.getloadavg()[0]:.2f})")
   print(f"\nwaited {_WAITED[0]:.0f} s in all for the load to drop")
+  report_rows(table, positive=["seconds", "mb_per_second",
+                               "tokens_per_second", "cpu_seconds", "blocks",
+                               "tokens", "documents"])
 
 
 if __name__ == "__main__":

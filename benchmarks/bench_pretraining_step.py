@@ -93,7 +93,7 @@ from official_spanbert.data.pretraining.records import pretraining_records as pr
 
 from benchmarks.common import (  # pylint: disable=g-multiple-import
     DATA, SMOKE_CORPUS, SMOKE_VOCAB, first_bytes, load_avg, machine,
-    parse_args)
+    parse_args, report_rows)
 
 VARIANTS = ("spanbert/pretraining", "spanbert/no_sbo", "bert/pretraining")
 MG_FEATURES = ("input_word_ids", "input_mask", "input_type_ids",
@@ -383,6 +383,15 @@ def report(results):
           f"{100 * r['head_cpu'] / r['tc'][VARIANTS[0]]:.1f}% / "
           f"{100 * r['layers_head_cpu'] / layers_step:.1f}% of the step | "
           f"{spread(r['fast_vs_layers'], False)} |")
+  report_rows([dict(encoder=r["encoder"], seq=r["seq"], batch=r["batch"],
+                    masked=r["masked"], sbo_targets=r["sbo"],
+                    **{f"step_s {k}": r["t"][k] for k in VARIANTS},
+                    **{f"step_cpu_s {k}": r["tc"][k] for k in VARIANTS},
+                    sbo_head_s=r["head"], sbo_head_cpu_s=r["head_cpu"],
+                    heads_cpu_s=r["heads_cpu"]) for r in results],
+              positive=[f"step_s {k}" for k in VARIANTS] +
+              [f"step_cpu_s {k}" for k in VARIANTS] +
+              ["masked", "sbo_targets", "sbo_head_s", "sbo_head_cpu_s"])
   base = [r for r in results if r["encoder"] == "base"]
   if base:
     print("\nTarget SBO <= 5% of step time at base size: " + "; ".join(

@@ -131,7 +131,10 @@ def _measure(args, work: str) -> None:
   print("| context chars | peak RSS above loaded | seconds | CPU seconds "
         "| loaded RSS |")
   print("|---:|---:|---:|---:|---:|")
+  rows = []
   for n in args.chars:
+    row = dict(context_chars=n)
+    rows.append(row)
     text_file = os.path.join(work, f"text_{n}.txt")
     with open(text_file, "w", encoding="utf-8") as f:
       f.write(_text(n, args.corpus))
@@ -141,16 +144,20 @@ def _measure(args, work: str) -> None:
            export_dir, text_file], capture_output=True, text=True,
           check=False, timeout=args.max_seconds, cwd=common.REPO)
     except subprocess.TimeoutExpired:
+      row["status"] = "stopped"
       print(f"| {n:,} | stopped after {args.max_seconds:.0f} s | | | |")
       continue
     lines = run.stdout.strip().splitlines()
     if run.returncode or not lines:
       tail = (run.stderr.strip().splitlines() or ["?"])[-1]
+      row["status"] = "failed"
       print(f"| {n:,} | failed (exit {run.returncode}: {tail[:80]}) | | | |")
       continue
     r = json.loads(lines[-1])
+    row.update(r, status="ok")
     print(f"| {n:,} | {r['peak_above_mb']:,.0f} MB | {r['seconds']:.1f} | "
           f"{r['cpu_seconds']:.1f} | {r['loaded_mb']:,.0f} MB |", flush=True)
+  common.report_rows(rows, positive=["seconds", "cpu_seconds", "loaded_mb"])
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ from official_spanbert.configs import yaml_files
 from official_spanbert.serving import pretraining_export
 from official_spanbert.utils import cpu_features
 from benchmarks.common import (  # pylint: disable=g-multiple-import
-    DATA, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, load_avg, parse_args)
+    DATA, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, load_avg, parse_args,
+    report_rows)
 
 SEQ = 128
 ENGINES = ("TF serving_default (text)", "TF encode_ids (ids)",
@@ -270,6 +271,7 @@ def main(argv=None):
         "throughput seq/s | p50 / HF p50 | CPU ms per call (median) | "
         "load 1-min |")
   print("|---|---|---|---|---|---|---|---|---|---|")
+  rows = []
   for batch, lat, cpu, (lo, hi) in results:
     hf_p50 = statistics.median(lat[ENGINES[2]]) if hf is not None else None
     for engine in engines:
@@ -280,6 +282,13 @@ def main(argv=None):
             f"{1e3 * percentile(v, 99):.1f} | {1e3 * statistics.mean(v):.1f} "
             f"| {batch / statistics.mean(v):.2f} | {vs_hf} | "
             f"{1e3 * statistics.median(cpu[engine]):.0f} | {lo:.1f}-{hi:.1f} |")
+      rows.append(dict(batch=batch, engine=engine, calls=len(v),
+                       p50_ms=1e3 * p50, p99_ms=1e3 * percentile(v, 99),
+                       mean_ms=1e3 * statistics.mean(v),
+                       throughput=batch / statistics.mean(v),
+                       cpu_ms=1e3 * statistics.median(cpu[engine])))
+  report_rows(rows, positive=["calls", "p50_ms", "p99_ms", "mean_ms",
+                              "throughput", "cpu_ms"])
 
 
 if __name__ == "__main__":

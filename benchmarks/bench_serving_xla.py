@@ -43,7 +43,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.serving import pretraining_export
 from official_spanbert.utils import cpu_features
 from benchmarks.common import (  # pylint: disable=g-multiple-import
-    SMOKE_CORPUS, SMOKE_VOCAB, data_path, load_avg, parse_args)
+    SMOKE_CORPUS, SMOKE_VOCAB, data_path, load_avg, parse_args, report_rows)
 
 SEQ = 128
 
@@ -88,6 +88,7 @@ def main(argv=None):
   xla = tf.function(lambda x: net(x, training=False)["sequence_output"],
                     jit_compile=True)
   variants = {"tf.function": plain, "tf.function + XLA": xla}
+  rows = []
   for batch in (1, 16):
     inputs = real_ids(batch, args.vocab, args.corpus)
     outs = {name: fn(inputs).numpy() for name, fn in variants.items()}
@@ -112,6 +113,11 @@ def main(argv=None):
       w = statistics.median(wall[name])
       print(f"| {name} | {w:.1f} | {statistics.median(cpu[name]):.1f} | "
             f"{base_wall / w:.2f} |")
+      rows.append(dict(batch=batch, variant=name, wall_ms=w,
+                       cpu_ms=statistics.median(cpu[name]),
+                       speed_vs_plain=base_wall / w,
+                       max_abs_diff_vs_plain=diff))
+  report_rows(rows, positive=["wall_ms", "cpu_ms", "speed_vs_plain"])
 
 
 if __name__ == "__main__":

@@ -22,10 +22,13 @@ workers import this too).
   machine()         the machine line every script prints
   first_bytes()     whole documents from the start of a corpus file
   parse_args()      a script's arguments, with its --smoke defaults
+  report_rows()     the rows a table reports, as one machine-readable line
   SMOKE_CORPUS, SMOKE_VOCAB   what --smoke reads: tests/fixtures/
 """
 
 import argparse
+import json
+import math
 import os
 import platform
 import subprocess
@@ -100,3 +103,50 @@ def machine() -> str:
           f"Python {platform.python_version()}, load avg at start "
           f"{load_avg()}")
 
+
+
+# The line report_rows prints starts so (tests/test_benchmarks_smoke.py
+# reads it).
+ROWS_PREFIX = "benchmark rows: "
+
+
+def report_rows(rows, positive=(), **facts) -> dict:
+  """Prints the rows a script's table reports as one JSON line.
+
+  tests/test_benchmarks_smoke.py checks every script's line in --smoke mode:
+  rows present, no NaN or infinite value, each `positive` field in some
+  row and above zero in every row that has it, and the script's own checks
+  on its rows and facts (a benchmark that compares two sides: that they
+  agree).
+
+  Args:
+    rows: the table's rows, each a dict of JSON values.
+    positive: names of the row fields that must be above zero (times,
+      rates, sizes: a zero is a measurement that did not happen).
+    **facts: other values the output states (JSON values).
+
+  Example:
+    report_rows([{"batch": 1, "p50_ms": 3.2}], positive=["p50_ms"],
+                same_outputs=True)
+  """
+  report = {"rows": list(rows), "positive": list(positive), **facts}
+  print(ROWS_PREFIX + json.dumps(report, default=_plain), flush=True)
+  return report
+
+
+def _plain(value):
+  """numpy scalars and arrays as JSON values (NaN stays NaN)."""
+  if hasattr(value, "tolist"):
+    return value.tolist()
+  raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def finite(value) -> bool:
+  """Whether every number in a JSON value is finite."""
+  if isinstance(value, dict):
+    return all(finite(v) for v in value.values())
+  if isinstance(value, (list, tuple)):
+    return all(finite(v) for v in value)
+  if isinstance(value, float):
+    return math.isfinite(value)
+  return True

@@ -18,6 +18,7 @@ import statistics
 
 import numpy as np
 
+from benchmarks.common import report_rows
 from official_spanbert.data.pretraining.masking import masking_config
 
 # (label, masking_scheme, use_xla_masking)
@@ -52,6 +53,33 @@ def report(bench, loader_res, core_res, parts_res, oracle_res, mean_real,
   if oracle_res and oracle_res[0][1]:  # skipped: [(1.0, 0)]
     _print_oracle(bench.seq, oracle_res, mean_real)
   _print_targets(bench, loader_res)
+  _report_rows(bench, loader_res, core_res)
+
+
+def _report_rows(bench, loader_res, core_res):
+  """The loader and core tables' rows as report_rows' line."""
+  rows = []
+  for (batch, label), rs in sorted(loader_res.items()):
+    row = dict(table="loader", batch=batch, scheme=label,
+               tokens_per_s=statistics.median(
+                   s * bench.seq / dt for dt, s, *_ in rs),
+               real_tokens_per_s=statistics.median(
+                   r / dt for dt, _, r, *_ in rs),
+               tokens_per_cpu_s=statistics.median(
+                   s * bench.seq / c for _, s, _, _, c in rs))
+    if label != "parse+frame only":
+      row["predictions_per_s"] = statistics.median(
+          p / dt for dt, _, _, p, _ in rs)
+    rows.append(row)
+  for key, rs in sorted(core_res.items()):
+    if len(key) == 3 and rs:
+      batch, part, label = key
+      rows.append(dict(table="core", batch=batch, part=part, scheme=label,
+                       ms_per_batch=statistics.median(
+                           dt / s * batch * 1e3 for dt, s in rs)))
+  report_rows(rows, positive=[
+      "tokens_per_s", "real_tokens_per_s", "tokens_per_cpu_s",
+      "predictions_per_s", "ms_per_batch"])
 
 
 def _print_loader(bench, loader_res):

@@ -49,7 +49,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.modeling import span_bert_pretrainer
-from benchmarks.common import machine, parse_args
+from benchmarks.common import machine, parse_args, report_rows
 
 SEQ, PRED = 512, 80
 GB = 1e9
@@ -147,6 +147,7 @@ def main(argv=None):
         f"{got / 1e6:.1f} MB to the step's peak, formula {want / 1e6:.1f} MB "
         f"(ratio {got / want:.2f})")
   ratio = got / want
+  rows = []
   for size in args.sizes:
     params = params_of(size)
     enc = params.task.model.encoder.bert_v2
@@ -162,6 +163,8 @@ def main(argv=None):
     per_seq = (layers * layer_activation_bytes(SEQ, h, a) +
                head_activation_bytes(h, v))
     layer_bytes = layers * layer_activation_bytes(SEQ, h, a)
+    rows.append(dict(size=size, parameters=total, embeddings=embeddings,
+                     state_bytes=states, train_flops_per_sequence=flops))
     for batch in (32, 64):
       act = batch * per_seq
       print(f"  batch {batch}: activations {act / GB:.1f} GB "
@@ -176,6 +179,9 @@ def main(argv=None):
       rate = peak * 1e12 * MFU / flops
       print(f"  {name} at {MFU:.0%} MFU: {rate:,.0f} sequences/s; the loader "
             f"makes {loader:,.0f} per CPU core: {rate / loader:.2f} cores")
+  report_rows(rows, positive=["parameters", "state_bytes",
+                             "train_flops_per_sequence"],
+              measured_layer_bytes=got, formula_layer_bytes=want)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Every benchmarks/ script runs in its --smoke mode (issue 45 item 5).
+"""Every benchmarks/ script runs in its --smoke mode (issue 45 item 5) and
+reports values that hold up (issue 55 item 8).
 
 A refactor of the package that breaks a benchmark fails here, not at the
-next person who runs it. Each script's main(argv) runs in the pytest worker
+next person who runs it. Each script prints its table's rows as one JSON
+line (benchmarks/common.report_rows); the test checks them: rows present, no
+NaN or infinite value, no zero time, rate or size, and each script's own
+domain (CHECKS: every block mapped to a document, the two sides that a
+benchmark compares agreeing, ...). Each script's main(argv) runs in the pytest worker
 itself (no process of its own, which would pay ~10 s of CPU importing
 TensorFlow and the package again); the scripts' own worker processes (the
 records tool, the memory workers) still start. Smoke modes read only
@@ -25,10 +30,12 @@ so the workers share them out.
 
 import glob
 import importlib
+import json
 import os
 
 import pytest
 
+from benchmarks import common as bench_common
 from conftest import REPO
 
 # benchmarks/ modules that are libraries of the scripts, not scripts.
@@ -46,6 +53,99 @@ EXTRA = {"bench_finetuned_serving": ["--hf_python", "/nonexistent/python"]}
 # What a script prints for a measurement that failed without raising (the
 # memory scripts report their workers' failures as table rows).
 FAILED_ROWS = ("| failed (exit", "| stopped after")
+
+
+def _batch_mixing(report):
+  # Every block read back maps to the document it was packed from, and a
+  # batch holds at least one document.
+  assert report["mapped_blocks"] >= 1 and report["documents"] >= 1, report
+  for row in report["rows"]:
+    assert row["blocks_not_mapped"] == 0, row
+    assert row["min_documents_per_batch"] >= 1, row
+    assert 1 <= row["documents_in_first_batches"] <= report["documents"], row
+
+
+def _beam_records(report):
+  assert report["same_blocks"] is True, report
+  assert len(report["rows"]) >= 2, report  # the single process and a runner
+  assert all(r["blocks"] > 0 and r["tokens"] > 0 for r in report["rows"])
+
+
+def _input_checks(report):
+  # The checks change no output.
+  assert all(r["max_output_difference"] == 0 for r in report["rows"]), report
+
+
+def _status_ok(report):
+  # Every length ran to the end (no worker stopped or failed).
+  assert [r["status"] for r in report["rows"]] == ["ok"] * len(
+      report["rows"]), report
+  assert all(r["peak_above_mb"] >= 0 for r in report["rows"]), report
+
+
+def _memory_table(report):
+  ratio = report["measured_layer_bytes"] / report["formula_layer_bytes"]
+  assert 0.2 < ratio < 5, report  # the formula is the measured order
+
+
+def _serving_xla(report):
+  assert len(report["rows"]) == 4, report  # 2 batches x 2 variants
+  assert all(r["max_abs_diff_vs_plain"] < 1e-3 for r in report["rows"])
+
+
+def _finetuned_serving(report):
+  assert {r["side"] for r in report["rows"]} == set(report["sides"])
+  for a in report["agreement"]:
+    assert a["same"] == a["total"] > 0, a
+
+
+def _masking(report):
+  loader = [r for r in report["rows"] if r["table"] == "loader"]
+  core = [r for r in report["rows"] if r["table"] == "core"]
+  assert loader and core, report
+  assert all("predictions_per_s" in r for r in loader
+             if r["scheme"] != "parse+frame only"), loader
+
+
+def _pretraining_step(report):
+  assert all(r["masked"] > 0 for r in report["rows"]), report
+
+
+# Beside the checks every report gets (_check_report).
+CHECKS = {"bench_batch_mixing": _batch_mixing,
+          "bench_beam_records": _beam_records,
+          "bench_input_checks": _input_checks,
+          "bench_coref_memory": _status_ok, "bench_qa_memory": _status_ok,
+          "memory_table": _memory_table, "bench_serving_xla": _serving_xla,
+          "bench_finetuned_serving": _finetuned_serving,
+          "bench_masking": _masking,
+          "bench_pretraining_step": _pretraining_step}
+
+
+def reports(out: str) -> list:
+  """The report_rows lines of a script's output."""
+  prefix = bench_common.ROWS_PREFIX
+  return [json.loads(line[len(prefix):]) for line in out.splitlines()
+          if line.startswith(prefix)]
+
+
+def check_report(name: str, out: str) -> dict:
+  """The script's one report, after the checks of every report and its
+  own (CHECKS)."""
+  found = reports(out)
+  assert len(found) == 1, (
+      f"{name} --smoke printed {len(found)} report_rows lines, not 1")
+  report, = found
+  rows = report["rows"]
+  assert rows, f"{name} reported no rows"
+  assert bench_common.finite(report), f"{name} reported NaN or inf: {report}"
+  for field in report["positive"]:
+    values = [r[field] for r in rows if field in r]
+    assert values, f"{name}: no row has {field!r}"
+    bad = [v for v in values if not (isinstance(v, (int, float)) and v > 0)]
+    assert not bad, f"{name}: {field} not above zero: {bad}"
+  CHECKS.get(name, lambda report: None)(report)
+  return report
 
 
 def test_every_script_has_a_smoke_mode():
@@ -73,3 +173,27 @@ def test_smoke_mode_runs(name, capsys, monkeypatch):
   failed = [line for line in out.splitlines()
             if any(f in line for f in FAILED_ROWS)]
   assert not failed, failed
+  check_report(name, out)
+
+
+@pytest.mark.unit
+def test_a_report_of_nan_zero_or_unmapped_blocks_fails():
+  """The checks see what the tables hide: a NaN or zero timing, and the
+  batch mixing mutant of issue 55 (0 documents a batch, 32 blocks
+  unmapped)."""
+  def line(rows, **facts):
+    return bench_common.ROWS_PREFIX + json.dumps(
+        {"rows": rows, "positive": ["ms"], **facts})
+  check_report("bench_x", line([{"ms": 1.5}]))
+  for bad in (line([{"ms": float("nan")}]), line([{"ms": 0.0}]),
+              line([]), "\n".join([line([{"ms": 1.0}])] * 2), "no report"):
+    with pytest.raises(AssertionError):
+      check_report("bench_x", bad)
+  mixing = dict(documents=3, blocks=40, batches=4, mapped_blocks=40)
+  check_report("bench_batch_mixing", line([dict(
+      ms=1.0, mean_documents_per_batch=2.0, min_documents_per_batch=1,
+      documents_in_first_batches=3, blocks_not_mapped=0)], **mixing))
+  with pytest.raises(AssertionError):
+    check_report("bench_batch_mixing", line([dict(
+        ms=1.0, mean_documents_per_batch=0, min_documents_per_batch=0,
+        documents_in_first_batches=0, blocks_not_mapped=32)], **mixing))
