@@ -317,6 +317,8 @@ def _is_gap(c: str) -> bool:
 
 def _normal(c: str, lower_case: bool) -> str:
   """What the basic tokenizer reads for one character."""
+  if lower_case and unicodedata.category(c) == "Cf":
+    return ""  # NFKC_Casefold drops the default ignorables (U+200B, BOM)
   if _is_gap(c):
     return " "
   if lower_case:
