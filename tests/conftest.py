@@ -276,6 +276,10 @@ def tier(item) -> str:
 LONGEST_FIRST = (
     "demo/continued_test.py", "demo/pipeline_test.py",
     "interop/keras_hub_preset_test.py", "tasks/coreference_test.py",
+    # Property tests: one export a file (module fixture), then many calls.
+    "test_properties_extract_entities.py", "test_properties_pretraining.py",
+    "test_properties_answer.py", "test_properties_resolve.py",
+    "test_properties_classify.py", "test_relation_serving.py",
     # The integration tier's (2026-12-03: 4,829 worker-s in all, at load 3-5;
     # test_train_reliability.py, the longest, is now the three test_train_*).
     "test_train_runs.py", "test_train_resume.py", "test_train_errors.py",

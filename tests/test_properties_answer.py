@@ -49,8 +49,6 @@ def test_answer_returns_in_time(qa, pairs):
   assert np.isfinite(out["score"]).all()
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 3: fixed on wip/text")
 @given(pairs=REQUESTS)
 def test_answers_are_the_slices_of_their_offsets_on_words(qa, pairs):
   out = _answer(qa, pairs)

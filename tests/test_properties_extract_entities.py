@@ -51,8 +51,6 @@ def _entities(worker, batch):
           for i in range(len(batch))]
 
 
-@pytest.mark.xfail(strict=True, raises=ph.Hang,
-                   reason="issue 55 item 1: fixed on wip/text")
 @given(batch=ph.batches())
 def test_extract_entities_returns_in_time(ner, batch):
   if ner.lower_case:
@@ -60,8 +58,6 @@ def test_extract_entities_returns_in_time(ner, batch):
   _entities(ner, batch)
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 3: fixed on wip/text")
 @given(batch=ph.batches().filter(lambda b: any(map(ph.has_words, b))))
 def test_entities_start_and_end_on_words(ner, batch):
   for text, (start, end, kind, score) in zip(batch, _entities(ner, batch)):
@@ -78,8 +74,6 @@ def test_entities_start_and_end_on_words(ner, batch):
 SPLIT_PUNCTUATION = set(",;:!?()“”‘\"")
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 2: fixed on wip/text")
 @given(batch=ph.batches().filter(lambda b: any(map(ph.has_words, b))))
 def test_served_words_split_attached_punctuation(ner, batch):
   """Each one-word span is an entity (the scorer's), so every boundary of a
@@ -126,8 +120,6 @@ def test_spans_of_words_are_encoded_as_alone(ner, batch):
   ph.check_encode_spans(ner, batch)
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 3: fixed on wip/text")
 @settings(max_examples=max(settings().max_examples, 40))  # ~10 ms a call
 @given(text=ph.texts(), data=st.data())
 def test_a_span_covering_no_whole_wordpiece_is_refused(ner, text, data):

@@ -77,8 +77,6 @@ def test_memory_does_not_grow_across_calls(pretraining, batch):
   assert growth <= ph.RSS_GROWTH_BYTES, (growth, batch)
 
 
-@pytest.mark.xfail(strict=True, raises=ph.Hang,
-                   reason="issue 55 item 1: fixed on wip/text")
 @given(batch=ph.batches())
 def test_encode_spans_returns_in_time(pretraining, batch):
   pretraining.call("encode_spans", text=batch,
@@ -91,8 +89,6 @@ def test_spans_of_words_are_encoded_as_alone(pretraining, batch):
   ph.check_encode_spans(pretraining, batch)
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 3: fixed on wip/text")
 @settings(max_examples=max(settings().max_examples, 40))  # ~10 ms a call
 @given(text=ph.texts(), data=st.data())
 def test_a_span_covering_no_whole_wordpiece_is_refused(pretraining, text, data):

@@ -47,8 +47,6 @@ def test_resolve_returns_in_time(coref, text):
   assert ((out["cluster_ids"] >= 0) & (out["cluster_ids"] < n)).all()
 
 
-@pytest.mark.xfail(strict=True, raises=ph.NotOnWords,
-                   reason="issue 55 item 3: fixed on wip/text")
 @settings(max_examples=max(settings().max_examples, 60))  # ~10 ms a call
 @given(text=ph.texts())
 def test_mentions_are_the_slices_of_their_offsets_on_words(coref, text):
