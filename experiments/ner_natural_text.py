@@ -62,7 +62,8 @@ from experiments import common
 from experiments import finetune_ner
 from experiments import study_lib
 
-RESULT = os.path.join(finetune_ner.RESULTS, "natural_text.json")
+RESULT = os.path.join(common.REPO, "experiments", "ner_results",
+                      "natural_text.json")
 
 
 def processor() -> dict:

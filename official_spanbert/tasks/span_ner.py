@@ -206,14 +206,22 @@ class SpanNerTask(encoder_finetuning.EncoderFinetuningTask):
     return logs
 
   def aggregate_logs(self, state=None, step_outputs=None):
-    """{window index: its entities in document words}."""
+    """{window index: its entities in document basic words}."""
     state = {} if state is None else state
     indices = _numpy(step_outputs["window_index"])
     if self.flat:
       tags = _numpy(step_outputs["tag_ids"])
       for i, row in zip(indices, tags):
-        state[int(i)] = [(e.start, e.end, e.type, 1.0) for e in
-                         flat_entities(self._eval_windows[int(i)], row)]
+        window = self._eval_windows[int(i)]
+        # Tokens -> their first and last basic words (predicted_entities'
+        # unit).
+        first, last = {}, {}
+        for basic, token in zip(window.basic_words[1:-1],
+                                window.words[1:-1]):
+          first.setdefault(token, basic)
+          last[token] = basic
+        state[int(i)] = [(first[e.start], last[e.end], e.type, 1.0)
+                         for e in flat_entities(window, row)]
       return state
     logits = _numpy(step_outputs["span_logits"])
     masks = _numpy(step_outputs["span_mask"])

@@ -535,8 +535,8 @@ def test_decoding_by_window_is_the_request_wide_decoding():
 
 def test_a_request_of_copies_costs_about_the_copies(cased):
   """Decoding is per window: 4 copies of two documents in one request cost
-  about 4 times one copy (request-wide decoding was quadratic: 9.7x for
-  one document on c6445a9, more for longer texts)."""
+  about 4 times one copy (request-wide decoding was quadratic: 12.5x on
+  c6445a9)."""
   import time  # pylint: disable=g-import-not-at-top
   text = "\n".join(cased["texts"][:2])
   extract = cased["extract"]

@@ -208,6 +208,34 @@ def test_windows_beyond_one_encoder_batch_run_in_chunks(small_vocab):
   np.testing.assert_allclose(chunked["score"], whole["score"], atol=1e-5)
 
 
+THAI = "ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน"[:35]  # 105 bytes
+
+
+@pytest.mark.parametrize("lower_case", [False, True])
+def test_an_answer_in_a_word_over_100_bytes_is_the_whole_word(
+    small_vocab, uncased_vocab, lower_case):
+  """A word over 100 bytes is one [UNK]: an answer holding it holds all of
+  it (issue 55: a 35-character Thai answer came back as `ภา`, "ACGT"*30 as
+  `ACGTA`). Each context is one such word, so SQuAD v1.1's answer is it."""
+  from official_spanbert.serving import qa_module  # pylint: disable=g-import-not-at-top
+  vocab = uncased_vocab if lower_case else small_vocab
+  params = _qa_params(vocab, "spanbert/squad_v1")
+  params.task.model.encoder.bert_v2.vocab_size = sum(
+      1 for _ in open(vocab, encoding="utf-8"))
+  model = task_factory.get_task(
+      params.task.replace(validation_data=None)).build_model()
+  data = params.task.validation_data
+  module = qa_module.QuestionAnsweringModule(
+      model, vocab, lower_case=lower_case, seq_length=data.seq_length,
+      doc_stride=data.doc_stride, query_length=data.query_length)
+  contexts = [THAI, "ACGT" * 30, "x" * 120, f"  {THAI}\u00a0"]
+  out = module.answer(tf.constant(["What is it?"] * 4),
+                      tf.constant(contexts))
+  answers = [t.decode() for t in out["answer_text"].numpy()]
+  assert answers == [THAI, "ACGT" * 30, "x" * 120, THAI], answers
+  assert out["answer_end"].numpy().tolist()[:3] == [35, 120, 120]
+
+
 def test_contexts_over_the_limit_are_refused_naming_the_context(small_vocab):
   from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
   module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
