@@ -44,7 +44,13 @@ def demo(capsys, monkeypatch):
 
   def run(*flags):
     pipeline.FLAGS.unparse_flags()
-    pipeline.FLAGS(["spanbert-demo", *flags])
+    # Each flag parsed alone: FLAGS(argv) would also run the validators of
+    # every other tool imported in this process (spanbert-convert-checkpoint
+    # requires --direction), which the demo binary never registers.
+    for flag in flags:
+      name, _, value = flag[2:].partition("=")
+      pipeline.FLAGS[name].parse(value)
+    pipeline.FLAGS.mark_as_parsed()
     try:
       rc = pipeline.main([])
     finally:

@@ -322,7 +322,7 @@ def test_num_classes_must_be_the_records_number_of_labels(
       rf"^task.model.num_classes={num_classes}, but the records "
       rf"{re.escape(str(out))}/train.tf_record have 3 labels \(num_labels in "
       rf"{re.escape(str(out))}/meta_data.json\): {consequence}; set "
-      r"task.model.num_classes=3$")
+      r"task.model.num_classes=3 \(or 0: from the records\)$")
   with pytest.raises(ValueError, match=message):
     task_factory.get_task(params.task)
   model_dir = tmp_path / "run"
