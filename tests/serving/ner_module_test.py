@@ -555,3 +555,10 @@ def test_a_request_of_copies_costs_about_the_copies(cased):
     np.testing.assert_array_equal(together[k].numpy(),
                                   np.repeat(alone[k].numpy(), 4, 0))
   assert four < 6 * one, (one, four)
+
+
+def test_a_request_of_no_text_gives_empty_results(cased):
+  """text=[] (batch 0): empty outputs, not an internal gather error."""
+  out = cased["extract"](text=tf.constant([], tf.string))
+  for key in ("entity_start", "entity_end", "entity_type"):
+    assert out[key].shape[0] == 0, key
