@@ -22,7 +22,7 @@ configs/models/base.yaml) and each --chunk_sizes value
 (task.model.chunk_size; 0 scores the whole document at once, as before issue
 38), builds spanbert/coref with RANDOM weights (memory and time do not depend
 on the values; the number of spans kept is fixed by top_span_ratio), exports
-it with serving/coref_export.export (segments of 384, no length limit) and
+it with serving/coref_module.CorefServingModule (segments of 384, no length limit) and
 then, for each --wordpieces length, starts a FRESH process that loads the
 SavedModel, makes one warm-up call on a short text, resets the peak RSS
 (/proc/self/clear_refs) and times one `resolve` (wall and process CPU) on
@@ -132,7 +132,7 @@ def _model(size: str, chunk_size: int):
   params.task.model.chunk_size = chunk_size
   model = coreference.build_model(params.task.model)
   # Variables built before the export, as a restored model's are
-  # (coref_export.load_model): its first trace of `resolve` then builds none
+  # (as an export restores it): its first trace of `resolve` then builds none
   # and is not traced again without them (~3 s of a smoke run).
   model(coref_tf1_to_tf.dummy_features(), training=False)
   return model
@@ -170,7 +170,7 @@ def main(argv=None):
 
 def _measure(args, work: str) -> None:
   """The table: an export per size and chunk size, a worker per length."""
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import coref_module  # pylint: disable=g-import-not-at-top
   vocab = args.vocab
   texts = _texts(args.wordpieces, vocab, args.corpus)
   print("| size | chunk_size | wordpieces | words | peak RSS above loaded "
@@ -180,9 +180,9 @@ def _measure(args, work: str) -> None:
   rows = []
   for size in args.sizes:
     for chunk in args.chunk_sizes:
-      export_dir = coref_export.export(
-          _model(size, chunk), vocab, os.path.join(work, f"{size}_{chunk}"),
-          max_wordpieces=0)["model"]
+      export_dir = coref_module.CorefServingModule(
+          _model(size, chunk), vocab, max_wordpieces=0).write(
+              os.path.join(work, f"{size}_{chunk}"))["model"]
       for text, pieces, words in texts:
         row = dict(size=size, chunk_size=chunk, wordpieces=pieces,
                    words=words)

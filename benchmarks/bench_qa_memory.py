@@ -71,7 +71,8 @@ def export_tiny(export_base: str, seq_length: int = 384,
   from official.modeling.hyperparams import params_dict
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=unused-import
   from official_spanbert.configs import yaml_files
-  from official_spanbert.serving import qa_export
+  from official_spanbert.serving import qa_module
+  from official_spanbert.serving import serving_module
   # pylint: enable=g-import-not-at-top
   params = exp_factory.get_exp_config("spanbert/squad_v1")
   params = params_dict.override_params_dict(
@@ -79,11 +80,10 @@ def export_tiny(export_base: str, seq_length: int = 384,
   vocab = vocab or common.data_path("vocab", "bert-base-cased-vocab.txt")
   for data in (params.task.train_data, params.task.validation_data):
     data.vocab_file, data.seq_length, data.doc_stride = vocab, seq_length, 128
-  kwargs = {}
-  if "max_context_wordpieces" in qa_export.export_from_params.__code__.co_varnames:
-    kwargs["max_context_wordpieces"] = 0  # no limit: measure every length
-  return qa_export.export_from_params(params, None, export_base, **kwargs)[
-      "model"]
+  module_cls = qa_module.QuestionAnsweringModule
+  return module_cls.from_run(  # random weights; no limit: every length
+      serving_module.Run(params),
+      module_cls.Params(max_context_wordpieces=0)).write(export_base)["model"]
 
 
 def _text(chars: int, corpus: str) -> str:

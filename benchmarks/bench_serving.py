@@ -17,7 +17,7 @@ r"""Serving latency/throughput of the exported base-size SpanBERT vs HF BertMode
 Builds a base-size SpanBERT (configs/models/base.yaml: 12 layers, hidden 768,
 12 heads, intermediate 3072, cased vocab 28,996) with RANDOM weights (latency
 does not depend on the values), exports it with
-official_spanbert.serving.pretraining_export.export (seq_length 128) to a
+official_spanbert.serving.pretraining_module (seq_length 128) to a
 temporary directory, loads it back with tf.saved_model.load and, in one process and
 interleaved round by round, times:
 
@@ -65,7 +65,8 @@ from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from official_spanbert.utils import cpu_features
 from benchmarks.common import (  # pylint: disable=g-multiple-import
     DATA, SMOKE_CORPUS, SMOKE_VOCAB, cpu_model, load_avg, parse_args,
@@ -102,9 +103,10 @@ def model_params(size: str):
 
 
 def build_and_export(params, vocab: str, export_base: str):
-  model = pretraining_export.build_model(params)           # random init
-  dirs = pretraining_export.export(model, vocab, export_base, seq_length=SEQ,
-                                   version=1)
+  model = pretraining_module.build_pretrainer(
+      serving_module.Run(params))                            # random init
+  dirs = pretraining_module.SpanBertServingModule(
+      model, vocab, seq_length=SEQ).write(export_base, version=1)
   n = sum(int(np.prod(v.shape)) for v in model.encoder_network.weights)
   return dirs["model"], n
 

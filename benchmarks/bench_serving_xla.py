@@ -40,7 +40,8 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data import tokenization
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from official_spanbert.utils import cpu_features
 from benchmarks.common import (  # pylint: disable=g-multiple-import
     SMOKE_CORPUS, SMOKE_VOCAB, data_path, load_avg, parse_args, report_rows)
@@ -52,7 +53,8 @@ def encoder(size: str):
   params = exp_factory.get_exp_config("spanbert/pretraining")
   params = params_dict.override_params_dict(
       params, yaml_files.path(f"models/{size}.yaml"), is_strict=True)
-  return pretraining_export.build_model(params).encoder_network
+  return pretraining_module.build_pretrainer(
+      serving_module.Run(params)).encoder_network
 
 
 def real_ids(batch: int, vocab_file: str, corpus: str) -> dict:

@@ -162,10 +162,8 @@ def build_exports(work: str, minilm: str, seed: int,
     train_utils.serialize_config(params, run)
     tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
         os.path.join(run, "ckpt"))
-    loaded, experiment = registry.load_run(run)
-    paths = registry.export(loaded, experiment, registry.ExportOptions(
-        export_base=os.path.join(work, name + "_export"), model_dir=run,
-        precision=precision))
+    paths = registry.export(registry.load_run(run), {"precision": precision},
+                            os.path.join(work, name + "_export"))
     encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
     head = {v.name: v.numpy() for v in model.trainable_variables
             if id(v) not in encoder}

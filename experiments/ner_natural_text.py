@@ -55,7 +55,6 @@ from official_spanbert.data.finetuning import litbank_text
 from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.metrics import litbank_tsv
 from official_spanbert.metrics import span_f1
-from official_spanbert.serving import ner_export
 from official_spanbert.serving import registry
 
 from experiments import common
@@ -148,10 +147,10 @@ def run(args) -> dict:
     study_lib.write_json(done, offline)
   model_dir = os.path.join(args.work_dir, f"span_seed{args.seed}")
   best = os.path.join(model_dir, "best_ckpt")
-  params, _ = registry.load_run(model_dir)
+  run = registry.load_run(model_dir, checkpoint_path=best)
   export_base = os.path.join(args.work_dir, "export")
   t0 = time.perf_counter()
-  path = ner_export.export_from_params(params, best, export_base)["model"]
+  path = registry.export(run, {}, export_base)["model"]
   export_s = time.perf_counter() - t0
   extract = tf.saved_model.load(path).signatures["extract_entities"]
 

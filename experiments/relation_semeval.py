@@ -295,7 +295,7 @@ def stage_finetune(study: Study, arm: str, seed: int) -> dict:
   """Trains one arm and seed, scores its best dev checkpoint on test."""
   from official_spanbert import interop  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.finetuning import semeval2010  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import classify_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
   from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
   mode, pooling = ARMS[arm]
   converted = common.convert_minilm(study.work_dir, "relation_semeval")
@@ -322,9 +322,9 @@ def stage_finetune(study: Study, arm: str, seed: int) -> dict:
   gold = np.array(gold)
   offline = offline_predictions(params, checkpoint, test["folder"])
   # Served: the export of that checkpoint, on the raw test sentences.
-  export = classify_export.export_from_params(
-      params, checkpoint, os.path.join(study.work_dir, "exports",
-                                       f"{arm}_seed{seed}"))
+  export = registry.export(
+      registry.Run(params, checkpoint_path=checkpoint), {},
+      os.path.join(study.work_dir, "exports", f"{arm}_seed{seed}"))
   export_dir = export["model"]
   raw = semeval2010.read_semeval(os.path.join(SEMEVAL, "raw",
                                               "TEST_FILE_FULL.TXT"))

@@ -28,13 +28,13 @@ import types
 from absl import app
 
 from official_spanbert.serving import export_lib
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
 from official_spanbert.tools import export_savedmodel
 
 
 def main():
   go, now = sys.argv.pop(1), float(sys.argv.pop(1))
-  export = pretraining_export.export
+  write = pretraining_module.SpanBertServingModule.write
   export_lib.time = types.SimpleNamespace(time=lambda: now)
 
   def export_when_told(*args, **kwargs):
@@ -42,9 +42,9 @@ def main():
       pass
     while not os.path.exists(go):
       time.sleep(0.005)
-    return export(*args, **kwargs)
+    return write(*args, **kwargs)
 
-  pretraining_export.export = export_when_told
+  pretraining_module.SpanBertServingModule.write = export_when_told
   app.run(export_savedmodel.main)
 
 

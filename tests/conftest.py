@@ -284,7 +284,7 @@ LONGEST_FIRST = (
     # test_train_reliability.py, the longest, is now the three test_train_*).
     "test_train_runs.py", "test_train_resume.py", "test_train_errors.py",
     "test_serving_reliability.py", "data/pretraining/span_tagging_test.py",
-    "test_distributed_training.py", "serving/pretraining_export_test.py",
+    "test_distributed_training.py", "test_pretraining_export.py",
     "test_squad.py", "test_qa_serving.py",
     "data/pretraining/records/pretraining_records_test.py",
     "tasks/pretraining_test.py", "test_continued.py",
@@ -292,7 +292,7 @@ LONGEST_FIRST = (
     "test_ablation.py", "serving/tfhub_export_test.py",
     "data/finetuning/ontonotes_test.py",
     # The unit tier's.
-    "test_benchmarks_smoke.py", "serving/classify_export_test.py",
+    "test_benchmarks_smoke.py", "test_classify_export.py",
     "utils/console_test.py", "data/pretraining/vocab_builder_test.py",
     "interop/fairseq_to_tf_test.py", "data/finetuning/coref_test.py",
     "tasks/span_ner_test.py",

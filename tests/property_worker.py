@@ -75,13 +75,11 @@ def _module(kind, vocab, lower_case):
   if kind == "pretraining":
     from official_spanbert.modeling import builder  # pylint: disable=g-import-not-at-top
     from official_spanbert.serving import pretraining_module  # pylint: disable=g-import-not-at-top
-    from official_spanbert.serving import text_preprocessor as tp  # pylint: disable=g-import-not-at-top
     params = _encoder(exp_factory.get_exp_config("spanbert/pretraining"),
                       vocab)
     model = builder.build_pretrainer(params.task.model)
     return pretraining_module.SpanBertServingModule(
-        model, tp.TextPreprocessor(vocab, lower_case, seq), top_k=4,
-        max_masks=3)
+        model, vocab, lower_case, seq, top_k=4, max_masks=3)
   if kind == "qa":
     from official.core import task_factory  # pylint: disable=g-import-not-at-top
     from official_spanbert.serving import qa_module  # pylint: disable=g-import-not-at-top

@@ -14,7 +14,7 @@
 
 """Loads an exported SavedModel with only tensorflow + tensorflow_text.
 
-Used by serving/pretraining_export_test.py in a fresh subprocess:
+Used by test_pretraining_export.py in a fresh subprocess:
   python serving_client.py EXPORT_DIR REQUESTS.npz OUT.npz
 REQUESTS.npz holds arrays named `<signature>:<input>`; OUT.npz gets
 `<signature>:<output>`.

@@ -93,9 +93,8 @@ def _offline_probabilities(params, model):
 
 
 def _export(tmp_path, model_dir):
-  params, experiment = registry.load_run(model_dir)
-  paths = registry.export(params, experiment, registry.ExportOptions(
-      export_base=str(tmp_path / "export"), model_dir=model_dir))
+  paths = registry.export(registry.load_run(model_dir), {},
+                          str(tmp_path / "export"))
   return tf.saved_model.load(paths["model"])
 
 

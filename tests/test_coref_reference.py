@@ -393,7 +393,8 @@ def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
   that the export loader restores, scoring as the source."""
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import serving_module  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
   bert_config = {"vocab_size": 200, "hidden_size": H, "num_hidden_layers": 1,
                  "num_attention_heads": 2, "intermediate_size": 64,
                  "max_position_embeddings": 64, "type_vocab_size": 2}
@@ -406,7 +407,8 @@ def test_converter_writes_a_run_dir_that_export_loads(tmp_path):
       is_strict=False)
   assert loaded.task.model.variant == "reference"
   assert loaded.task.validation_data.max_segment_len == 384
-  model = coref_export.load_model(loaded, str(out))
+  model = serving_module.Run(loaded, checkpoint_path=str(out)).restore(
+      coreference.build_model(loaded.task.model))
   got = model(features, training=False)
   for key in ("top_span_token_starts", "top_antecedents"):
     np.testing.assert_array_equal(got[key], expected[key])

@@ -29,7 +29,8 @@ import tensorflow as tf
 from official.core import task_factory
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export_lib
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from official_spanbert.training import train_lib
 from conftest import tiny_params
 from train_helpers import trained  # noqa: F401  pylint: disable=unused-import
@@ -56,9 +57,9 @@ def _nan_copy(trained_dir, tmp_path):
 def test_an_export_of_nan_weights_is_refused(trained, tmp_path):
   prefix = _nan_copy(trained, tmp_path)
   with pytest.raises(checkpoints.NonFiniteWeightsError) as e:
-    pretraining_export.load_for_export(
+    pretraining_module.build_pretrainer(serving_module.Run(
         export_lib.load_params("spanbert/pretraining", trained), trained,
-        prefix)
+        prefix))
   assert str(e.value) == (
       f"checkpoint {prefix}: tensor '{_KEY}' holds 1 NaN or infinite values "
       "(of 4096); the checkpoint is corrupt (or of a diverged run): use "

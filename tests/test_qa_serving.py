@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_spanbert.serving import qa_export
+from official_spanbert.serving import qa_module
 from official_spanbert.serving import registry
 from official_spanbert.training import train_lib as train
 from conftest import data_path
@@ -104,9 +104,10 @@ def _offline_and_served(squad_run, experiment, dev):
     # The barely trained model prefers no answer at the evaluation's
     # thresholds; the median null odds answers half the questions.
     threshold = float(np.median(list(_read(params, "null_odds.json").values())))
-  export = registry.export(params, experiment, registry.QAExportOptions(
-      export_base=str(d / f"export-{experiment[-2:]}"),
-      model_dir=squad_run["model_dir"], null_score_diff_threshold=threshold))
+  export = registry.export(
+      registry.Run(params, experiment, squad_run["model_dir"]),
+      {"null_score_diff_threshold": threshold},
+      str(d / f"export-{experiment[-2:]}"))
   with open(eval_json, encoding="utf-8") as f:
     qas = [(qa["id"], qa["question"], p["context"])
            for a in json.load(f)["data"] for p in a["paragraphs"]
@@ -163,7 +164,7 @@ def test_served_answers_are_the_offline_evaluations(squad_run, experiment,
     offline = {q: "" if odds[q] > threshold else next(
         (x["text"] for x in nbest[q] if x["text"]), "") for q in nbest}
     # Without --null_score_diff_threshold the export takes the evaluation's.
-    assert qa_export.null_threshold(params, None) == pytest.approx(
+    assert qa_module.null_threshold(registry.Run(params)) == pytest.approx(
         _read(params, "null_threshold.json")["best_f1_thresh"])
     has = {q: bool(s["has_answer"]) for q, s in served.items()}
     assert has == {q: bool(offline[q]) for q in served}
@@ -216,9 +217,9 @@ def test_bfloat16_export_agrees_with_float32(squad_run):
            for p in a["paragraphs"] for qa in p["qas"]]
   texts = {}
   for precision in ("float32", "bfloat16"):
-    export = registry.export(params, "spanbert/squad_v1", registry.ExportOptions(
-        export_base=str(d / f"export-{precision}"),
-        model_dir=squad_run["model_dir"], precision=precision))
+    export = registry.export(
+        registry.Run(params, "spanbert/squad_v1", squad_run["model_dir"]),
+        {"precision": precision}, str(d / f"export-{precision}"))
     answer = tf.saved_model.load(export["model"]).signatures["answer"]
     texts[precision] = []
     for i in range(0, len(qas), 64):

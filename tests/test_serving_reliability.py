@@ -33,7 +33,8 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert.serving import export_lib
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from official_spanbert.serving import tfhub_export
 from conftest import REPO, TOOLS
 import export_helpers
@@ -78,9 +79,14 @@ def _model(seed):
 def exported(tmp_path_factory, cased_vocab):
   base = str(tmp_path_factory.mktemp("reliability") / "spanbert")
   model = _model(1)
-  dirs = pretraining_export.export(model, cased_vocab, base, seq_length=SEQ,
-                                   version=1)
+  dirs = pretraining_module.SpanBertServingModule(
+      model, cased_vocab, seq_length=SEQ).write(base, version=1)
   return {**dirs, "keras": model, "vocab": cased_vocab}
+
+
+def _module(exported):
+  return pretraining_module.SpanBertServingModule(
+      exported["keras"], exported["vocab"], seq_length=SEQ)
 
 
 @pytest.fixture(scope="module")
@@ -138,16 +144,14 @@ def test_auto_version_skips_one_another_export_holds(exported, tmp_path):
   (base / "5000000000").mkdir(parents=True)
   (base / ".tmp-5000000001").mkdir()
   (base / ".tmp-5000000001" / "theirs").write_text("in progress")
-  dirs = pretraining_export.export(exported["keras"], exported["vocab"],
-                                   str(base), seq_length=SEQ)
+  dirs = _module(exported).write(str(base))
   assert dirs == {"model": str(base / "5000000002"),
                   "preprocessing": str(tmp_path / "spanbert_preprocessing" /
                                        "5000000002")}
   assert (base / ".tmp-5000000001" / "theirs").exists()
   with pytest.raises(export_lib.VersionTakenError,
                      match="another export is writing version 5000000001"):
-    pretraining_export.export(exported["keras"], exported["vocab"], str(base),
-                              seq_length=SEQ, version=5000000001)
+    _module(exported).write(str(base), version=5000000001)
   assert sorted(os.listdir(base)) == [".tmp-5000000001", "5000000000",
                                       "5000000002"]
   assert os.listdir(tmp_path / "spanbert_preprocessing") == ["5000000002"]
@@ -168,8 +172,7 @@ def test_failed_export_removes_only_its_own_dirs(exported, tmp_path,
 
   monkeypatch.setattr(export_lib, "_write_warmup", fail_second)
   with pytest.raises(OSError, match="disk full"):
-    pretraining_export.export(exported["keras"], exported["vocab"], str(base),
-                              seq_length=SEQ)
+    _module(exported).write(str(base))
   assert os.listdir(base) == [".tmp-5000000001"]
   # The preprocessing base this export created is removed (issue 26).
   assert not os.path.exists(tmp_path / "spanbert_preprocessing")
@@ -282,8 +285,7 @@ def test_a_run_is_exported_under_its_own_experiment(experiment, override,
   params = exp_factory.get_exp_config(experiment)
   params.override(override, is_strict=True)
   train_utils.serialize_config(params, str(tmp_path))  # as training does
-  _, found = registry.load_run(str(tmp_path))
-  assert found == experiment
+  assert registry.load_run(str(tmp_path)).experiment == experiment
 
 
 def test_a_run_dir_without_params_yaml_says_so_first(tmp_path):
@@ -299,8 +301,9 @@ def test_a_run_dir_without_params_yaml_says_so_first(tmp_path):
       "conversion wrote, or --experiment")
   assert "--vocab_file" not in str(e.value)
   # Told what it is, the export goes on (to the checkpoint's own errors).
-  params, name = registry.load_run(str(tmp_path), "spanbert/squad_v1")
-  assert name == "spanbert/squad_v1" and params.task.train_data.seq_length
+  run = registry.load_run(str(tmp_path), "spanbert/squad_v1")
+  assert run.experiment == "spanbert/squad_v1"
+  assert run.params.task.train_data.seq_length
 
 
 @pytest.fixture(scope="module")
@@ -357,8 +360,7 @@ def test_full_disk_during_export_is_one_line_and_leaves_nothing(
 
   monkeypatch.setattr(export_lib, "save_with_warmup", full_disk)
   with pytest.raises(OSError) as e:  # export_lib.ExportOutputError
-    pretraining_export.export(exported["keras"], exported["vocab"], base,
-                              seq_length=SEQ, version=7)
+    _module(exported).write(base, version=7)
   assert str(e.value) == (
       f"cannot write the export {base}/7: No space left on device; free space "
       f"in {base} and rerun (nothing was left behind)")
@@ -381,9 +383,8 @@ def test_truncated_checkpoint_is_one_line_naming_its_files(
               f"in {tmp_path}/run hold {os.path.getsize(data)} bytes, fewer "
               "than the ")
   with pytest.raises(checkpoints.CheckpointReadError) as e:
-    pretraining_export.load_for_export(  # tfhub and savedmodel
-        export_helpers.params(), checkpoint_path=str(tmp_path / "run"),
-        vocab_file=cased_vocab)
+    pretraining_module.build_pretrainer(serving_module.Run(  # every export
+        export_helpers.params(), checkpoint_path=str(tmp_path / "run")))
   assert str(e.value).startswith(expected) and "\n" not in str(e.value)
   with pytest.raises(hf_files.ConversionError) as e:  # keras-hub, tf_to_hf
     keras_hub_preset.export_keras_hub_preset(prefix, str(tmp_path / "kh"),
@@ -473,7 +474,8 @@ def test_full_disk_during_tfhub_export_is_one_line_and_leaves_nothing(
   monkeypatch.setattr(tfhub_export, "encoder_model", lambda *a: Encoder())
   out = tmp_path / "hub"
   with pytest.raises(export_lib.ExportOutputError) as e:
-    tfhub_export.export(exported["keras"], exported["vocab"], str(out))
+    tfhub_export.TFHubExport(exported["keras"], exported["vocab"]).write(
+        str(out))
   assert str(e.value) == (
       f"cannot write the export {out}/encoder: No space left on device; free "
       f"space in {out} and rerun (nothing was left behind)")

@@ -19,22 +19,26 @@ r"""Exports a SpanBERT run as SavedModels for TF Serving.
 reads <model_dir>/params.yaml, finds the run's experiment and exports its
 latest checkpoint (--checkpoint_path: another one, e.g. <run>/best_ckpt, or a
 converted checkpoint with --experiment, --config_file and --params_override)
-with the serving module registered for its task (serving/registry.py):
+with the serving module of its task (serving/registry.py SERVING_MODULES):
 
   * pretraining (spanbert/pretraining, no_sbo, bert/*): <export_base>/<version>/
-    with serving_default, encode_pair, encode_ids and fill_spans, and the
-    preprocessing model at <export_base>_preprocessing/<version>/;
+    with serving_default, encode_pair, encode_ids, fill_spans and
+    encode_spans, and the preprocessing model at
+    <export_base>_preprocessing/<version>/;
   * spanbert/coref: `resolve` (raw text -> mentions and clusters);
   * spanbert/squad_v1, spanbert/squad_v2: `answer` (question + context ->
-    answer text and character offsets; has_answer for 2.0 with the
-    evaluation's null-score threshold, or --null_score_diff_threshold);
-  * spanbert/span_ner (span head): `extract_entities` (raw text -> nested
-    entities as character offsets) and `encode_spans` (text + character
-    spans -> span embeddings).
+    answer text and character offsets; has_answer for 2.0);
+  * spanbert/classification, spanbert/tacred: `classify` or
+    `classify_relation`;
+  * spanbert/span_ner (span head): `extract_entities` and `encode_spans`.
 
-Every export has warmup requests in assets.extra/. Without --version the
-next free version is taken; a --version that exists or that another export
-is writing is a one-line error, as is a checkpoint of another experiment.
+The module's options are --serving_params, as YAML/JSON or key=value pairs
+(`--serving_params=max_context_wordpieces=8192,precision=bfloat16`): the
+fields of its `Params` (docs/serving.md lists them). The older flags below
+are aliases of those fields. Every export has warmup requests in
+assets.extra/. Without --version the next free version is taken; a
+--version that exists or that another export is writing is a one-line error,
+as is a checkpoint of another experiment.
 """
 
 import sys
@@ -42,8 +46,8 @@ import sys
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert.serving import serving_flags
 from official_spanbert.utils import console
-from official_spanbert.serving import limits
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -56,77 +60,81 @@ flags.DEFINE_string("params_override", "", "Params overrides.")
 flags.DEFINE_string("checkpoint_path", None,
                     "Checkpoint (default: latest in --model_dir).")
 flags.DEFINE_string("export_base", None, "TF Serving model base path.")
-flags.DEFINE_string("preprocessing_export_base", None,
-                    "Base path of the preprocessing model.")
-flags.DEFINE_string("vocab_file", None,
-                    "Vocab (default: task.train_data.vocab_file).")
-flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
-flags.DEFINE_integer("seq_length", limits.SEQ_LENGTH,
-                     "Serving sequence length.")
-flags.DEFINE_integer("top_k", limits.FILL_SPANS_TOP_K, "Candidates per [MASK].")
-flags.DEFINE_integer("max_masks", limits.FILL_SPANS_MAX_MASKS,
-                     "[MASK] tokens predicted per text.")
-flags.DEFINE_integer("coref_max_wordpieces", limits.COREF_MAX_WORDPIECES,
-                     "Coreference: resolve refuses longer texts (0: no "
-                     "limit).")
-flags.DEFINE_integer("qa_max_context_wordpieces",
-                     limits.QA_MAX_CONTEXT_WORDPIECES,
-                     "SQuAD: answer refuses longer contexts (0: no limit); "
-                     "memory grows linearly with the context.")
-flags.DEFINE_integer("ner_max_wordpieces", limits.NER_MAX_WORDPIECES,
-                     "Span NER: extract_entities and encode_spans refuse "
-                     "longer texts (0: no limit).")
-flags.DEFINE_enum("precision", "float32", ["float32", "bfloat16"],
-                  "What the exported graph computes in: bfloat16 needs a CPU "
-                  "with AVX512-BF16 or AMX (weights stay float32).")
-flags.DEFINE_float("null_score_diff_threshold", None,
-                   "SQuAD 2.0: no answer when null - best score exceeds it "
-                   "(default: the evaluation's null_threshold.json).")
 flags.DEFINE_integer("version", None,
-                     "Version of both models (default: the next free one).")
+                     "Version of the model(s) (default: the next free one).")
+serving_flags.define_serving_params()
+
+# Aliases of serving params: flag -> (field, the signature whose export the
+# flag is for, or None for any export that has the field).
+ALIASES = {
+    "vocab_file": ("vocab_file", None),
+    "precision": ("precision", None),
+    "do_lower_case": ("lower_case", None),
+    "seq_length": ("seq_length", None),
+    "preprocessing_export_base": ("preprocessing_export_base", None),
+    "top_k": ("top_k", None),
+    "max_masks": ("max_masks", None),
+    "null_score_diff_threshold": ("null_score_diff_threshold", None),
+    "coref_max_wordpieces": ("max_wordpieces", "resolve"),
+    "qa_max_context_wordpieces": ("max_context_wordpieces", "answer"),
+    "ner_max_wordpieces": ("max_wordpieces", "extract_entities"),
+}
+_ALIAS = "Alias of --serving_params={}=... (default: the export's)."
+flags.DEFINE_string("vocab_file", None, _ALIAS.format("vocab_file") +
+                    " The run's data configs' otherwise.")
+flags.DEFINE_string("precision", None, _ALIAS.format("precision") +
+                    " float32 or bfloat16.")
+flags.DEFINE_bool("do_lower_case", None, _ALIAS.format("lower_case") +
+                  " Pretraining: uncased tokenization.")
+flags.DEFINE_integer("seq_length", None, _ALIAS.format("seq_length") +
+                     " Pretraining: the packed length.")
+flags.DEFINE_string("preprocessing_export_base", None,
+                    _ALIAS.format("preprocessing_export_base") +
+                    " Pretraining: base path of the preprocessing model.")
+flags.DEFINE_integer("top_k", None, _ALIAS.format("top_k") +
+                     " fill_spans: candidates per [MASK].")
+flags.DEFINE_integer("max_masks", None, _ALIAS.format("max_masks") +
+                     " fill_spans: [MASK] tokens predicted per text.")
+flags.DEFINE_float("null_score_diff_threshold", None,
+                   _ALIAS.format("null_score_diff_threshold") +
+                   " SQuAD 2.0: no answer when null - best score exceeds it "
+                   "(default: the evaluation's null_threshold.json).")
+flags.DEFINE_integer("coref_max_wordpieces", None,
+                     _ALIAS.format("max_wordpieces") +
+                     " resolve refuses longer texts (0: no limit).")
+flags.DEFINE_integer("qa_max_context_wordpieces", None,
+                     _ALIAS.format("max_context_wordpieces") +
+                     " answer refuses longer contexts (0: no limit).")
+flags.DEFINE_integer("ner_max_wordpieces", None,
+                     _ALIAS.format("max_wordpieces") +
+                     " extract_entities and encode_spans refuse longer "
+                     "texts (0: no limit).")
 flags.mark_flag_as_required("export_base")
-
-
-def _options(params):
-  """The export options of the run's task, from the flags (a task's own
-  flags are read by its export alone)."""
-  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
-  entry = registry.entry_for(params)
-  own = {
-      registry.PretrainingExportOptions: dict(
-          top_k=FLAGS.top_k, max_masks=FLAGS.max_masks,
-          preprocessing_export_base=FLAGS.preprocessing_export_base),
-      registry.CorefExportOptions: dict(
-          max_wordpieces=FLAGS.coref_max_wordpieces),
-      registry.QAExportOptions: dict(
-          null_score_diff_threshold=FLAGS.null_score_diff_threshold,
-          max_context_wordpieces=FLAGS.qa_max_context_wordpieces),
-      registry.SpanNerExportOptions: dict(
-          max_wordpieces=FLAGS.ner_max_wordpieces),
-  }.get(entry.options, {})
-  return entry.options(
-      export_base=FLAGS.export_base, model_dir=FLAGS.model_dir,
-      checkpoint_path=FLAGS.checkpoint_path, vocab_file=FLAGS.vocab_file,
-      version=FLAGS.version, lower_case=FLAGS.do_lower_case,
-      seq_length=FLAGS.seq_length, precision=FLAGS.precision, **own)
 
 
 def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
-  from official_spanbert.serving import registry
   from official_spanbert.serving import export_lib
+  from official_spanbert.serving import registry
   # pylint: enable=g-import-not-at-top
   del argv
   try:
     for base in (FLAGS.export_base, FLAGS.preprocessing_export_base):
       if base:  # before the slow part
         export_lib.check_export_base(base)
-    params, experiment = registry.load_run(
-        FLAGS.model_dir, FLAGS.experiment, FLAGS.config_file,
-        FLAGS.params_override)
-    paths = registry.export(params, experiment, _options(params))
+    to_export = registry.load_run(FLAGS.model_dir, FLAGS.experiment,
+                            FLAGS.config_file, FLAGS.params_override,
+                            FLAGS.checkpoint_path)
+    module_cls = registry.module_for(to_export.params.task)
+    aliases = {name: FLAGS[name].value for name in ALIASES
+               if FLAGS[name].present}
+    values = serving_flags.serving_params(
+        FLAGS.serving_params, aliases, ALIASES,
+        module_cls.SIGNATURES if module_cls else ())
+    paths = registry.export(to_export, values, FLAGS.export_base,
+                            version=FLAGS.version)
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_savedmodel: error: {e}\n")
     return 1
@@ -134,7 +142,7 @@ def main(argv):
     print(f"exported model to {paths['model']} and preprocessing to "
           f"{paths['preprocessing']}")
   else:
-    print(f"exported the {experiment} model to {paths['model']}")
+    print(f"exported the {to_export.experiment} model to {paths['model']}")
   return 0
 
 

@@ -21,7 +21,9 @@ reads <model_dir>/params.yaml and its latest checkpoint (or give --experiment,
 <export_dir>/encoder (the Hub text encoder, with the MLM and SBO heads as its
 `mlm` and `sbo` sub-objects) and <export_dir>/preprocessor (the Hub BERT
 preprocessing API: tokenize, bert_pack_inputs, and text -> inputs at
---seq_length). See official_spanbert/serving/tfhub_export.py.
+--seq_length). Its options are --serving_params (the fields of
+tfhub_export.TFHubExport.Params), or the alias flags below. See
+official_spanbert/serving/tfhub_export.py.
 """
 
 import sys
@@ -30,8 +32,8 @@ import time
 from absl import flags
 
 import official_spanbert  # noqa: F401
+from official_spanbert.serving import serving_flags
 from official_spanbert.utils import console
-from official_spanbert.serving import limits
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None,
@@ -44,11 +46,19 @@ flags.DEFINE_string("checkpoint_path", None,
                     "Checkpoint (default: latest in --model_dir).")
 flags.DEFINE_string("export_dir", None,
                     "Output dir; gets encoder/ and preprocessor/.")
+serving_flags.define_serving_params()
+# Aliases of serving params: flag -> (field, None: any export).
+ALIASES = {"vocab_file": ("vocab_file", None),
+           "do_lower_case": ("lower_case", None),
+           "seq_length": ("seq_length", None)}
 flags.DEFINE_string("vocab_file", None,
-                    "Vocab (default: task.train_data.vocab_file).")
-flags.DEFINE_bool("do_lower_case", False, "Uncased tokenization.")
-flags.DEFINE_integer("seq_length", limits.SEQ_LENGTH,
-                     "Default sequence length of the preprocessor.")
+                    "Alias of --serving_params=vocab_file=... (default: "
+                    "task.train_data.vocab_file).")
+flags.DEFINE_bool("do_lower_case", None, "Alias of --serving_params="
+                  "lower_case=...: uncased tokenization.")
+flags.DEFINE_integer("seq_length", None, "Alias of --serving_params="
+                     "seq_length=...: the preprocessor's default sequence "
+                     "length (default: the export's).")
 flags.mark_flag_as_required("export_dir")
 
 
@@ -56,22 +66,22 @@ def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
   # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401
-  from official_spanbert.serving import export_lib
-  from official_spanbert.serving import pretraining_export
+  from official_spanbert.serving import registry
   from official_spanbert.serving import tfhub_export
   # pylint: enable=g-import-not-at-top
   del argv
   start = time.time()
   try:
     tfhub_export.output_dirs(FLAGS.export_dir)  # before the slow part
-    params = export_lib.load_params(FLAGS.experiment, FLAGS.model_dir,
-                                    FLAGS.config_file, FLAGS.params_override)
-    model, vocab = pretraining_export.load_for_export( params, FLAGS.model_dir,
-                                                      FLAGS.checkpoint_path,
-                                                      FLAGS.vocab_file)
-    dirs = tfhub_export.export(model, vocab, FLAGS.export_dir,
-                             lower_case=FLAGS.do_lower_case,
-                             seq_length=FLAGS.seq_length)
+    to_export = registry.load_run(
+        FLAGS.model_dir, FLAGS.experiment, FLAGS.config_file,
+        FLAGS.params_override, FLAGS.checkpoint_path)
+    values = serving_flags.serving_params(
+        FLAGS.serving_params,
+        {name: FLAGS[name].value for name in ALIASES if FLAGS[name].present},
+        ALIASES, tfhub_export.TFHubExport.SIGNATURES)
+    dirs = registry.export(to_export, values, FLAGS.export_dir,
+                           module_cls=tfhub_export.TFHubExport)
   except (ValueError, OSError) as e:
     sys.stderr.write(f"export_tfhub: error: {e}\n")
     return 1

@@ -58,7 +58,7 @@ from official_spanbert.demo import continued as demo_continued
 from official_spanbert.demo import corpus as demo_corpus
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import summary as demo_summary
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
 
 FLAGS = flags.FLAGS
 # The most steps the demo picks by itself (time_budget.py): 500 steps of bf16
@@ -246,18 +246,16 @@ def prepare_data(output_dir: str, vocab_size: int = 8000,
 
 
 def _quiet_export(model, vocab_path, export_base, lower_case=False):
-  """pretraining_export.export without its progress lines on stderr (quiet
+  """The pretraining export, without its progress lines on stderr (quiet
   mode); anything else it writes there is passed on."""
+  module = pretraining_module.SpanBertServingModule(
+      model, vocab_path, lower_case, seq_length=128, top_k=5, max_masks=8)
   if logging.level_info():
-    return pretraining_export.export(model, vocab_path, export_base,
-                                     seq_length=128, top_k=5, max_masks=8,
-                                     version=1, lower_case=lower_case)
+    return module.write(export_base, version=1)
   buffer = io.StringIO()
   try:
     with contextlib.redirect_stderr(buffer):
-      return pretraining_export.export(model, vocab_path, export_base,
-                                       seq_length=128, top_k=5, max_masks=8,
-                                       version=1, lower_case=lower_case)
+      return module.write(export_base, version=1)
   finally:
     rest = [line for line in buffer.getvalue().splitlines()
             if not line.startswith(("export [", "export: wrote"))]

@@ -30,19 +30,24 @@ Example:
   module.classify(tf.constant(["A man sleeps."]), tf.constant(["He rests."]))
 """
 
+import dataclasses
+import json
+import os
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from official.core import task_factory
 from official_spanbert.data import tokenization
+from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import tacred
 from official_spanbert.modeling import attention_layout
 from official_spanbert.serving import length_chunks
 from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
+from official_spanbert.tasks import classification as classification_task
 
-# Texts the encoder takes at once, in length order (serving/length_chunks.py).
-ENCODER_BATCH_ROWS = 4
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 _INT = lambda name: tf.TensorSpec([None], tf.int32, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
@@ -68,7 +73,31 @@ def _head(ids: tf.RaggedTensor, lengths: tf.Tensor) -> tf.RaggedTensor:
   return qa_module._ragged_take(ids, rows, tf.zeros_like(lengths), lengths)  # pylint: disable=protected-access
 
 
-class ClassifyModule(tf.Module):
+def records_meta(params) -> Dict[str, object]:
+  """The meta_data.json beside the run's training (else evaluation) records.
+
+  Raises:
+    ValueError: neither data config points at records with a meta file.
+  """
+  tried = []
+  for data in (params.task.train_data, params.task.validation_data):
+    path = data and data.input_path
+    if not path:
+      continue
+    first = path.split(",")[0]
+    meta = os.path.join(os.path.dirname(first), classification.META_FILE)
+    tried.append(meta)
+    if tf.io.gfile.exists(meta):
+      with tf.io.gfile.GFile(meta) as f:
+        return json.load(f)
+  raise ValueError(
+      "the export needs the records' meta_data.json (label names, vocab, "
+      f"max_seq_length); not found at {' or '.join(tried) or 'any input_path'}"
+      "; point task.train_data.input_path at the records of "
+      "spanbert-create-finetuning-data")
+
+
+class ClassifyModule(serving_module.ServingModule):
   """SavedModel signatures of a fine-tuned sentence(-pair) classifier.
 
   Args:
@@ -83,16 +112,81 @@ class ClassifyModule(tf.Module):
     entity_mode: how the records show the entities (tacred.ENTITY_MODES):
       `mask` drops their words for a typed marker; `marker` and
       `typed_marker` keep them between open and close markers.
-    encoder_batch_rows: the encoder takes at most this many texts at once,
-      in length order, each chunk cut to its longest text.
+    encoder_batch_rows: see Params.
   """
+
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The `classify` / `classify_relation` export's options.
+
+    Attributes:
+      encoder_batch_rows: the encoder takes at most this many texts at
+        once, in length order, each chunk cut to its longest text
+        (serving/length_chunks.py).
+    """
+    encoder_batch_rows: int = 4
+
+  SIGNATURES = ("classify", "classify_relation")
+  WHAT = "classifier"
+  _TEXT = "The letter was written by Elizabeth in 1813, in Kent."
+  WARMUP = {
+      "single": {"text": [_TEXT, ""]},
+      "pair": {"text": [_TEXT, ""], "text_pair": ["Elizabeth wrote it.", ""]},
+      "relation": {"text": [_TEXT], "subject_start": [26],
+                   "subject_end": [35], "object_start": [48],
+                   "object_end": [52]},
+  }
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run,
+               params: Params) -> "ClassifyModule":
+    """The module of a classification run; what its records were made with
+    comes from their meta_data.json (records_meta)."""
+    meta = records_meta(run.params)
+    task_config = run.params.task.replace(train_data=None,
+                                          validation_data=None)
+    # num_classes 0 / entity_start marker ids: the records' (as in training).
+    classification_task.fill_from_records(task_config, meta)
+    model = run.restore(task_factory.get_task(task_config).build_model())
+    labels = list(meta["labels"])
+    if run.params.task.model.num_classes == 1:
+      labels = ["score"]
+    elif len(labels) != task_config.model.num_classes:
+      raise ValueError(
+          f"the records have {len(labels)} labels ({', '.join(labels)}) but "
+          f"task.model.num_classes is {task_config.model.num_classes}")
+    task = meta.get("task")
+    pair = bool(task in classification.FORMATS and
+                classification.FORMATS[task].text_b is not None)
+    return cls(
+        model, params.vocab_file or str(meta["vocab_file"]),
+        lower_case=bool(meta.get("lower_case", False)),
+        seq_length=int(meta.get("max_seq_length",
+                                run.params.task.validation_data.seq_length)),
+        label_names=labels, pair=pair,
+        entity_markers=meta.get("entity_markers"),
+        entity_mode=str(meta.get("entity_mode", "mask")),
+        encoder_batch_rows=params.encoder_batch_rows)
+
+  def warmup_inputs(self):
+    if self.relation:
+      # Types of the records (any string in `marker` mode, which has none).
+      subj = next((m[6:-1] for m in self.marker_names
+                   if m.startswith("[SUBJ-")), "ANY")
+      obj = next((m[5:-1] for m in self.marker_names
+                  if m.startswith("[OBJ-")), "ANY")
+      warmup = dict(self.WARMUP["relation"], subject_type=[subj],
+                    object_type=[obj])
+      return {"classify_relation": warmup, "serving_default": warmup}
+    warmup = self.WARMUP["pair" if self.pair else "single"]
+    return {"classify": warmup, "serving_default": warmup}
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                seq_length: int = 128, label_names: Sequence[str] = ("0", "1"),
                pair: bool = False,
                entity_markers: Optional[Mapping[str, str]] = None,
                entity_mode: str = "mask",
-               encoder_batch_rows: int = ENCODER_BATCH_ROWS):
+               encoder_batch_rows: int = Params.encoder_batch_rows):
     super().__init__(name="spanbert_classifier")
     if seq_length < (4 if pair else 3):
       raise ValueError(f"seq_length {seq_length} is too small")

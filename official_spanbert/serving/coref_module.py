@@ -27,16 +27,20 @@ Example:
                                tf.constant("tc"), tf.constant(["A", "B"]))
 """
 
+import dataclasses
 from typing import Dict, Optional
 
 import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
-from official_spanbert.serving import limits
+from official_spanbert.serving import serving_module
+from official_spanbert.tasks import coreference
 
 SENTENCE_END_WORDS = (".", "!", "?")
-DEFAULT_MAX_WORDPIECES = limits.COREF_MAX_WORDPIECES
+# What resolve's memory grows by per 1,000 wordpieces, base size (the error
+# message says what a larger limit costs).
+MB_PER_1000_WORDPIECES_BASE = 64
 OUTPUT_KEYS = ("mention_starts", "mention_ends", "cluster_ids",
                "mention_texts", "num_clusters")
 # text, genre, line_speakers.
@@ -138,7 +142,7 @@ class _Untracked:
     self.value = value
 
 
-class CorefServingModule(tf.Module):
+class CorefServingModule(serving_module.ServingModule):
   """The `resolve` signature around a trained CorefModel.
 
   The SavedModel holds the model's variables, not the Keras object: saving
@@ -150,15 +154,57 @@ class CorefServingModule(tf.Module):
     vocab_file, lower_case: its tokenizer.
     max_segment_len: segment length, as in training.
     predict_singletons: output unlinked spans with mention score > 0.
-    max_wordpieces: longer texts are refused (0: no limit); memory and time
-      grow linearly with the length (the model scores in chunks).
+    max_wordpieces: see Params.
     max_num_speakers: speaker ids as the training data's
       (ontonotes.speaker_ids).
   """
 
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The `resolve` export's options.
+
+    Attributes:
+      max_wordpieces: longer texts are refused (0: no limit); memory and
+        time grow linearly with the length (the model scores in chunks): a
+        base-size model took +2,104 MB at 32,768
+        (benchmarks/bench_coref_memory.py, 2026-12-04); 24,000 words of
+        technical prose are ~36,000 wordpieces.
+    """
+    max_wordpieces: int = 65536
+
+  SIGNATURES = ("resolve", "resolve_with_speakers")
+  WHAT = "coreference model"
+  WARMUP_TEXTS = (
+      "Elizabeth walked to the house of her sister. She found Jane reading.",
+      "",
+  )
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run,
+               params: Params) -> "CorefServingModule":
+    """The module of a spanbert/coref run, with the tokenizer, segment
+    length and speaker ids of its task config."""
+    data = run.params.task.validation_data
+    model = run.restore(coreference.build_model(run.params.task.model))
+    return cls(model, run.vocab(params.vocab_file),
+               lower_case=data.do_lower_case,
+               max_segment_len=data.max_segment_len,
+               predict_singletons=run.params.task.predict_singletons,
+               max_wordpieces=params.max_wordpieces,
+               max_num_speakers=data.max_num_speakers)
+
+  def warmup_inputs(self):
+    return {
+        "resolve": {"text": self.WARMUP_TEXTS[0]},
+        "resolve_with_speakers": {"text": self.WARMUP_TEXTS[0],
+                                  "genre": "bc",
+                                  "line_speakers": ["Elizabeth"]},
+        "serving_default": {"text": self.WARMUP_TEXTS[1]},
+    }
+
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                max_segment_len: int = 384, predict_singletons: bool = False,
-               max_wordpieces: int = DEFAULT_MAX_WORDPIECES,
+               max_wordpieces: int = Params.max_wordpieces,
                max_num_speakers: int = 0):
     super().__init__(name="coref_serving")
     self._model = _Untracked(model)
@@ -280,7 +326,7 @@ class CorefServingModule(tf.Module):
             "the text has {} wordpieces, more than the {} this model was "
             "exported for (max_wordpieces): split the text or re-export with "
             "a larger --coref_max_wordpieces (memory grows by about "
-            f"{limits.COREF_MB_PER_1000_WORDPIECES_BASE} MB per 1,000 "
+            f"{MB_PER_1000_WORDPIECES_BASE} MB per 1,000 "
             "wordpieces for a base-size model)", (n, self.max_wordpieces))])
     with tf.control_dependencies([fits]):
       return tf.identity(n)

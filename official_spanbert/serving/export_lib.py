@@ -14,7 +14,7 @@
 
 """The shared export machinery: TF Serving version dirs, saving, warmup.
 
-Every task's exporter (pretraining_export.py, qa_export.py, ...) claims,
+Every serving module's write (serving_module.py, pretraining_module.py) claims,
 writes and publishes its version directory through this module (what a
 failed export leaves: docs/serving.md, "Versions").
 """
@@ -35,7 +35,6 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import progress as progress_lib
 from official_spanbert.utils import write_errors
-from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.configs import experiment_names
 from official_spanbert.configs import override_keys

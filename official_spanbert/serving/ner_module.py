@@ -29,8 +29,10 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 
+from official.core import task_factory
 from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
 from official_spanbert.serving import span_encoder_module
 from official_spanbert.serving import span_windows
 
@@ -90,17 +92,50 @@ class SpanNerServingModule(span_encoder_module.SpanEncoderModule):
   Args:
     model: a modeling/span_ner_model.SpanNerModel with weights.
     vocab_file, lower_case, seq_length: the run's tokenizer and windows.
-    max_wordpieces: a longer text is refused (0: no limit).
+    max_wordpieces: see SpanEncoderModule.Params.
 
   Example:
     module = SpanNerServingModule(model, "vocab.txt", seq_length=256)
     tf.saved_model.save(module, "/models/ner/1", module.signatures())
   """
 
+  Params = span_encoder_module.SpanEncoderModule.Params
+  SIGNATURES = ("extract_entities", "encode_spans")
+  WHAT = "span NER model"
+  WARMUP_TEXTS = ("Mr. Bennet walked to the house in Meryton.\nHe smiled.",
+                  "")
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run,
+               params: Params) -> "SpanNerServingModule":
+    """The module of a spanbert/span_ner run with the tokenizer and windows
+    of its validation data.
+
+    Raises:
+      ValueError: the run's head is `flat` (a BIO tagger has no spans).
+    """
+    if run.params.task.model.head != "span":
+      raise ValueError(
+          f"extract_entities serves the span head; this run's "
+          f"task.model.head is {run.params.task.model.head!r}")
+    data = run.params.task.validation_data
+    model = run.restore(task_factory.get_task(run.params.task).build_model())
+    return cls(model, run.vocab(params.vocab_file),
+               lower_case=data.do_lower_case, seq_length=data.seq_length,
+               max_wordpieces=params.max_wordpieces)
+
+  def warmup_inputs(self):
+    texts = list(self.WARMUP_TEXTS)
+    return {
+        "extract_entities": {"text": texts},
+        "encode_spans": {"text": texts, "span_starts": [[0, 4], [-1, -1]],
+                         "span_ends": [[10, 10], [-1, -1]]},
+        "serving_default": {"text": texts},
+    }
+
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                seq_length: int = 256,
-               max_wordpieces: int = (
-                   span_encoder_module.DEFAULT_MAX_WORDPIECES)):
+               max_wordpieces: int = Params.max_wordpieces):
     super().__init__(model.encoder, vocab_file, lower_case, seq_length,
                      span_embedding=model.span_embedding,
                      max_wordpieces=max_wordpieces, name="spanbert_span_ner")

@@ -16,17 +16,33 @@
 
 Unlike Model Garden's serving_modules.MaskedLM (which returns only the NSP
 output and feeds word ids as type ids), `fill_spans` returns the MLM and SBO
-predictions for every [MASK] and type ids come from the packer.
+predictions for every [MASK] and type ids come from the packer. The export
+writes the serving model and the preprocessing model (PreprocessingModule)
+under one version.
+
+Example:
+  run = serving_module.Run(params, model_dir="/runs/pretrain")
+  SpanBertServingModule.from_run(run, SpanBertServingModule.Params(
+      top_k=3)).write("/models/spanbert")
+  # or, with a model in hand:
+  SpanBertServingModule(model, "vocab.txt", seq_length=64).write("/models/x")
 """
 
-from typing import Dict
+import dataclasses
+import os
+from typing import Dict, Optional
 
 import tensorflow as tf
 
+from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining.masking import masking
-from official_spanbert.serving import limits
+from official_spanbert.modeling import builder
+from official_spanbert.serving import export_lib
+from official_spanbert.serving import serving_module
 from official_spanbert.serving import span_encoder_module
 from official_spanbert.serving import text_preprocessor as tp
+from official_spanbert.utils import atomic_io
+from official_spanbert.utils import progress as progress_lib
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
@@ -64,7 +80,23 @@ def checked_encoder_inputs(inputs: Dict[str, tf.Tensor], vocab_size: int,
             for k, v in inputs.items()}
 
 
-class SpanBertServingModule(tf.Module):
+def build_pretrainer(run: serving_module.Run):
+  """The pretrainer of `run.params.task.model` (modeling/builder.py),
+  restored from the run's training or encoder checkpoint if it names one.
+
+  Raises:
+    ValueError: params of an experiment that is not pretraining.
+  """
+  model_config = run.params.task.model
+  if not isinstance(model_config, spanbert_configs.SpanBertPretrainerConfig):
+    raise ValueError(
+        "the export takes a pretraining experiment (task.model a "
+        f"SpanBertPretrainerConfig), not one with "
+        f"{type(model_config).__name__}")
+  return run.restore(builder.build_pretrainer(model_config))
+
+
+class SpanBertServingModule(serving_module.ServingModule):
   """Signatures of an exported SpanBERT.
 
   * `serving_default(text)`: sequence_output, pooled_output, input_word_ids,
@@ -84,17 +116,118 @@ class SpanBertServingModule(tf.Module):
 
   Args:
     model: a SpanBertPretrainer.
-    preprocessor: a TextPreprocessor.
-    top_k: candidates returned per masked position.
-    max_masks: most [MASK] tokens predicted per text.
+    vocab_file: its WordPiece vocab.
+    lower_case, seq_length, top_k, max_masks, preprocessing_export_base:
+      see Params.
   """
 
-  def __init__(self, model, preprocessor: tp.TextPreprocessor,
-               top_k: int = limits.FILL_SPANS_TOP_K,
-               max_masks: int = limits.FILL_SPANS_MAX_MASKS):
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The pretraining export's options.
+
+    Attributes:
+      lower_case: uncased tokenization.
+      seq_length: the packed length (longer text is truncated).
+      top_k: fill_spans' candidates per masked position.
+      max_masks: [MASK] tokens fill_spans predicts per text.
+      preprocessing_export_base: base path of the preprocessing model
+        (None: <export_base>_preprocessing).
+    """
+    lower_case: bool = False
+    seq_length: int = tp.SEQ_LENGTH
+    top_k: int = 5
+    max_masks: int = 20
+    preprocessing_export_base: Optional[str] = None
+
+  SIGNATURES = ("serving_default", "encode_pair", "encode_ids", "fill_spans",
+                "encode_spans")
+  WARMUP_TEXTS = (
+      "SpanBERT predicts [MASK] [MASK] from the tokens around them.",
+      "The quick brown fox jumps over the lazy dog.",
+  )
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run,
+               params: Params) -> "SpanBertServingModule":
+    """The module of a pretraining run (or a converted checkpoint)."""
+    return cls(build_pretrainer(run), run.vocab(params.vocab_file),
+               params.lower_case, params.seq_length, params.top_k,
+               params.max_masks, params.preprocessing_export_base)
+
+  def warmup_inputs(self):
+    texts = list(self.WARMUP_TEXTS)
+    ids = self.preprocessor(tf.constant(texts))
+    return {
+        "serving_default": {"text": texts},
+        "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+        "encode_ids": {k: ids[k].numpy() for k in ids},
+        "fill_spans": {"text": texts},
+        "encode_spans": {"text": texts, "span_starts": [[0, 9], [0, 4]],
+                         "span_ends": [[8, 17], [3, 9]]},
+    }
+
+  def write(self, export_base: str, version: Optional[int] = None
+            ) -> Dict[str, str]:
+    """Writes <export_base>/<version>/ and the preprocessing model at
+    <preprocessing_export_base>/<version>/, the version claimed in both
+    (concurrent exports get different ones); the preprocessing is renamed
+    into place first, so a version TF Serving sees has its own.
+
+    Returns:
+      {"model": dir, "preprocessing": dir}.
+
+    Raises:
+      export_lib.VersionTakenError: `version` exists or another export is
+        writing it.
+      export_lib.ExportOutputError: the disk is full (nothing is left).
+    """
+    pre_base = self.preprocessing_export_base or (
+        export_base.rstrip("/") + "_preprocessing")
+    if os.path.normpath(pre_base) == os.path.normpath(export_base):
+      raise ValueError("the preprocessing model needs its own export base")
+    report = progress_lib.Progress("export")
+    pre = PreprocessingModule(self.preprocessor)
+    texts = list(self.WARMUP_TEXTS)
+    with export_lib.written_whole(export_base,
+                                  [export_base, pre_base]) as writing:
+      version, tmps = export_lib.claim_version([export_base, pre_base],
+                                               version)
+      dirs = [os.path.join(base, str(version))
+              for base in (export_base, pre_base)]
+      writing.target = dirs[0]
+      renamed = []
+      try:
+        report.note(f"tracing and saving the model (version {version}, "
+                    f"{len(self.SIGNATURES)} signatures, warmup requests)")
+        export_lib.save_with_warmup(self, tmps[0], self.warmup_inputs())
+        report.note("saving the preprocessing model")
+        writing.target = dirs[1]
+        export_lib.save_with_warmup(pre, tmps[1], {
+            "serving_default": {"text": texts},
+            "encode_pair": {"text": texts, "text_pair": texts[::-1]},
+        })
+        for tmp, export_dir in zip(tmps[::-1], dirs[::-1]):
+          atomic_io.move_into_place(tmp, export_dir, overwrite=False)
+          renamed.append(export_dir)
+      except BaseException:
+        # Only this export's own dirs: the claim makes them nobody else's.
+        for path in tmps + renamed:
+          atomic_io.remove_tree(path)
+        raise
+    report.done(f"export: wrote the model to {dirs[0]} and the "
+                f"preprocessing to {dirs[1]} in {report.elapsed():.1f} s")
+    return {"model": dirs[0], "preprocessing": dirs[1]}
+
+  def __init__(self, model, vocab_file: str,
+               lower_case: bool = Params.lower_case,
+               seq_length: int = Params.seq_length,
+               top_k: int = Params.top_k, max_masks: int = Params.max_masks,
+               preprocessing_export_base: Optional[str] = None):
     super().__init__(name="spanbert_serving")
+    self.preprocessing_export_base = preprocessing_export_base
     self.model = model
-    self.preprocessor = preprocessor
+    self.preprocessor = tp.TextPreprocessor(vocab_file, lower_case,
+                                            seq_length)
     self.top_k = top_k
     self.max_masks = max_masks
     self.has_sbo = getattr(model, "span_boundary", None) is not None
@@ -105,8 +238,7 @@ class SpanBertServingModule(tf.Module):
     self.max_sbo_targets = (model.span_boundary.max_targets
                             if self.has_sbo else 0)
     self.span_encoder = span_encoder_module.SpanEncoderModule(
-        model.encoder_network, preprocessor.vocab.path,
-        preprocessor.tokenizer.lower_case, preprocessor.seq_length)
+        model.encoder_network, vocab_file, lower_case, seq_length)
 
   # One graph of the encoder for the 4 signatures (traced once, not 4 times).
   @tf.function(autograph=False, input_signature=[{

@@ -26,26 +26,28 @@ Example:
   module.answer(tf.constant(["Who?"]), tf.constant(["Ann met Bob."]))
 """
 
-from typing import Dict
+import dataclasses
+import math
+import os
+from typing import Dict, Optional
 
 import tensorflow as tf
 
+from official.core import task_factory
 from official_spanbert.data import tokenization
+from official_spanbert.metrics import null_threshold as null_threshold_lib
 from official_spanbert.modeling import attention_layout
+from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import length_chunks
-from official_spanbert.serving import limits
+from official_spanbert.serving import serving_module
+from official_spanbert.tasks import question_answering
 
 # Python's str.isspace() characters: the whitespace squad_examples splits on.
 _SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002"
            "\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029"
            "\u202f\u205f\u3000")
 WHITESPACE_PATTERN = "[" + "".join(f"\\x{{{ord(c):04x}}}" for c in _SPACES) + "]+"
-DEFAULT_MAX_CONTEXT_WORDPIECES = limits.QA_MAX_CONTEXT_WORDPIECES
-# Windows the encoder takes at once, in length order: on CPU a window's cost
-# barely falls in larger batches, while padding to a batch's longest window
-# costs (benchmarks/RESULTS.md, "Length-ordered windows on Zen 4").
-ENCODER_BATCH_WINDOWS = 4
 _STRING = lambda name: tf.TensorSpec([None], tf.string, name=name)  # pylint: disable=unnecessary-lambda-assignment
 
 
@@ -63,7 +65,41 @@ def _ragged_take(values: tf.RaggedTensor, rows: tf.Tensor,
   return tf.gather(values.flat_values, flat)
 
 
-class QuestionAnsweringModule(tf.Module):
+def null_threshold(run: serving_module.Run,
+                   override: Optional[float] = None) -> float:
+  """The SQuAD 2.0 threshold: `override`, else the best-F1 one of the
+  evaluation of the run's checkpoint's step (<predictions dir>/
+  null_threshold.json, metrics/null_threshold.py), else the task config's.
+
+  Raises:
+    ValueError: `override` is not finite; the file is unusable or has no
+      evaluation at the checkpoint's step (named in the message).
+  """
+  if override is not None:
+    if not math.isfinite(override):
+      raise ValueError(f"--null_score_diff_threshold must be a finite "
+                       f"number, got {override}")
+    return float(override)
+  task = run.params.task
+  out = task.predictions_dir or (run.model_dir and os.path.join(
+      run.model_dir, question_answering.PREDICTIONS_DIR))
+  path = out and os.path.join(out, null_threshold_lib.FILE)
+  if (getattr(task.validation_data, "version_2_with_negative", False)
+      and path and tf.io.gfile.exists(path)):
+    return null_threshold_lib.for_step(path, _step(run.checkpoint))
+  return float(task.null_score_diff_threshold)
+
+
+def _step(checkpoint: Optional[str]) -> Optional[int]:
+  """The global step saved in `checkpoint` (None: no step in it)."""
+  if not checkpoint:
+    return None
+  reader = tf.train.load_checkpoint(checkpoints.resolve(checkpoint))
+  key = "global_step/.ATTRIBUTES/VARIABLE_VALUE"
+  return int(reader.get_tensor(key)) if reader.has_tensor(key) else None
+
+
+class QuestionAnsweringModule(serving_module.ServingModule):
   """SavedModel signature `answer(question, context)` of a SQuAD model.
 
   Outputs per question: answer_text, answer_start / answer_end (int32
@@ -77,12 +113,58 @@ class QuestionAnsweringModule(tf.Module):
     n_best_size, max_answer_length: the run's post-processing.
     version_2_with_negative: SQuAD 2.0 (adds has_answer).
     null_score_diff_threshold: SQuAD 2.0 threshold (null - best).
-    max_context_wordpieces: a request with a longer context is refused with
-      InvalidArgumentError (0: no limit); memory grows linearly with it.
-    encoder_batch_windows: the encoder takes at most this many windows at
-      once, in length order, each chunk cut to its longest window (more run
-      one chunk after another, in bounded memory).
+    max_context_wordpieces, encoder_batch_windows: see Params.
   """
+
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The `answer` export's options.
+
+    Attributes:
+      max_context_wordpieces: a request with a longer context is refused
+        with InvalidArgumentError (0: no limit); memory grows linearly with
+        it (~250,000 characters of English at the default).
+      null_score_diff_threshold: SQuAD 2.0's no-answer threshold (None: the
+        best-F1 one of the evaluation of the checkpoint's step, from
+        <model_dir>/predictions/null_threshold.json, else the task's).
+      encoder_batch_windows: the encoder takes at most this many windows at
+        once, in length order, each chunk cut to its longest window: on CPU
+        a window's cost barely falls in larger batches, while padding to a
+        batch's longest window costs (benchmarks/RESULTS.md, "Length-ordered
+        windows on Zen 4").
+    """
+    max_context_wordpieces: int = 65536
+    null_score_diff_threshold: Optional[float] = None
+    encoder_batch_windows: int = 4
+
+  SIGNATURES = ("answer",)
+  WHAT = "question-answering model"
+  WARMUP = {
+      "question": ["Who wrote the letter?", ""],
+      "context": ["The letter was written by Elizabeth in 1813, in Kent.", ""],
+  }
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run,
+               params: Params) -> "QuestionAnsweringModule":
+    """The module of a spanbert/squad_v1 or _v2 run (see Params)."""
+    # Without validation_data: the task would convert the evaluation JSON.
+    model = run.restore(task_factory.get_task(
+        run.params.task.replace(validation_data=None)).build_model())
+    task, data = run.params.task, run.params.task.validation_data
+    return cls(model, run.vocab(params.vocab_file),
+               lower_case=data.do_lower_case, seq_length=data.seq_length,
+               doc_stride=data.doc_stride, query_length=data.query_length,
+               n_best_size=task.n_best_size,
+               max_answer_length=task.max_answer_length,
+               version_2_with_negative=data.version_2_with_negative,
+               null_score_diff_threshold=null_threshold(
+                   run, params.null_score_diff_threshold),
+               max_context_wordpieces=params.max_context_wordpieces,
+               encoder_batch_windows=params.encoder_batch_windows)
+
+  def warmup_inputs(self):
+    return {"answer": self.WARMUP, "serving_default": self.WARMUP}
 
   def __init__(self, model, vocab_file: str, lower_case: bool = False,
                seq_length: int = 384, doc_stride: int = 128,
@@ -90,8 +172,8 @@ class QuestionAnsweringModule(tf.Module):
                max_answer_length: int = 30,
                version_2_with_negative: bool = False,
                null_score_diff_threshold: float = 0.0,
-               max_context_wordpieces: int = DEFAULT_MAX_CONTEXT_WORDPIECES,
-               encoder_batch_windows: int = ENCODER_BATCH_WINDOWS):
+               max_context_wordpieces: int = Params.max_context_wordpieces,
+               encoder_batch_windows: int = Params.encoder_batch_windows):
     super().__init__(name="spanbert_question_answering")
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "

@@ -12,161 +12,106 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+"""Which serving module serves a run, and the one export function.
 
-"""The one export registry: task config class -> how its runs are served.
-
-`spanbert-export-savedmodel` finds the run's experiment (its params.yaml, or
---experiment), looks its task config class up here and calls the entry's
-exporter with the entry's own options (an ExportOptions subclass, as Model
-Garden gives each serving module its own params). A new task adds one
-`register(...)` call; the experiments an entry serves are the registered
-ones of its task config class.
+`SERVING_MODULES` maps a task config class to its serving module class, as
+Model Garden's export_savedmodel.SERVING_MODULES does; `export` builds the
+module's own `Params` from a mapping of serving params, applies `precision`
+and writes the module. A new task adds its module (serving_module.py says
+what it has) and one entry here. The experiments that need registering are
+registered by the binary (official_spanbert.registry_imports).
 
 Example:
-  params, name = registry.load_run("/runs/squad")   # -> spanbert/squad_v1
-  registry.export(params, name, registry.QAExportOptions(
-      export_base="/models/squad", model_dir="/runs/squad"))
+  run = registry.load_run("/runs/squad")            # a spanbert/squad_v1 run
+  registry.export(run, {"max_context_wordpieces": 8192}, "/models/squad")
 """
 
 import dataclasses
 import functools
 import os
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, Mapping, Optional, Sequence, Type, Union
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
-from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import experiment_names
 from official_spanbert.modeling import checkpoints
+from official_spanbert.serving import classify_module
+from official_spanbert.serving import coref_module
 from official_spanbert.serving import export_lib
 from official_spanbert.serving import export_precision
-from official_spanbert.serving import limits
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import ner_module
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
 from official_spanbert.tasks import pretraining
 from official_spanbert.tasks import question_answering
 from official_spanbert.tasks import span_ner
 
+Run = serving_module.Run
+ModuleClass = Type[serving_module.ServingModule]
 
-@dataclasses.dataclass
-class ExportOptions:
-  """What the command line says about any export (None: from the run).
-
-  The options of one task's export are a subclass (its Entry.options); the
-  classifiers take these alone.
-  """
-  export_base: str
-  model_dir: Optional[str] = None
-  checkpoint_path: Optional[str] = None
-  vocab_file: Optional[str] = None
-  version: Optional[int] = None
-  lower_case: bool = False
-  seq_length: int = limits.SEQ_LENGTH
-  precision: str = "float32"  # export_precision.PRECISIONS
-
-  @property
-  def checkpoint(self) -> str:
-    checkpoint = self.checkpoint_path or self.model_dir
-    if not checkpoint:
-      raise ValueError("give --model_dir or --checkpoint_path")
-    return checkpoint
+SERVING_MODULES: Dict[type, ModuleClass] = {
+    pretraining.SpanBertPretrainTaskConfig:
+        pretraining_module.SpanBertServingModule,
+    coreference.CorefTaskConfig: coref_module.CorefServingModule,
+    question_answering.SpanBertQAConfig: qa_module.QuestionAnsweringModule,
+    classification.SpanBertClassificationConfig: classify_module.ClassifyModule,
+    span_ner.SpanNerTaskConfig: ner_module.SpanNerServingModule,
+}
 
 
-@dataclasses.dataclass
-class PretrainingExportOptions(ExportOptions):
-  """The pretrainer's export: fill_spans and the preprocessing model."""
-  top_k: int = limits.FILL_SPANS_TOP_K
-  max_masks: int = limits.FILL_SPANS_MAX_MASKS
-  preprocessing_export_base: Optional[str] = None
+def module_for(task_config) -> Optional[ModuleClass]:
+  """The serving module of `task_config`'s class (or its nearest base)."""
+  return _module_of_class(type(task_config))
 
 
-@dataclasses.dataclass
-class CorefExportOptions(ExportOptions):
-  """The coreference export: resolve refuses longer texts (0: no limit)."""
-  max_wordpieces: int = limits.COREF_MAX_WORDPIECES
-
-
-@dataclasses.dataclass
-class QAExportOptions(ExportOptions):
-  """The SQuAD export: answer's no-answer threshold and context limit."""
-  null_score_diff_threshold: Optional[float] = None
-  max_context_wordpieces: int = limits.QA_MAX_CONTEXT_WORDPIECES
-
-
-@dataclasses.dataclass
-class SpanNerExportOptions(ExportOptions):
-  """The span NER export: extract_entities refuses longer texts."""
-  max_wordpieces: int = limits.NER_MAX_WORDPIECES
-
-
-@dataclasses.dataclass(frozen=True)
-class Entry:
-  """How runs of one task config class are exported.
-
-  Attributes:
-    config_class: the task config class (params.task).
-    signatures: what the export serves (for messages and docs).
-    export: (params, options) -> {"model": dir, ...}.
-    options: the ExportOptions (sub)class `export` takes.
-  """
-  config_class: type
-  signatures: Tuple[str, ...]
-  export: Callable[..., Dict[str, str]]
-  options: Type[ExportOptions] = ExportOptions
-
-  @property
-  def experiments(self) -> Tuple[str, ...]:
-    """The registered experiments whose task this entry exports."""
-    return tuple(name for name, cls in _task_classes().items()
-                 if _entry_of_class(cls) is self)
-
-
-_ENTRIES: List[Entry] = []
-
-
-def register(entry: Entry) -> Entry:
-  _ENTRIES.append(entry)
-  return entry
-
-
-def entries() -> Tuple[Entry, ...]:
-  return tuple(_ENTRIES)
-
-
-@functools.lru_cache(maxsize=None)
-def _task_classes_of(names: Tuple[str, ...]) -> Dict[str, type]:
-  return {name: type(exp_factory.get_exp_config(name).task) for name in names}
-
-
-def _task_classes() -> Dict[str, type]:
-  """{experiment: its task config class} of the registered experiments but
-  the deprecated names (whose configs log a warning when built)."""
-  return _task_classes_of(tuple(
-      name for name in experiment_names.registered()
-      if name not in experiment_names.DEPRECATED))
-
-
-def _entry_of_class(config_class: type) -> Optional[Entry]:
+def _module_of_class(config_class: type) -> Optional[ModuleClass]:
   for cls in config_class.__mro__:
-    for entry in _ENTRIES:
-      if entry.config_class is cls:
-        return entry
+    if cls in SERVING_MODULES:
+      return SERVING_MODULES[cls]
   return None
 
 
-def entry_for(params) -> Entry:
-  """The entry of params.task's class (or its nearest registered base).
+def make_params(module_cls: ModuleClass,
+                values: Union[None, serving_module.Params, Mapping] = None
+                ) -> serving_module.Params:
+  """module_cls.Params from `values` (a mapping of its field names).
 
   Raises:
-    ValueError: no entry serves that task.
+    ValueError: (one line) a key that is not one of the Params' fields,
+      naming them.
   """
-  entry = _entry_of_class(type(params.task))
-  if entry is None:
-    names = ", ".join(e for entry in _ENTRIES for e in entry.experiments)
-    raise ValueError(f"no export for task {type(params.task).__name__}; the "
-                     f"export serves the experiments {names}")
-  return entry
+  if isinstance(values, module_cls.Params):
+    return values
+  values = dict(values or {})
+  fields = [f.name for f in dataclasses.fields(module_cls.Params)]
+  unknown = sorted(set(values) - set(fields))
+  if unknown:
+    raise ValueError(
+        f"serving params {', '.join(unknown)} are not options of "
+        f"{module_cls.__name__} (serving {', '.join(module_cls.SIGNATURES)});"
+        f" its options: {', '.join(fields)}")
+  return module_cls.Params(**values)
+
+
+@functools.lru_cache(maxsize=None)
+def _task_classes_of(names: Sequence[str]) -> Dict[str, type]:
+  return {name: type(exp_factory.get_exp_config(name).task) for name in names}
+
+
+def served_experiments() -> Dict[str, ModuleClass]:
+  """{experiment: its serving module class} of the registered experiments
+  (but the deprecated names, whose configs warn when built)."""
+  names = tuple(name for name in experiment_names.registered()
+                if name not in experiment_names.DEPRECATED)
+  out = {}
+  for name, cls in _task_classes_of(names).items():
+    module_cls = _module_of_class(cls)
+    if module_cls is not None:
+      out[name] = module_cls
+  return out
 
 
 def _leaves(d: Dict, prefix: str = "") -> Dict[str, object]:
@@ -188,27 +133,28 @@ def experiment_of_run(params_yaml: str) -> Optional[str]:
   changed least is the run's (a v2 run keeps version_2_with_negative).
   """
   best = None
-  for entry in _ENTRIES:
-    for name in entry.experiments:
-      try:
-        loaded = params_dict.override_params_dict(
-            exp_factory.get_exp_config(name), params_yaml, is_strict=True)
-      except (KeyError, ValueError, TypeError, AttributeError):
-        continue
-      before = _leaves(exp_factory.get_exp_config(name).as_dict())
-      changed = sum(before.get(k) != v
-                    for k, v in _leaves(loaded.as_dict()).items())
-      if best is None or changed < best[0]:
-        best = (changed, name)
+  for name in served_experiments():
+    try:
+      loaded = params_dict.override_params_dict(
+          exp_factory.get_exp_config(name), params_yaml, is_strict=True)
+    except (KeyError, ValueError, TypeError, AttributeError):
+      continue
+    before = _leaves(exp_factory.get_exp_config(name).as_dict())
+    changed = sum(before.get(k) != v
+                  for k, v in _leaves(loaded.as_dict()).items())
+    if best is None or changed < best[0]:
+      best = (changed, name)
   return best and best[1]
 
 
 def load_run(model_dir: Optional[str] = None,
              experiment: Optional[str] = None,
              config_files: Sequence[str] = (),
-             params_override: str = ""):
-  """(params, experiment name): `experiment`, else the one model_dir's
-  params.yaml belongs to, else spanbert/pretraining."""
+             params_override: str = "",
+             checkpoint_path: Optional[str] = None) -> Run:
+  """The run to export: `experiment`, else the one model_dir's params.yaml
+  belongs to, else spanbert/pretraining; then params.yaml, config files and
+  overrides (export_lib.load_params)."""
   yaml = model_dir and os.path.join(model_dir, "params.yaml")
   if not experiment and yaml and os.path.exists(yaml):
     experiment = experiment_of_run(yaml)
@@ -224,66 +170,9 @@ def load_run(model_dir: Optional[str] = None,
         "conversion wrote, or --experiment (e.g. spanbert/squad_v1) with the "
         "run's --config_file")
   experiment = experiment or "spanbert/pretraining"
-  return export_lib.load_params(experiment, model_dir, config_files,
-                                params_override), experiment
-
-
-def _export_pretrainer(params, options: PretrainingExportOptions) -> Dict[str, str]:
-  model, vocab = pretraining_export.load_for_export(
-      params, options.model_dir, options.checkpoint_path, options.vocab_file)
-  return pretraining_export.export(
-      model, vocab, options.export_base, lower_case=options.lower_case,
-      seq_length=options.seq_length, top_k=options.top_k,
-      max_masks=options.max_masks, version=options.version,
-      preprocessing_export_base=options.preprocessing_export_base)
-
-
-def _export_coref(params, options: CorefExportOptions) -> Dict[str, str]:
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
-  return coref_export.export_from_params(
-      params, options.checkpoint, options.export_base, options.vocab_file,
-      options.version, max_wordpieces=options.max_wordpieces)
-
-
-def _export_qa(params, options: QAExportOptions) -> Dict[str, str]:
-  from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
-  return qa_export.export_from_params(
-      params, options.checkpoint, options.export_base,
-      model_dir=options.model_dir, vocab_file=options.vocab_file,
-      null_score_diff_threshold=options.null_score_diff_threshold,
-      version=options.version,
-      max_context_wordpieces=options.max_context_wordpieces)
-
-
-def _export_classifier(params, options: ExportOptions) -> Dict[str, str]:
-  from official_spanbert.serving import classify_export  # pylint: disable=g-import-not-at-top
-  return classify_export.export_from_params(
-      params, options.checkpoint, options.export_base,
-      vocab_file=options.vocab_file, version=options.version)
-
-
-def _export_span_ner(params, options: SpanNerExportOptions) -> Dict[str, str]:
-  from official_spanbert.serving import ner_export  # pylint: disable=g-import-not-at-top
-  return ner_export.export_from_params(
-      params, options.checkpoint, options.export_base,
-      vocab_file=options.vocab_file, version=options.version,
-      max_wordpieces=options.max_wordpieces)
-
-
-register(Entry(pretraining.SpanBertPretrainTaskConfig,
-               ("serving_default", "encode_pair", "encode_ids", "fill_spans",
-                "encode_spans"),
-               _export_pretrainer, PretrainingExportOptions))
-register(Entry(coreference.CorefTaskConfig,
-               ("resolve", "resolve_with_speakers"), _export_coref,
-               CorefExportOptions))
-register(Entry(question_answering.SpanBertQAConfig, ("answer",), _export_qa,
-               QAExportOptions))
-register(Entry(classification.SpanBertClassificationConfig,
-               ("classify", "classify_relation"), _export_classifier))
-register(Entry(span_ner.SpanNerTaskConfig,
-               ("extract_entities", "encode_spans"), _export_span_ner,
-               SpanNerExportOptions))
+  params = export_lib.load_params(experiment, model_dir, config_files,
+                                  params_override)
+  return Run(params, experiment, model_dir, checkpoint_path)
 
 
 def _run_dir_params(checkpoint: str) -> Optional[str]:
@@ -298,32 +187,48 @@ def _run_dir_params(checkpoint: str) -> Optional[str]:
   return None
 
 
-def export(params, experiment: str, options: ExportOptions
-           ) -> Dict[str, str]:
-  """Exports with the entry of params.task's class.
+def export(run: Run,
+           serving_params: Union[None, serving_module.Params, Mapping],
+           export_base: str, *, version: Optional[int] = None,
+           module_cls: Optional[ModuleClass] = None) -> Dict[str, str]:
+  """Exports `run` with its task's serving module (or `module_cls`).
 
-  `options` of another class than the entry's give their shared fields, and
-  the entry's own options keep their defaults.
+  Args:
+    run: what to export (load_run, or a Run of params and a checkpoint).
+    serving_params: the module's options, a mapping of its Params' fields
+      (or the Params); `precision` is applied here, for every module.
+    export_base: TF Serving's model base path (the module may write more,
+      e.g. the pretraining export's <export_base>_preprocessing).
+    version: the version to write (None: the next free one).
+    module_cls: a module class other than SERVING_MODULES' (TF Hub's).
+
+  Returns:
+    {"model": dir, ...}: what the module wrote.
 
   Raises:
-    ValueError: no entry, or (one line) the checkpoint is of another
-      experiment's model than `experiment`'s, naming both.
+    ValueError: no module serves the task; unknown serving params; no
+      checkpoint; (one line) a checkpoint of another experiment's model
+      than run.experiment's, naming both.
   """
-  entry = entry_for(params)
-  if not isinstance(options, entry.options):
-    options = entry.options(**{f.name: getattr(options, f.name)
-                               for f in dataclasses.fields(ExportOptions)})
+  module_cls = module_cls or module_for(run.params.task)
+  if module_cls is None:
+    raise ValueError(
+        f"no export for task {type(run.params.task).__name__}; the export "
+        f"serves the experiments {', '.join(served_experiments())}")
+  params = make_params(module_cls, serving_params)
+  if not run.checkpoint:
+    raise ValueError("give --model_dir or --checkpoint_path")
   try:
-    with export_precision.scope(options.precision):
-      return entry.export(params, options)
+    with export_precision.scope(params.precision):
+      return module_cls.from_run(run, params).write(export_base, version)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)
     found = yaml and experiment_of_run(yaml)
-    if found and entry_for(export_lib.load_params(found)) is not entry:
+    if found and module_for(export_lib.load_params(found).task) is not (
+        module_cls):
       raise ValueError(
           f"checkpoint {e.path} is from a {found} run ({yaml}), not the "
-          f"{experiment} model the export was asked for; pass "
+          f"{run.experiment} model the export was asked for; pass "
           f"--experiment={found}, or --model_dir of the run without "
           "--experiment") from None
     raise
-

@@ -26,6 +26,7 @@ Example:
                       tf.constant([[0, 4]]), tf.constant([[10, 10]]))
 """
 
+import dataclasses
 from typing import Dict, Optional
 
 import tensorflow as tf
@@ -33,11 +34,13 @@ import tensorflow as tf
 from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_embedding as span_lib
 from official_spanbert.serving import coref_module
-from official_spanbert.serving import limits
 from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
 from official_spanbert.serving import span_windows
 
-DEFAULT_MAX_WORDPIECES = limits.NER_MAX_WORDPIECES
+# encode_spans of a pretrained encoder (no span task to say it): the widest
+# span, in wordpieces (coreference's max_span_width).
+SPAN_MAX_WIDTH = 30
 _PROBLEMS = (
     "",
     "is out of range: offsets are Unicode characters in [0, {}] (the text's "
@@ -48,7 +51,7 @@ _PROBLEMS = (
 )
 
 
-class SpanEncoderModule(tf.Module):
+class SpanEncoderModule(serving_module.ServingModule):
   """SavedModel signature `encode_spans` of an encoder (see the module doc).
 
   Args:
@@ -59,7 +62,7 @@ class SpanEncoderModule(tf.Module):
       and mean pooling).
     max_span_width: the widest span in wordpieces (with span_embedding: its
       max_width).
-    max_wordpieces: a longer text is refused (0: no limit).
+    max_wordpieces: see Params.
 
   Example:
     module = SpanEncoderModule(ner_model.encoder, "vocab.txt",
@@ -67,11 +70,24 @@ class SpanEncoderModule(tf.Module):
     tf.saved_model.save(module, "/models/spans", module.signatures())
   """
 
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The options of an export serving encode_spans (and span NER's).
+
+    Attributes:
+      max_wordpieces: a longer text is refused (0: no limit). Memory is
+        linear in the length (the model reads span_windows'
+        MODEL_BATCH_WINDOWS windows at a time).
+    """
+    max_wordpieces: int = 65536
+
+  SIGNATURES = ("encode_spans",)
+
   def __init__(self, encoder, vocab_file: str, lower_case: bool = False,
                seq_length: int = 256,
                span_embedding: Optional[span_lib.SpanEmbedding] = None,
-               max_span_width: int = limits.SPAN_MAX_WIDTH,
-               max_wordpieces: int = DEFAULT_MAX_WORDPIECES,
+               max_span_width: int = SPAN_MAX_WIDTH,
+               max_wordpieces: int = Params.max_wordpieces,
                name: str = "spanbert_span_encoder"):
     super().__init__(name=name)
     self._layers = coref_module._Untracked((encoder, span_embedding))  # pylint: disable=protected-access

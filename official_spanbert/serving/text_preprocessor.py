@@ -20,9 +20,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from official_spanbert.data import tokenization
-from official_spanbert.serving import limits
 
 MASK_MARKER = "[MASK]"
+
+# The packed length of the pretraining and TF Hub exports' preprocessing
+# (longer text is truncated).
+SEQ_LENGTH = 128
 
 
 class TextPreprocessor(tf.Module):
@@ -45,7 +48,7 @@ class TextPreprocessor(tf.Module):
   """
 
   def __init__(self, vocab_file: str, lower_case: bool = False,
-               seq_length: int = limits.SEQ_LENGTH):
+               seq_length: int = SEQ_LENGTH):
     super().__init__(name="text_preprocessor")
     self.tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
     self.vocab = self.tokenizer.vocab

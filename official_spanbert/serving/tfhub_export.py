@@ -14,28 +14,33 @@
 
 """SpanBERT as reusable SavedModels in the TF Hub format, for Keras users.
 
-`export` writes `<export_dir>/encoder` (TF Hub's text encoder API, plus `mlm`
-and `sbo` sub-objects with the pretraining heads) and
+`TFHubExport.write` writes `<export_dir>/encoder` (TF Hub's text encoder API,
+plus `mlm` and `sbo` sub-objects with the pretraining heads) and
 `<export_dir>/preprocessor` (BERT's preprocessing API: `tokenize`,
 `bert_pack_inputs`), as Model Garden's official/nlp/tools/export_tfhub_lib.py
 does for BERT. See docs/serving.md#for-keras-users-tf-hub-savedmodels.
+
+Example:
+  registry.export(run, {"lower_case": True}, "/models/hub",
+                  module_cls=tfhub_export.TFHubExport)
 """
 
+import dataclasses
 import os
-from typing import Dict
+from typing import Dict, Optional
 
 import tensorflow as tf
 import tf_keras
 
 from official.nlp.modeling import layers
 from official_spanbert.serving import export_lib
-from official_spanbert.serving import limits
 from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
 
 
-class MaskedLmHead(tf.Module):
+class MlmSubModule(tf.Module):
   """The `mlm` sub-object: MLM logits at given positions of sequence_output."""
 
   def __init__(self, masked_lm: tf_keras.layers.Layer, hidden_size: int):
@@ -50,7 +55,7 @@ class MaskedLmHead(tf.Module):
     return self.masked_lm(sequence_output, masked_positions=masked_lm_positions)
 
 
-class SpanBoundaryHead(tf.Module):
+class SboSubModule(tf.Module):
   """The `sbo` sub-object: SBO logits from the spans' boundaries."""
 
   def __init__(self, span_boundary: tf_keras.layers.Layer, hidden_size: int):
@@ -94,9 +99,9 @@ def encoder_model(model, vocab_file: str,
   # The heads' weights stay out of the encoder's (trainable) variables.
   core._auto_track_sub_layers = False  # pylint: disable=protected-access
   hidden_size = model.masked_lm.embedding_table.shape[-1]
-  core.mlm = MaskedLmHead(model.masked_lm, hidden_size)
+  core.mlm = MlmSubModule(model.masked_lm, hidden_size)
   if getattr(model, "span_boundary", None) is not None:
-    core.sbo = SpanBoundaryHead(model.span_boundary, hidden_size)
+    core.sbo = SboSubModule(model.span_boundary, hidden_size)
   core.vocab_file = tf.saved_model.Asset(vocab_file)
   core.do_lower_case = tf.Variable(lower_case, trainable=False)
   return core
@@ -176,7 +181,7 @@ class Preprocessor(tf.Module):
   """The preprocessing SavedModel's root (see module docstring)."""
 
   def __init__(self, vocab_file: str, lower_case: bool = False,
-               seq_length: int = limits.SEQ_LENGTH):
+               seq_length: int = tp.SEQ_LENGTH):
     super().__init__(name="spanbert_hub_preprocessor")
     self.preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
     self.tokenize = Tokenize(self.preprocessor)
@@ -202,39 +207,74 @@ def output_dirs(export_dir: str) -> Dict[str, str]:
   return dirs
 
 
-def export(model, vocab_file: str, export_dir: str, *,
-           lower_case: bool = False,
-           seq_length: int = limits.SEQ_LENGTH) -> Dict[str, str]:
-  """Writes <export_dir>/encoder and <export_dir>/preprocessor.
+class TFHubExport(serving_module.ServingModule):
+  """A pretraining run as TF Hub encoder and preprocessor SavedModels.
 
   Args:
     model: a SpanBertPretrainer with weights.
     vocab_file: its WordPiece vocab.
-    export_dir: a directory that has neither `encoder` nor `preprocessor`.
-    lower_case: uncased tokenization.
-    seq_length: default sequence length of the preprocessor.
-
-  Returns:
-    {"encoder": dir, "preprocessor": dir}.
-
-  Raises:
-    ValueError: one of the two exists already.
-    export_lib.ExportOutputError: the disk is full (nothing is left behind,
-      export_dir neither if this export created it).
+    lower_case, seq_length: see Params.
   """
-  dirs = output_dirs(export_dir)
-  tmp = os.path.join(export_dir, f".tmp-hub-{os.getpid()}")
-  with export_lib.written_whole(dirs["encoder"], [export_dir]) as writing:
-    try:
-      encoder_model(model, vocab_file, lower_case).save(
-          os.path.join(tmp, "encoder"), include_optimizer=False,
-          save_format="tf")
-      writing.target = dirs["preprocessor"]
-      tf.saved_model.save(Preprocessor(vocab_file, lower_case, seq_length),
-                          os.path.join(tmp, "preprocessor"))
-      for name, path in dirs.items():
-        atomic_io.move_into_place(os.path.join(tmp, name), path,
-                                  overwrite=False)
-    finally:
-      atomic_io.remove_tree(tmp)
-  return dirs
+
+  @dataclasses.dataclass
+  class Params(serving_module.Params):
+    """The TF Hub export's options.
+
+    Attributes:
+      lower_case: uncased tokenization.
+      seq_length: the preprocessor's default sequence length.
+    """
+    lower_case: bool = False
+    seq_length: int = tp.SEQ_LENGTH
+
+  SIGNATURES = ("encoder", "preprocessor")
+  WHAT = "TF Hub encoder"
+
+  @classmethod
+  def from_run(cls, run: serving_module.Run, params: Params) -> "TFHubExport":
+    return cls(pretraining_module.build_pretrainer(run),
+               run.vocab(params.vocab_file), params.lower_case,
+               params.seq_length)
+
+  def __init__(self, model, vocab_file: str, lower_case: bool = False,
+               seq_length: int = Params.seq_length):
+    super().__init__(name="spanbert_tfhub_export")
+    self.model = model
+    self.vocab_file = vocab_file
+    self.lower_case = lower_case
+    self.seq_length = seq_length
+
+  def write(self, export_base: str, version: Optional[int] = None
+            ) -> Dict[str, str]:
+    """Writes <export_base>/encoder and <export_base>/preprocessor.
+
+    Returns:
+      {"encoder": dir, "preprocessor": dir}.
+
+    Raises:
+      ValueError: a `version` (TF Hub models have none), or one of the two
+        dirs exists already.
+      export_lib.ExportOutputError: the disk is full (nothing is left behind,
+        export_base neither if this export created it).
+    """
+    if version is not None:
+      raise ValueError("a TF Hub export has no versions; give a new "
+                       "--export_dir instead of --version")
+    dirs = output_dirs(export_base)
+    tmp = os.path.join(export_base, f".tmp-hub-{os.getpid()}")
+    with export_lib.written_whole(dirs["encoder"], [export_base]) as writing:
+      try:
+        encoder_model(self.model, self.vocab_file,
+                      self.lower_case).save(
+                          os.path.join(tmp, "encoder"),
+                          include_optimizer=False, save_format="tf")
+        writing.target = dirs["preprocessor"]
+        tf.saved_model.save(
+            Preprocessor(self.vocab_file, self.lower_case, self.seq_length),
+            os.path.join(tmp, "preprocessor"))
+        for name, path in dirs.items():
+          atomic_io.move_into_place(os.path.join(tmp, name), path,
+                                    overwrite=False)
+      finally:
+        atomic_io.remove_tree(tmp)
+    return dirs

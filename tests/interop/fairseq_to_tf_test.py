@@ -48,9 +48,8 @@ from official_spanbert import interop as hc  # noqa: E402
 from official_spanbert.interop import sbo_map  # noqa: E402
 from official_spanbert.modeling import checkpoints  # noqa: E402
 from official_spanbert.serving import export_lib  # noqa: E402
-from official_spanbert.serving import pretraining_export  # noqa: E402
+from official_spanbert.serving import serving_module  # noqa: E402
 from official_spanbert.serving import pretraining_module  # noqa: E402
-from official_spanbert.serving import text_preprocessor as tp  # noqa: E402
 
 tool = importlib.import_module("official_spanbert.tools.convert_checkpoint")
 
@@ -180,7 +179,7 @@ def converted(reference, small_vocab, tmp_path_factory):
 def _load(out):
   """The model spanbert-export-savedmodel --model_dir=out builds, restored."""
   params = export_lib.load_params("spanbert/pretraining", model_dir=out)
-  model = pretraining_export.build_model(params)
+  model = pretraining_module.build_pretrainer(serving_module.Run(params))
   return model, checkpoints.restore(model, out)
 
 
@@ -219,8 +218,7 @@ def test_mlm_and_sbo_match_the_reference_and_fill_spans_agrees(
   model, restored = _load(converted[0])
   assert restored == ["encoder", "masked_lm", "span_boundary"]
   module = pretraining_module.SpanBertServingModule(
-      model, tp.TextPreprocessor(small_vocab, seq_length=48), top_k=5,
-      max_masks=4)
+      model, small_vocab, seq_length=48, top_k=5, max_masks=4)
   inputs = module.preprocessor(tf.constant(masked_texts))
   ids = inputs["input_word_ids"].numpy()
   mask_id = module.preprocessor.vocab.mask_id
@@ -534,6 +532,6 @@ def test_the_export_finds_the_vocab_beside_a_converted_checkpoint(converted):
   out, _ = converted
   params = export_lib.load_params("spanbert/pretraining", model_dir=out)
   assert not params.task.train_data.vocab_file
-  _, vocab = pretraining_export.load_for_export(params, model_dir=out)
+  vocab = serving_module.Run(params, model_dir=out).vocab()
   assert vocab == os.path.join(out, "vocab.txt")
   assert os.path.exists(vocab)

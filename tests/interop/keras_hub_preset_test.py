@@ -37,7 +37,8 @@ import tensorflow as tf
 from official_spanbert.training import train_lib
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import keras_hub_preset
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from conftest import TOOLS
 from conftest import data_path
 from conftest import tiny_params
@@ -135,9 +136,10 @@ def exported(tmp_path_factory, pretraining_records, cased_vocab):
        f"--sequence_length={SEQ}"],
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   # The TF Serving export of the same checkpoint meanwhile.
-  model = pretraining_export.build_model(params, model_dir)
-  serving = pretraining_export.export(model, cased_vocab, str(d / "serving"),
-                                      seq_length=SEQ, version=1)
+  model = pretraining_module.build_pretrainer(
+      serving_module.Run(params, checkpoint_path=model_dir))
+  serving = pretraining_module.SpanBertServingModule(
+      model, cased_vocab, seq_length=SEQ).write(str(d / "serving"), version=1)
   out, err = tool.communicate(timeout=900)
   assert tool.returncode == 0, err[-3000:]
   assert "tf_to_keras_hub: wrote encoder" in out.splitlines()[-1], out

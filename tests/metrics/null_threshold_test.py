@@ -30,7 +30,8 @@ import tensorflow as tf
 from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.metrics import null_threshold
-from official_spanbert.serving import qa_export
+from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
 
 
 def _write(d, text):
@@ -112,16 +113,16 @@ def test_the_export_takes_the_threshold_of_the_checkpoints_step(tmp_path):
                                           "best_exact_thresh": 0.0}, step)
   params = _params(tmp_path)
   best = _checkpoint(str(tmp_path), 20)
-  assert qa_export.null_threshold(params, None, checkpoint=best) == -2.0
-  assert qa_export.null_threshold(params, None, checkpoint=_checkpoint(
-      str(tmp_path), 30)) == -3.0
+  run = lambda checkpoint: serving_module.Run(  # pylint: disable=unnecessary-lambda-assignment
+      params, checkpoint_path=checkpoint)
+  assert qa_module.null_threshold(run(best)) == -2.0
+  assert qa_module.null_threshold(run(_checkpoint(str(tmp_path), 30))) == -3.0
   with pytest.raises(ValueError, match=r"step 40; evaluate the exported"):
-    qa_export.null_threshold(params, None,
-                             checkpoint=_checkpoint(str(tmp_path), 40))
-  assert qa_export.null_threshold(params, None, -0.5, best) == -0.5
+    qa_module.null_threshold(run(_checkpoint(str(tmp_path), 40)))
+  assert qa_module.null_threshold(run(best), -0.5) == -0.5
   with pytest.raises(ValueError, match=(
       r"^--null_score_diff_threshold must be a finite number, got nan$")):
-    qa_export.null_threshold(params, None, float("nan"), best)
+    qa_module.null_threshold(run(best), float("nan"))
 
 
 def test_a_nan_threshold_is_refused_at_export(tmp_path):
@@ -129,5 +130,5 @@ def test_a_nan_threshold_is_refused_at_export(tmp_path):
          '"step": 20}')
   with pytest.raises(ValueError, match=r"null_threshold\.json: the threshold "
                      r"of step 20 is nan, not a finite number"):
-    qa_export.null_threshold(_params(tmp_path), None,
-                             checkpoint=_checkpoint(str(tmp_path), 20))
+    qa_module.null_threshold(serving_module.Run(
+        _params(tmp_path), checkpoint_path=_checkpoint(str(tmp_path), 20)))

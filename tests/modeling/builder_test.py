@@ -26,7 +26,8 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.interop import weight_map
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import span_bert_pretrainer
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 
 TINY = {"task": {"model": {
     "encoder": {"type": "bert_v2", "bert_v2": {
@@ -64,7 +65,7 @@ def calls(monkeypatch):
 def test_task_export_and_converter_use_the_one_builder(calls):
   params = _params()
   task_model = task_factory.get_task(params.task).build_model()
-  export_model = pretraining_export.build_model(params)
+  export_model = pretraining_module.build_pretrainer(serving_module.Run(params))
   converter_model = weight_map.build_model(
       params.task.model.encoder, params.task.model.mlm_activation,
       use_next_sentence=True)
@@ -95,7 +96,7 @@ def test_export_refuses_a_fine_tuning_experiment():
   assert not isinstance(params.task.model,
                         spanbert_configs.SpanBertPretrainerConfig)
   with pytest.raises(ValueError, match="pretraining experiment"):
-    pretraining_export.build_model(params)
+    pretraining_module.build_pretrainer(serving_module.Run(params))
 
 
 def test_an_older_params_yaml_with_sbo_max_targets_still_builds():

@@ -131,11 +131,10 @@ def _setup(tmp, vocab: str, lower_case: bool, export: bool):
     train_utils.serialize_config(params, run)
     tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
         os.path.join(run, "ckpt"))
-    loaded_params, experiment = registry.load_run(run)
-    paths = registry.export(loaded_params, experiment, registry.ExportOptions(
-        export_base=str(tmp / "export"), model_dir=run))
+    loaded_run = registry.load_run(run)
+    paths = registry.export(loaded_run, {}, str(tmp / "export"))
     loaded = tf.saved_model.load(paths["model"])
-    out.update(experiment=experiment, dir=paths["model"], loaded=loaded,
+    out.update(experiment=loaded_run.experiment, dir=paths["model"], loaded=loaded,
                extract=loaded.signatures["extract_entities"],
                encode=loaded.signatures["encode_spans"])
   else:

@@ -23,7 +23,6 @@ import tensorflow as tf
 from official.core import task_factory
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import pretraining_module
-from official_spanbert.serving import text_preprocessor as tp
 import export_helpers
 
 THAI = "ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน"[:35]
@@ -44,9 +43,9 @@ class _Counting:
 
 def test_fill_spans_runs_the_heads_on_the_masks_only(cased_vocab):
   model = task_factory.get_task(export_helpers.params().task).build_model()
-  pre = tp.TextPreprocessor(cased_vocab, seq_length=export_helpers.SEQ)
-  module = pretraining_module.SpanBertServingModule(model, pre, top_k=3,
-                                                    max_masks=20)
+  module = pretraining_module.SpanBertServingModule(
+      model, cased_vocab, seq_length=export_helpers.SEQ, top_k=3,
+      max_masks=20)
   mlm, sbo = tf.Variable(0), tf.Variable(0)
   module.model = types.SimpleNamespace(
       encoder_network=model.encoder_network,
@@ -60,7 +59,7 @@ def test_fill_spans_runs_the_heads_on_the_masks_only(cased_vocab):
   weights = out["masked_weights"].numpy()
   assert weights.shape == (100, 20) and weights.sum() == masks
   # The real slots are the heads' predictions at those positions.
-  inputs = pre(tf.constant(texts[:2]))
+  inputs = module.preprocessor(tf.constant(texts[:2]))
   x = model.encoder_network(inputs, training=False)["sequence_output"]
   positions = out["masked_positions"][:2]
   log_probs = tf.nn.log_softmax(model.masked_lm(x, positions)).numpy()

@@ -22,16 +22,18 @@ import pytest
 import tensorflow as tf
 
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import qa_export
-from qa_export_test import _qa_params
+from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
+from test_qa_export import _qa_params
 
 _NO_TEXT = tf.constant([], tf.string)
 
 
 @pytest.fixture(scope="module")
 def answer(small_vocab, tmp_path_factory):
-  module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
-                                  0.0)
+  module = qa_module.QuestionAnsweringModule.from_run(
+      serving_module.Run(_qa_params(small_vocab)),
+      qa_module.QuestionAnsweringModule.Params())
   path = str(tmp_path_factory.mktemp("qa"))
   tf.saved_model.save(module, path, module.signatures())
   return tf.saved_model.load(path).signatures["answer"]

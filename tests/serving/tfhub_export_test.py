@@ -29,12 +29,13 @@ from official.core import task_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import serving_module
 from conftest import REPO, TOOLS
 from conftest import data_path
 
 SEQ = 32
-# The tiny model of serving/pretraining_export_test.py: hidden 32, one layer.
+# The tiny model of test_pretraining_export.py: hidden 32, one layer.
 SIZE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1}
 
 
@@ -63,8 +64,8 @@ def exported(tmp_path_factory, cased_vocab):
        f"--seq_length={SEQ}"],
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   # The TF Serving export runs meanwhile.
-  serving = pretraining_export.export(model, cased_vocab, str(d / "serving"),
-                                      seq_length=SEQ, version=1)
+  serving = pretraining_module.SpanBertServingModule(
+      model, cased_vocab, seq_length=SEQ).write(str(d / "serving"), version=1)
   out, err = tool.communicate(timeout=600)
   assert tool.returncode == 0, err[-3000:]
   assert "exported the TF Hub encoder to" in out

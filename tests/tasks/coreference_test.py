@@ -142,10 +142,11 @@ def _raw_text(doc: conll2012.Document):
 
 @pytest.fixture(scope="module")
 def exported(trained, tmp_path_factory):
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
   base = str(tmp_path_factory.mktemp("serving") / "coref")
-  paths = coref_export.export_from_params(
-      trained["params"], trained["model_dir"], base, version=3)
+  paths = registry.export(
+      registry.Run(trained["params"], checkpoint_path=trained["model_dir"]),
+      {}, base, version=3)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   return {"dir": paths["model"], "loaded": tf.saved_model.load(paths["model"])}
 
@@ -211,7 +212,7 @@ def test_export_has_warmup_and_only_registered_tf_ops(exported):
                         "tf_serving_warmup_requests")
   assert sum(1 for _ in tf.data.TFRecordDataset(warmup)) == 3  # 3 signatures
   # This process loads only TF and tf.text ops: every op of the graph is
-  # one of them (serving/pretraining_export_test.py's audit tells the two
+  # one of them (test_pretraining_export.py's audit tells the two
   # apart in a fresh process).
   ops = sorted(export_helpers.saved_ops(exported["dir"]))
   assert [o for o in ops if op_def_registry.get(o) is None] == []

@@ -281,7 +281,7 @@ SEG = 64
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, litbank):
-  from official_spanbert.serving import coref_export  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import coref_module  # pylint: disable=g-import-not-at-top
   doc, = conll2012.parse_lines(litbank[0])
   lines = [" ".join(s) for s in doc.sentences[:14]]
   tf.random.set_seed(4)
@@ -291,8 +291,9 @@ def exported(tmp_path_factory, litbank):
   example = coref_data.encode_document(doc, tokenizer, SEG)
   model(_inputs(example, SEG)[0], training=False)  # builds the variables
   base = tmp_path_factory.mktemp("coref_speakers")
-  out = coref_export.export(model, vocab, str(base), max_segment_len=SEG,
-                            max_num_speakers=MAX_NUM_SPEAKERS, version=1)
+  out = coref_module.CorefServingModule(
+      model, vocab, max_segment_len=SEG,
+      max_num_speakers=MAX_NUM_SPEAKERS).write(str(base), version=1)
   return {"model": model, "loaded": tf.saved_model.load(out["model"]),
           "dir": out["model"], "lines": lines, "tokenizer": tokenizer}
 

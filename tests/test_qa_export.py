@@ -33,8 +33,9 @@ from official.core import task_factory
 from official.core import train_utils
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.serving import export_lib
-from official_spanbert.serving import limits
+from official_spanbert.serving import qa_module
 from official_spanbert.serving import registry
+from official_spanbert.serving import serving_module
 import serving_client
 
 SMALL = {"task": {"model": {"encoder": {"bert_v2": {
@@ -73,40 +74,48 @@ def qa_export(tmp_path_factory, small_vocab):
   d = tmp_path_factory.mktemp("qa_export")
   params = _qa_params(small_vocab)
   _run_dir(d / "run", params)
-  loaded_params, experiment = registry.load_run(str(d / "run"))
-  paths = registry.export(loaded_params, experiment, registry.ExportOptions(
-      export_base=str(d / "export"), model_dir=str(d / "run")))
+  run = registry.load_run(str(d / "run"))
+  paths = registry.export(run, {}, str(d / "export"))
   loaded = tf.saved_model.load(paths["model"])
-  return {"dir": d, "model": paths["model"], "experiment": experiment,
+  return {"dir": d, "model": paths["model"], "experiment": run.experiment,
           "loaded": loaded, "answer": loaded.signatures["answer"]}
 
 
 def test_registry_serves_every_fine_tuning_experiment():
-  served = {e for entry in registry.entries() for e in entry.experiments}
+  served = registry.served_experiments()
   assert {"spanbert/pretraining", "spanbert/coref", "spanbert/squad_v1",
-          "spanbert/squad_v2"} <= served
-  for name in served:
-    entry = registry.entry_for(exp_factory.get_exp_config(name))
-    assert name in entry.experiments
+          "spanbert/squad_v2", "spanbert/tacred", "spanbert/span_ner"} <= set(
+              served)
+  for name, module_cls in served.items():
+    assert registry.module_for(
+        exp_factory.get_exp_config(name).task) is module_cls
+    assert issubclass(module_cls, serving_module.ServingModule)
+    assert module_cls.SIGNATURES
 
 
-def test_each_entry_takes_its_own_options(monkeypatch):
+def test_each_module_takes_its_own_options(monkeypatch):
   """The served names come from the registrations, the deprecated alias
-  left out (its config logs a warning when built); each entry's options
-  hold the shared fields and its own."""
+  left out (its config logs a warning when built); each module's Params
+  hold the shared fields and its own, and another's are one line."""
   built = []
   get = exp_factory.get_exp_config
   monkeypatch.setattr(exp_factory, "get_exp_config",
                       lambda name: built.append(name) or get(name))
   registry._task_classes_of.cache_clear()  # pylint: disable=protected-access
-  served = [e for entry in registry.entries() for e in entry.experiments]
-  assert "spanbert/glue" not in built + served and "spanbert/tacred" in built
-  assert len(served) == len(set(served))
-  qa = registry.entry_for(exp_factory.get_exp_config("spanbert/squad_v1"))
-  options = qa.options(export_base="/x")
-  assert isinstance(options, registry.ExportOptions)
-  assert options.max_context_wordpieces == limits.QA_MAX_CONTEXT_WORDPIECES
-  assert not hasattr(options, "top_k")
+  served = registry.served_experiments()
+  assert "spanbert/glue" not in built + list(served)
+  assert "spanbert/tacred" in built
+  qa = served["spanbert/squad_v1"]
+  params = registry.make_params(qa, {"max_context_wordpieces": 8})
+  assert isinstance(params, serving_module.Params)
+  assert params.max_context_wordpieces == 8 and params.precision == "float32"
+  assert registry.make_params(qa).max_context_wordpieces == (
+      qa_module.QuestionAnsweringModule.Params.max_context_wordpieces)
+  with pytest.raises(ValueError) as e:
+    registry.make_params(qa, {"top_k": 3})
+  message = str(e.value)
+  assert "\n" not in message
+  assert "top_k" in message and "max_context_wordpieces" in message
 
 
 def test_run_dir_names_its_experiment_and_exports_answer(qa_export):
@@ -126,8 +135,9 @@ def test_pretraining_export_of_a_squad_run_is_one_line(qa_export):
   run = str(qa_export["dir"] / "run")
   params = export_lib.load_params("spanbert/pretraining", run)
   with pytest.raises(ValueError) as e:
-    registry.export(params, "spanbert/pretraining", registry.ExportOptions(
-        export_base=str(qa_export["dir"] / "wrong"), model_dir=run))
+    registry.export(
+        serving_module.Run(params, "spanbert/pretraining", model_dir=run), {},
+        str(qa_export["dir"] / "wrong"))
   message = str(e.value)
   assert "\n" not in message and len(message) < 400, message
   assert "spanbert/squad_v" in message and "spanbert/pretraining" in message
@@ -191,7 +201,6 @@ def test_windows_fit_the_call_and_answers_do_not_depend_on_it(qa_export):
 def test_windows_beyond_one_encoder_batch_run_in_chunks(small_vocab):
   """A call of 3 long contexts (hundreds of windows) through the chunked
   encoder gives the answers of one unchunked batch."""
-  from official_spanbert.serving import qa_module  # pylint: disable=g-import-not-at-top
   params = _qa_params(small_vocab)
   model = task_factory.get_task(
       params.task.replace(validation_data=None)).build_model()
@@ -217,7 +226,6 @@ def test_an_answer_in_a_word_over_100_bytes_is_the_whole_word(
   """A word over 100 bytes is one [UNK]: an answer holding it holds all of
   it (issue 55: a 35-character Thai answer came back as `ภา`, "ACGT"*30 as
   `ACGTA`). Each context is one such word, so SQuAD v1.1's answer is it."""
-  from official_spanbert.serving import qa_module  # pylint: disable=g-import-not-at-top
   vocab = uncased_vocab if lower_case else small_vocab
   params = _qa_params(vocab, "spanbert/squad_v1")
   params.task.model.encoder.bert_v2.vocab_size = sum(
@@ -237,9 +245,9 @@ def test_an_answer_in_a_word_over_100_bytes_is_the_whole_word(
 
 
 def test_contexts_over_the_limit_are_refused_naming_the_context(small_vocab):
-  from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
-  module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
-                                  0.0, max_context_wordpieces=40)
+  module = qa_module.QuestionAnsweringModule.from_run(
+      serving_module.Run(_qa_params(small_vocab)),
+      qa_module.QuestionAnsweringModule.Params(max_context_wordpieces=40))
   with pytest.raises(tf.errors.InvalidArgumentError,
                      match=r"context 1 of the request has \d+ wordpieces, "
                      r"more than the 40 .*--qa_max_context_wordpieces"):
@@ -328,12 +336,12 @@ def test_a_bfloat16_model_keeps_its_span_head_in_float32(small_vocab):
   logits come out of a float32 head (bf16's 8 bits made near-tied n-best
   entries flip: 980 -> 984 of 1,000 answers equal to float32, RESULTS.md)."""
   import tf_keras  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import qa_export  # pylint: disable=g-import-not-at-top
   before = tf_keras.mixed_precision.global_policy()
   tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
   try:
-    module = qa_export.build_module(_qa_params(small_vocab), None, small_vocab,
-                                    0.0)
+    module = qa_module.QuestionAnsweringModule.from_run(
+        serving_module.Run(_qa_params(small_vocab)),
+        qa_module.QuestionAnsweringModule.Params())
   finally:
     tf_keras.mixed_precision.set_global_policy(before)
   model = module.model

@@ -69,11 +69,10 @@ def _export(d, vocab, task, labels, markers=None, num_classes=None):
   # As the trainer saves: the model and its checkpoint items.
   tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
       str(run / "ckpt"))
-  loaded_params, experiment = registry.load_run(str(run))
-  paths = registry.export(loaded_params, experiment, registry.ExportOptions(
-      export_base=str(d / "export"), model_dir=str(run)))
+  loaded = registry.load_run(str(run))
+  paths = registry.export(loaded, {}, str(d / "export"))
   return {"model": paths["model"], "loaded": tf.saved_model.load(
-      paths["model"]), "experiment": experiment, "keras": model}
+      paths["model"]), "experiment": loaded.experiment, "keras": model}
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +111,9 @@ def test_pair_lengths_is_berts_truncation():
 
 def test_registry_serves_classification(pair_export):
   assert pair_export["experiment"] == "spanbert/classification"
-  served = {e for entry in registry.entries() for e in entry.experiments}
-  assert {"spanbert/classification", "spanbert/tacred"} <= served
+  served = registry.served_experiments()
+  assert served["spanbert/classification"] is classify_module.ClassifyModule
+  assert served["spanbert/tacred"] is classify_module.ClassifyModule
   signatures = pair_export["loaded"].signatures
   assert set(signatures) == {"classify", "serving_default"}
   out = signatures["classify"](text=tf.constant([TEXT]),
@@ -255,8 +255,8 @@ def test_run_without_records_meta_is_one_line(tmp_path, small_vocab):
   params = exp_factory.get_exp_config("spanbert/classification")
   params.task.train_data.input_path = str(tmp_path / "nowhere" / "t.rec")
   with pytest.raises(ValueError) as e:
-    registry.entry_for(params).export(params, registry.ExportOptions(
-        export_base=str(tmp_path / "x"), model_dir=str(tmp_path)))
+    registry.export(registry.Run(params, model_dir=str(tmp_path)), {},
+                    str(tmp_path / "x"))
   assert "meta_data.json" in str(e.value) and "\n" not in str(e.value)
 
 

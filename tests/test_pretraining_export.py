@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import pretraining_export
+from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import text_preprocessor as tp
 from conftest import REPO, TOOLS
 import export_helpers
@@ -206,6 +206,6 @@ def test_preprocessing_model(exported):
 
 def test_existing_version_is_refused(exported):
   with pytest.raises(ValueError, match="already exists"):
-    pretraining_export.export(exported["keras"], exported["vocab"],
-                              os.path.join(exported["dir"], "spanbert"),
-                              version=7, seq_length=SEQ)
+    pretraining_module.SpanBertServingModule(
+        exported["keras"], exported["vocab"], seq_length=SEQ).write(
+            os.path.join(exported["dir"], "spanbert"), version=7)
