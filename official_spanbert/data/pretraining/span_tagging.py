@@ -79,9 +79,19 @@ class WordpieceOffsets(tokenization.WordpieceTokenizer):
     """
     strings = tf.strings.regex_replace(strings, r"\p{Zs}", " ")
     pieces, starts, ends = self._bert.tokenize_with_offsets(strings)
-    word_starts = tf.cast(tf.equal(
-        tf.ragged.range(pieces.values.row_lengths()), 0), tf.int64)
-    return (pieces.with_values(word_starts).merge_dims(-2, -1),
+    first = tf.equal(tf.ragged.range(pieces.values.row_lengths()), 0)
+    # The last piece of a word ends where the word does: tf.text ends the
+    # [UNK] of a word over 100 bytes 5 bytes after its start (len("[UNK]")),
+    # so a span starting later in such a word matched no wordpiece.
+    _, _, word_end = self._bert._basic_tokenizer.tokenize_with_offsets(  # pylint: disable=protected-access
+        strings)
+    last = tf.equal(tf.ragged.range(pieces.values.row_lengths()),
+                    tf.expand_dims(pieces.values.row_lengths() - 1, -1))
+    ends = ends.with_flat_values(tf.where(
+        last.flat_values,
+        tf.gather(word_end.flat_values, ends.values.value_rowids()),
+        ends.flat_values))
+    return (pieces.with_values(tf.cast(first, tf.int64)).merge_dims(-2, -1),
             starts.merge_dims(-2, -1), ends.merge_dims(-2, -1))
 
 

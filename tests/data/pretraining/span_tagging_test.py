@@ -67,6 +67,29 @@ def test_align_maps_characters_to_whole_words(offsets_tokenizer):
   np.testing.assert_array_equal(spans, [[0, 2], [2, 5], [2, 8], [10, 12]])
 
 
+THAI = "ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน"[:35]  # 105 bytes
+
+
+@pytest.mark.parametrize("lower_case", [False, True])
+def test_a_span_inside_a_word_over_100_bytes_is_that_words_unk(
+    cased_vocab, uncased_vocab, lower_case):
+  """A word over 100 bytes is one [UNK], which tf.text ends 5 bytes after
+  its start: a span starting later in the word matched no wordpiece and was
+  dropped (issue 55's leftover in pretraining data)."""
+  tokenizer = span_tagging.WordpieceOffsets(
+      uncased_vocab if lower_case else cased_vocab, lower_case)
+  line = f"See {THAI} and ACGT{'ACGT' * 29} here."
+  word_starts, starts, ends = (
+      x[0].numpy() for x in tokenizer.offsets(tf.constant([line])))
+  ids, _ = tokenizer.tokenize(tf.constant([line]))
+  pieces = [tokenizer.vocab.tokens[i] for i in ids[0].numpy()]
+  assert pieces[1] == pieces[3] == "[UNK]", pieces
+  dna = line.index("ACGT")
+  spans = span_tagging.align(line, [(4 + 20, 4 + 30), (dna + 60, dna + 64)],
+                             starts, ends, word_starts)
+  np.testing.assert_array_equal(spans, [[1, 2], [3, 4]])
+
+
 def test_block_spans_drop_spans_crossing_block_ends():
   spans = np.array([[0, 2], [3, 6], [6, 7], [9, 12]])
   inside, dropped = span_tagging.block_spans(spans, 4, 10)
