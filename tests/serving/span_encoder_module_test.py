@@ -59,3 +59,22 @@ def test_encode_spans_of_no_span_is_an_empty_result(encode_spans, texts, n):
     encode_spans(text=tf.constant([], tf.string),
                  span_starts=tf.zeros([2, 0], tf.int32),
                  span_ends=tf.zeros([2, 0], tf.int32))
+
+
+def test_a_word_over_100_bytes_is_one_unk_spanning_the_word(encode_spans):
+  """A word over 100 bytes is one [UNK] covering the whole word (issue 55;
+  tf.text ended it 5 characters in): the span of the word is that [UNK]'s
+  vector, and a span of its first 5 characters holds no wordpiece."""
+  text = "See " + "ACGT" * 30 + " here."
+  out = encode_spans(text=tf.constant([text]),
+                     span_starts=tf.constant([[4, 0]]),
+                     span_ends=tf.constant([[124, 124]]))[
+                         "span_embeddings"].numpy()
+  assert np.abs(out[0, 0]).sum() > 0
+  # [x_start, x_end, mean] of one piece: three copies of its vector.
+  np.testing.assert_allclose(out[0, 0, :32], out[0, 0, 32:64], atol=1e-6)
+  np.testing.assert_allclose(out[0, 1, 32:64], out[0, 0, 32:64], atol=1e-6)
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match=r"characters \[4, 9\)\) covers no wordpiece"):
+    encode_spans(text=tf.constant([text]), span_starts=tf.constant([[4]]),
+                 span_ends=tf.constant([[9]]))
