@@ -15,8 +15,9 @@
 """Properties of `answer` (question answering) on generated text.
 
 A SQuAD v1.1 export (1 layer, hidden 32, random weights: it always answers
-something), windows of 32 positions with stride 8, cased and uncased (the
-committed vocab excerpt and its lower-cased copy). Questions and contexts
+something), windows of 32 positions with stride 8, with the uncased vocab (the
+committed vocab excerpt lower-cased: the harder offsets; the cased export runs
+in test_qa_export.py). Questions and contexts
 are property_harness's texts. See docs/testing.md.
 """
 
@@ -32,7 +33,7 @@ REQUESTS = st.lists(st.tuples(ph.texts(), ph.texts()), min_size=1,
                     max_size=4)
 
 
-@pytest.fixture(scope="module", params=["cased", "uncased"])
+@pytest.fixture(scope="module", params=["uncased"])
 def qa(request, small_vocab, tmp_path_factory):
   yield from ph.serve("qa", request, small_vocab, tmp_path_factory,
                       WARMUP)
