@@ -53,7 +53,6 @@ setuptools.setup(
         "absl-py",
         "numpy",
         "scipy",
-        "tqdm",
         # utils/run_lock.py relies on SoftFileLock recording pid, host and
         # process start time and taking over a dead holder of this host
         # (verified on 4.3.2, the version that resolves beside TF 2.20).
