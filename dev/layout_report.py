@@ -40,8 +40,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # package_dir): tools/ is official_spanbert.tools.
 MAPPED = {"tools": PACKAGE + ".tools"}
 # The module that imports every experiment registration; the modules it
-# imports form the "experiments" layer (a new *_experiments.py joins the
-# layer by its line there, not by a list here).
+# imports (configs/<task>.py) form the "registrations" layer (a new one
+# joins the layer by its line there, not by a list here).
 REGISTRY = PACKAGE + ".registry_imports"
 
 
@@ -67,7 +67,7 @@ def layers(root):
       ("configs", ("official_spanbert.configs",)),
       ("tasks", ("official_spanbert.tasks",)),
       # Experiment registrations sit above the tasks they register.
-      ("experiments", registry_modules(root) + (REGISTRY,)),
+      ("registrations", registry_modules(root) + (REGISTRY,)),
       # Hugging Face conversion builds models from configs, beside the tasks.
       ("interop", ("official_spanbert.interop",)),
       ("serving", ("official_spanbert.serving",)),
