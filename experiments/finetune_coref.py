@@ -53,7 +53,7 @@ from official_spanbert import interop as hc
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import coref as coref_data
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 

@@ -40,7 +40,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import coref as coref_data
 from official_spanbert.interop import coref_tf1_to_tf
 from official_spanbert.interop import weight_map
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
 

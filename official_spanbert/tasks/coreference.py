@@ -31,7 +31,7 @@ import tf_keras
 
 from official.core import task_factory
 from official_spanbert.data.finetuning import coref as coref_data
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 from official_spanbert.modeling import builder

@@ -33,7 +33,7 @@ from conftest import data_path, short_schedule
 from official.core import exp_factory
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 

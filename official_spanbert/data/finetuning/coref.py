@@ -33,7 +33,7 @@ from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
 from official_spanbert.data.finetuning import split_lists
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 
 META_FILE = "meta_data.json"
 # Per-wordpiece features of a record (all int64, same length).
