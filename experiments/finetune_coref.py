@@ -73,7 +73,7 @@ def head_word(words: List[str]) -> str:
   return words[:cut][-1].lower()
 
 
-def head_match_clusters(doc: conll2012.Document,
+def head_match_clusters(doc: conll2012.ConllDocument,
                         mentions) -> List[conll2012.Cluster]:
   """Clusters of the mentions that share a head string."""
   words = doc.words

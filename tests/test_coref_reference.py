@@ -200,7 +200,7 @@ def _opening(doc, words):
   while keep < len(doc.sentences) and total + len(doc.sentences[keep]) <= words:
     total += len(doc.sentences[keep])
     keep += 1
-  return conll2012.Document(
+  return conll2012.ConllDocument(
       key=doc.key, name=doc.name, sentences=doc.sentences[:keep],
       speakers=doc.speakers[:keep], columns=doc.columns[:keep],
       clusters=[[m for m in c if m[1] < total] for c in doc.clusters])
