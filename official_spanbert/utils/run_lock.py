@@ -57,7 +57,8 @@ class LockWriteError(OSError):
 
 class Held(dict):
   """What acquire_file took: the holder record ("pid", "host", "started")
-  as the messages show it, and the filelock to release."""
+  as the messages show it, and the filelock to release. Keep it until
+  release_file: filelock releases a lock whose object is collected."""
 
   def __init__(self, record: dict, lock: filelock.SoftFileLock):
     super().__init__(record)
