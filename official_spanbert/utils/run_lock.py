@@ -21,8 +21,9 @@ pid does not pass for the holder: the start time must match); a full disk
 or read-only directory raises the OSError with nothing left behind. What is
 left here is the project's: the one-line errors naming the holder, the
 warning on a takeover, the refusal of a lock file that holds no record
-(filelock waits on an empty one and takes a garbled one over after 2 s of
-polling; a single attempt never does, so the user decides) and "started",
+(measured: a blocking acquire with timeout=5 took a `null` one over after
+2.0 s and timed out on an empty one; a single attempt never takes one
+over, so the user decides, as the message says) and "started",
 the lock file's mtime (filelock's start token is clock ticks since boot).
 A lock file of this package before filelock (JSON) reads as unreadable.
 
