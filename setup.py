@@ -53,7 +53,10 @@ setuptools.setup(
         "absl-py",
         "numpy",
         "scipy",
-        "tqdm",
+        # utils/run_lock.py relies on SoftFileLock recording pid, host and
+        # process start time and taking over a dead holder of this host
+        # (verified on 4.3.2, the version that resolves beside TF 2.20).
+        "filelock>=4.3.2,<5",
         # tensorflow_hub 0.16 (imported by Model Garden's nlp.tasks, which the
         # fine-tuning tasks reuse) needs pkg_resources, which setuptools >= 81
         # no longer ships.

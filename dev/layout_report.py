@@ -40,8 +40,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # package_dir): tools/ is official_spanbert.tools.
 MAPPED = {"tools": PACKAGE + ".tools"}
 # The module that imports every experiment registration; the modules it
-# imports form the "experiments" layer (a new *_experiments.py joins the
-# layer by its line there, not by a list here).
+# imports (configs/<task>.py) form the "registrations" layer (a new one
+# joins the layer by its line there, not by a list here).
 REGISTRY = PACKAGE + ".registry_imports"
 
 
@@ -60,14 +60,16 @@ def registry_modules(root):
 def layers(root):
   """Lowest first; a module belongs to the longest prefix that names it."""
   return (
-      ("core", ("official_spanbert", "official_spanbert.metrics",
-                "official_spanbert.utils")),
-      ("data", ("official_spanbert.data",)),
+      ("core", ("official_spanbert", "official_spanbert.utils")),
+      # The scorers read the data's file formats (data/finetuning/
+      # conll2012.py, litbank_tsv.py); data/finetuning/mrqa.py scores with
+      # squad_evaluate: one floor, no cycle between their modules.
+      ("data", ("official_spanbert.data", "official_spanbert.metrics")),
       ("modeling", ("official_spanbert.modeling",)),
       ("configs", ("official_spanbert.configs",)),
       ("tasks", ("official_spanbert.tasks",)),
       # Experiment registrations sit above the tasks they register.
-      ("experiments", registry_modules(root) + (REGISTRY,)),
+      ("registrations", registry_modules(root) + (REGISTRY,)),
       # Hugging Face conversion builds models from configs, beside the tasks.
       ("interop", ("official_spanbert.interop",)),
       ("serving", ("official_spanbert.serving",)),

@@ -53,7 +53,7 @@ from official_spanbert import interop as hc
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import coref as coref_data
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 
@@ -73,7 +73,7 @@ def head_word(words: List[str]) -> str:
   return words[:cut][-1].lower()
 
 
-def head_match_clusters(doc: conll2012.Document,
+def head_match_clusters(doc: conll2012.ConllDocument,
                         mentions) -> List[conll2012.Cluster]:
   """Clusters of the mentions that share a head string."""
   words = doc.words

@@ -53,7 +53,7 @@ import tensorflow as tf
 
 from official_spanbert.data.finetuning import litbank_text
 from official_spanbert.data.finetuning import span_ner as span_ner_data
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.metrics import span_f1
 from official_spanbert.serving import registry
 

@@ -14,14 +14,14 @@
 
 """Registers every official_spanbert experiment with Model Garden's exp_factory.
 
-The one list of experiment modules, as Model Garden's
-official/common/registry_imports.py; a new `configs/*_experiments.py` adds one
-line here.
+The one list of the modules that register them (`configs/<task>.py`, as
+Model Garden's official/vision/configs/<task>.py), as Model Garden's
+official/common/registry_imports.py; a new one adds one line here.
 """
 
 # pylint: disable=unused-import
-from official_spanbert.configs import pretraining_experiments  # noqa: F401
-from official_spanbert.configs import classification_experiments  # noqa: F401
-from official_spanbert.configs import squad_experiments  # noqa: F401
-from official_spanbert.configs import coref_experiments  # noqa: F401
-from official_spanbert.configs import span_ner_experiments  # noqa: F401
+from official_spanbert.configs import pretraining  # noqa: F401
+from official_spanbert.configs import classification  # noqa: F401
+from official_spanbert.configs import squad  # noqa: F401
+from official_spanbert.configs import coref  # noqa: F401
+from official_spanbert.configs import span_ner  # noqa: F401

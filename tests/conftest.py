@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -54,6 +55,23 @@ FIXTURES = os.path.join(REPO, "tests", "fixtures")
 NO_DATA_DIR = "/nonexistent/spanbert-shared-data"
 _DATA_DIR = os.environ.get("SPANBERT_DATA_DIR",
                            os.path.join(REPO, os.pardir, "shared", "data"))
+
+
+_DEAD_HOLDER = """
+import os, sys
+from official_spanbert.utils import run_lock
+held = run_lock.acquire_file(sys.argv[1], "run", sys.argv[1])
+os._exit(0)  # killed: the lock stays, naming a process that is gone
+"""
+
+
+def dead_holder(lock: str) -> int:
+  """Leaves `lock` held by a process that took it and died; its pid."""
+  subprocess.run([sys.executable, "-c", _DEAD_HOLDER, lock],
+                 env=dict(os.environ, PYTHONPATH=REPO), check=True)
+  assert os.path.exists(lock)
+  with open(lock, encoding="utf-8") as f:
+    return int(f.readline())
 
 
 def data_dir() -> str:

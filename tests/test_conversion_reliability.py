@@ -136,7 +136,7 @@ def test_a_second_conversion_to_an_output_in_use_is_refused(
 
   monkeypatch.setattr(weight_map, "assign_hf_weights",
                       assign_then_start_another)
-  result = hc.hf_to_tf(tiny_hf[0], out, progress=False)
+  result = hc.hf_to_tf(tiny_hf[0], out, hc.ConversionOptions(progress=False))
   assert result.output == out
   (other,) = second
   assert other.returncode == 1, other.stdout + other.stderr

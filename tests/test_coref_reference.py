@@ -40,7 +40,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import coref as coref_data
 from official_spanbert.interop import coref_tf1_to_tf
 from official_spanbert.interop import weight_map
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
 
@@ -200,7 +200,7 @@ def _opening(doc, words):
   while keep < len(doc.sentences) and total + len(doc.sentences[keep]) <= words:
     total += len(doc.sentences[keep])
     keep += 1
-  return conll2012.Document(
+  return conll2012.ConllDocument(
       key=doc.key, name=doc.name, sentences=doc.sentences[:keep],
       speakers=doc.speakers[:keep], columns=doc.columns[:keep],
       clusters=[[m for m in c if m[1] < total] for c in doc.clusters])

@@ -43,7 +43,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format
-from conftest import REPO, data_path, first_lines
+from conftest import REPO, data_path, dead_holder, first_lines
 from records_helpers import corpus_slice  # noqa: F401  (fixture)
 from records_helpers import errors, tool_args
 
@@ -235,12 +235,8 @@ def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
 
 def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
                                                   caplog):
-  dead = subprocess.Popen(["true"])
-  dead.wait()
   prefix = str(tmp_path / "r")
-  with open(prefix + ".lock", "w") as f:
-    json.dump({"pid": dead.pid, "host": socket.gethostname(),
-               "started": "2020-01-01 00:00:00 +0000"}, f)
+  dead = dead_holder(prefix + ".lock")
   partial = tmp_path / "r-00000-of-00001.tfrecord.incomplete"
   partial.write_bytes(b"partial")
   text = tmp_path / "c.txt"
@@ -248,7 +244,7 @@ def test_records_lock_of_a_dead_run_is_taken_over(cased_vocab, tmp_path,
   with caplog.at_level(logging.WARNING):
     pr.create_pretraining_records([str(text)], cased_vocab, prefix,
                                   progress=False)
-  assert f"pid {dead.pid} on {socket.gethostname()}" in caplog.text
+  assert f"pid {dead} on {socket.gethostname()}" in caplog.text
   assert not partial.exists() and not os.path.exists(prefix + ".lock")
   assert os.path.exists(prefix + "-00000-of-00001.tfrecord")
 
@@ -336,15 +332,18 @@ def test_num_classes_must_be_the_records_number_of_labels(
 def test_records_to_a_read_only_directory_say_it_is_not_writable(
     small_vocab, tmp_path, monkeypatch):
   """Issue 39, fault 6: the advice was to free space."""
-  from official_spanbert.utils import run_lock  # pylint: disable=g-import-not-at-top
   corpus = tmp_path / "corpus.txt"
   corpus.write_text("The cat sat on the mat.\nIt was happy.\n",
                     encoding="utf-8")
 
-  def read_only(path, *args, **kwargs):
-    raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+  real_open = os.open
 
-  monkeypatch.setattr(run_lock, "open", read_only, raising=False)
+  def read_only(path, flags, *args, **kwargs):
+    if path.endswith(".lock") and flags & os.O_CREAT:
+      raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+    return real_open(path, flags, *args, **kwargs)
+
+  monkeypatch.setattr(os, "open", read_only)
   out = tmp_path / "out"
   with pytest.raises(pr.RecordsOutputError) as e:
     pr.create_pretraining_records([str(corpus)], small_vocab, str(out / "r"),

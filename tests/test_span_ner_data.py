@@ -26,7 +26,7 @@ import pytest
 from conftest import FIXTURES
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import span_ner
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.tasks import span_ner as span_ner_task
 
 SEQ = 128

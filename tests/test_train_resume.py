@@ -43,7 +43,7 @@ from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.utils import run_lock
 from official_spanbert.training import train_lib
-from conftest import REPO, tiny_params
+from conftest import REPO, dead_holder, tiny_params
 from train_helpers import TIMEOUT_S
 from train_helpers import env
 from train_helpers import train_cmd
@@ -68,12 +68,11 @@ def test_second_training_run_refuses_the_locked_model_dir(
                              env=env(), stdout=log, stderr=subprocess.STDOUT)
   try:
     deadline = time.monotonic() + TIMEOUT_S
-    while not os.path.exists(lock):
+    while run_lock.holder(lock) is None:
       assert first.poll() is None and time.monotonic() < deadline, (
           (tmp_path / "first.log").read_text()[-3000:])
       time.sleep(0.5)
-    with open(lock) as f:
-      holder = json.load(f)
+    holder = run_lock.holder(lock)
     assert holder["pid"] == first.pid
     assert holder["host"] == socket.gethostname()
     # Paused while the others run (it would train on both cores meanwhile):
@@ -111,16 +110,12 @@ def test_second_training_run_refuses_the_locked_model_dir(
 def test_stale_lock_of_a_dead_process_is_taken_over(
     pretraining_records, cased_vocab, trained, tmp_path, caplog):
   model_dir = copy_run(trained, tmp_path)
-  dead = subprocess.Popen(["true"])
-  dead.wait()
   lock = os.path.join(model_dir, run_lock.LOCK_NAME)
-  with open(lock, "w") as f:
-    json.dump({"pid": dead.pid, "host": socket.gethostname(),
-               "started": "2020-01-01 00:00:00 +0000"}, f)
+  dead = dead_holder(lock)
   with caplog.at_level(logging.WARNING):
     train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
                   model_dir)
-  assert f"pid {dead.pid} on {socket.gethostname()}" in caplog.text
+  assert f"pid {dead} on {socket.gethostname()}" in caplog.text
   assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-12")
   assert not os.path.exists(lock)
 

@@ -59,7 +59,8 @@ flags.DEFINE_integer("min_token_count", vocab_builder.DEFAULT_MIN_TOKEN_COUNT,
                      "get closer to --vocab_size.")
 flags.DEFINE_enum("on_decode_error", "strict", corpus.DECODE_ERROR_MODES,
                   "What to do with invalid UTF-8.")
-flags.DEFINE_bool("progress", True, "Show a progress bar while reading.")
+flags.DEFINE_bool("progress", True, "Report the MB read on stderr (a line each "
+                  "10%, one refreshed line on a terminal).")
 
 flags.mark_flags_as_required(["input_file", "output_vocab"])
 

@@ -174,44 +174,40 @@ def _main(argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
   # Progress lines on stderr; the summary is printed below, last.
-  report = conversion_report.Progress(FLAGS.direction, summary=False)
+  options = interop.ConversionOptions(
+      vocab_file=FLAGS.vocab_file, lower_case=lower,
+      allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
+      overwrite=FLAGS.overwrite,
+      progress=conversion_report.ConversionProgress(FLAGS.direction,
+                                                    summary=False))
   if FLAGS.direction == "coref_tf1_to_tf":
     return _coref_tf1_to_tf()
   try:
     if FLAGS.direction == "hf_to_tf":
       result = interop.hf_to_tf(
-          FLAGS.input, FLAGS.output, approximate_gelu=FLAGS.approximate_gelu,
+          FLAGS.input, FLAGS.output, options,
+          approximate_gelu=FLAGS.approximate_gelu,
           allow_layer_norm_eps_mismatch=FLAGS.allow_layer_norm_eps_mismatch,
-          ignore_prefixes=FLAGS.ignore_prefix, vocab_file=FLAGS.vocab_file,
-          lower_case=lower, allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
-          overwrite=FLAGS.overwrite, progress=report)
+          ignore_prefixes=FLAGS.ignore_prefix)
     elif FLAGS.direction == "fairseq_to_tf":
       if not FLAGS.vocab_file:
         raise hf_files.ConversionError(
             "fairseq_to_tf needs --vocab_file: model.pt has no vocab (the "
             "release was trained with BERT's cased vocab, 28,996 tokens)")
       result = interop.fairseq_to_tf(
-          FLAGS.input, FLAGS.output, vocab_file=FLAGS.vocab_file,
-          bert_config=FLAGS.bert_config,
-          clamp_attention=FLAGS.clamp_attention, lower_case=bool(lower),
-          allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
-          overwrite=FLAGS.overwrite, progress=report)
+          FLAGS.input, FLAGS.output, options, bert_config=FLAGS.bert_config,
+          clamp_attention=FLAGS.clamp_attention)
     elif FLAGS.direction == "tf1_to_tf":
       if not FLAGS.bert_config:
         raise hf_files.ConversionError(
             "tf1_to_tf needs --bert_config: the bert_config.json that comes "
             "with the checkpoint")
-      result = interop.tf1_to_tf(
-          FLAGS.input, FLAGS.output, bert_config=FLAGS.bert_config,
-          vocab_file=FLAGS.vocab_file, lower_case=lower,
-          allow_vocab_mismatch=FLAGS.allow_vocab_mismatch,
-          overwrite=FLAGS.overwrite, progress=report)
+      result = interop.tf1_to_tf(FLAGS.input, FLAGS.output, options,
+                                 bert_config=FLAGS.bert_config)
     else:
       result = interop.tf_to_hf(
-          FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,
-          vocab_file=FLAGS.vocab_file, lower_case=lower,
-          drop_next_sentence=FLAGS.drop_next_sentence,
-          overwrite=FLAGS.overwrite, progress=report)
+          FLAGS.input, FLAGS.output, options, params_file=FLAGS.params_file,
+          drop_next_sentence=FLAGS.drop_next_sentence)
   except (hf_files.ConversionError, tokenization.VocabError,
           OSError) as e:
     sys.stderr.write(f"convert_checkpoint: error: {e}\n")

@@ -45,7 +45,7 @@ from official_spanbert.data.finetuning import classification_records
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import squad
 from official_spanbert.data import tokenization
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 
 FLAGS = flags.FLAGS
 

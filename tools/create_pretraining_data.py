@@ -72,7 +72,8 @@ flags.DEFINE_enum("on_decode_error", "strict", corpus.DECODE_ERROR_MODES,
                   "What to do with invalid UTF-8.")
 flags.DEFINE_string("stats_file", None,
                     "Stats JSON (default <output_prefix>.stats.json).")
-flags.DEFINE_bool("progress", True, "Show a progress bar.")
+flags.DEFINE_bool("progress", True, "Report the MB read on stderr (a line each "
+                  "10%, one refreshed line on a terminal).")
 flags.DEFINE_list("tag_spans", [],
                   "Span kinds to tag with spaCy and store per block: "
                   "entities, noun_phrases (single mode; needs the "

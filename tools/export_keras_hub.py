@@ -73,7 +73,8 @@ def main(argv):
   if console.unexpected_arguments("export_keras_hub", argv):
     return 2
   lower = None if FLAGS.lower_case is None else FLAGS.lower_case == "true"
-  report = conversion_report.Progress("tf_to_keras_hub", summary=False)
+  report = conversion_report.ConversionProgress("tf_to_keras_hub",
+                                                summary=False)
   try:
     result = keras_hub_preset.export_keras_hub_preset(
         FLAGS.input, FLAGS.output, params_file=FLAGS.params_file,

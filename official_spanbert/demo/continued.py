@@ -68,7 +68,8 @@ def convert_base(hf_dir: str, out: str) -> Dict[str, object]:
   """interop.hf_to_tf of hf_dir into `out` (reused if there); its encoder
   config and lower_case."""
   if not os.path.exists(os.path.join(out, interop.PARAMS_FILE)):
-    interop.hf_to_tf(hf_dir, out, overwrite=True, progress=False)
+    interop.hf_to_tf(hf_dir, out, interop.ConversionOptions(
+        overwrite=True, progress=False))
   with open(os.path.join(out, interop.PARAMS_FILE), encoding="utf-8") as f:
     encoder = yaml.safe_load(f)["task"]["model"]["encoder"]
   lower_case = True  # all-MiniLM-L6-v2: do_lower_case

@@ -34,6 +34,7 @@ from official_spanbert.interop.fairseq_to_tf import fairseq_to_tf
 from official_spanbert.interop.hf_to_tf import hf_to_tf
 from official_spanbert.interop.hf_to_tf import params_dict
 from official_spanbert.interop.conversion_report import ConversionResult
+from official_spanbert.interop.converter import ConversionOptions
 from official_spanbert.interop.sbo_map import FILE as SBO_FILE
 from official_spanbert.interop.tf1_to_tf import tf1_to_tf
 from official_spanbert.interop.tf_to_hf import read_model

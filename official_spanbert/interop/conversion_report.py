@@ -58,7 +58,7 @@ class ConversionResult:
             f"{self.output} in {self.seconds:.1f} s")
 
 
-class Progress(core_progress.Progress):
+class ConversionProgress(core_progress.Progress):
   """Progress of one conversion (see official_spanbert/utils/progress.py), whose
   summary line is the ConversionResult's."""
 
@@ -71,8 +71,9 @@ class Progress(core_progress.Progress):
     return result
 
 
-def reporter(progress: Union[bool, Progress], label: str) -> Progress:
-  """A Progress from the `progress` argument of hf_to_tf / tf_to_hf."""
-  if isinstance(progress, Progress):
+def reporter(progress: Union[bool, ConversionProgress],
+             label: str) -> ConversionProgress:
+  """A ConversionProgress from a converter's `progress` option."""
+  if isinstance(progress, ConversionProgress):
     return progress
-  return Progress(label, enabled=bool(progress))
+  return ConversionProgress(label, enabled=bool(progress))

@@ -47,7 +47,8 @@ def params_dict(encoder_config: encoders.EncoderConfig,
 def write(model, items: Sequence[str], out: output_dir_lib.Output,
           params: Mapping[str, Any], vocab_src: str,
           metadata: Dict[str, Any], header: str,
-          report: conversion_report.Progress) -> Tuple[str, List[str]]:
+          report: conversion_report.ConversionProgress
+          ) -> Tuple[str, List[str]]:
   """Writes the files above into out.staging; returns (the checkpoint prefix
   in the output, the files written into out.staging).
 

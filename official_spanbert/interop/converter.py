@@ -12,12 +12,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The skeleton every converter shares: progress, output directory, vocab.
+"""The skeleton every converter shares: options, progress, output, vocab.
 
-`run` opens the progress report and the output's staging directory, calls the
-conversion with them, moves the files into place and prints the summary.
+`ConversionOptions` holds what every direction takes; `run` opens the
+progress report and the output's staging directory, calls the conversion
+with them, moves the files into place and prints the summary.
+
+Example:
+  options = converter.ConversionOptions(overwrite=True, progress=False)
+  interop.hf_to_tf(hf_dir, out_dir, options, approximate_gelu=True)
 """
 
+import dataclasses
 import os
 from typing import Callable, List, Optional, Sequence, Union
 
@@ -32,15 +38,42 @@ from official_spanbert.interop import vocab_check
 ConversionError = hf_files.ConversionError
 
 
+@dataclasses.dataclass(frozen=True)
+class ConversionOptions:
+  """The options of every direction (convert_checkpoint's shared flags).
+
+  Attributes:
+    vocab_file: the vocab to write with the output; default: the input's
+      own (vocab.txt beside it, or the params' vocab_file). fairseq_to_tf
+      needs it: model.pt holds none.
+    lower_case: the vocab's tokenization to record; default: read or
+      guessed from the input (fairseq_to_tf: cased).
+    allow_vocab_mismatch: import with a vocab shorter than the embeddings
+      (warns, naming the ids without a token); tf_to_hf writes the vocab
+      its checkpoint was trained with and ignores it.
+    overwrite: replace an earlier conversion in the output directory.
+    progress: True: a line about every 10% of the tensors on stderr, with
+      an ETA, and a summary line (conversion_report.py); False: quiet; or a
+      ConversionProgress to report to.
+  """
+  vocab_file: Optional[str] = None
+  lower_case: Optional[bool] = None
+  allow_vocab_mismatch: bool = False
+  overwrite: bool = False
+  progress: Union[bool, conversion_report.ConversionProgress] = True
+
+
 def run(direction: str, output_dir: str, kind: output_dir_lib.Kind,
-        overwrite: bool, progress: Union[bool, conversion_report.Progress],
+        options: Optional[ConversionOptions],
         convert: Callable[..., conversion_report.ConversionResult], *args,
         **kwargs) -> conversion_report.ConversionResult:
-  """convert(out, report, *args, **kwargs) into output_dir, reported."""
-  report = conversion_report.reporter(progress, direction)
-  with output_dir_lib.converting(output_dir, kind, overwrite,
+  """convert(out, report, options, *args, **kwargs) into output_dir
+  (options None: the defaults)."""
+  options = options or ConversionOptions()
+  report = conversion_report.reporter(options.progress, direction)
+  with output_dir_lib.converting(output_dir, kind, options.overwrite,
                                   direction) as out:
-    result = convert(out, report, *args, **kwargs)
+    result = convert(out, report, options, *args, **kwargs)
   return report.finish(result)
 
 

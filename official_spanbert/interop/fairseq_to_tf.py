@@ -20,7 +20,7 @@ task.init_checkpoint and as an export's --model_dir.
 """
 
 import os
-from typing import Optional, Union
+from typing import Optional
 
 from official_spanbert.data import tokenization
 from official_spanbert.interop import converted_output
@@ -36,13 +36,10 @@ from official_spanbert.interop import weight_map
 ConversionError = hf_files.ConversionError
 
 
-def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
+def fairseq_to_tf(model_file: str, output_dir: str,
+                  options: converter.ConversionOptions, *,
                   bert_config: Optional[str] = None,
-                  clamp_attention: bool = True,
-                  lower_case: bool = False,
-                  allow_vocab_mismatch: bool = False,
-                  overwrite: bool = False,
-                  progress: Union[bool, conversion_report.Progress] = True
+                  clamp_attention: bool = True
                   ) -> conversion_report.ConversionResult:
   """Converts the reference's model.pt into our checkpoint.
 
@@ -51,16 +48,14 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
       checkpoint with the weights under "model"; keys with or without
       `decoder.`).
     output_dir: where to write (converted_output.py).
-    vocab_file: the vocab it was trained with (the release: BERT's cased
-      vocab, 28,996 tokens).
+    options: as in hf_to_tf (converter.ConversionOptions), with the
+      vocab_file it was trained with (the release: BERT's cased vocab,
+      28,996 tokens; model.pt holds none); lower_case None is cased, as
+      SpanBERT.
     bert_config: a bert_config.json for the sizes; default: read from the
       tensors, the attention heads from the reference's architectures.
     clamp_attention: write task.model.clamp_attention (the reference's
       `--clamp-attention`; matters in float16 / bfloat16).
-    lower_case: the vocab's tokenization (SpanBERT is cased).
-    allow_vocab_mismatch: convert with a vocab shorter than the embeddings.
-    overwrite: replace an earlier conversion.
-    progress: as in hf_to_tf.
 
   Returns:
     A ConversionResult.
@@ -69,16 +64,19 @@ def fairseq_to_tf(model_file: str, output_dir: str, *, vocab_file: str,
     ConversionError: unusable input (the message names the file and key).
   """
   return converter.run(
-      "fairseq_to_tf", output_dir, output_dir_lib.IMPORT, overwrite, progress,
-      _convert, model_file, vocab_file=vocab_file, bert_config=bert_config,
-      clamp_attention=clamp_attention, lower_case=lower_case,
-      allow_vocab_mismatch=allow_vocab_mismatch)
+      "fairseq_to_tf", output_dir, output_dir_lib.IMPORT, options, _convert,
+      model_file, bert_config=bert_config, clamp_attention=clamp_attention)
 
 
-def _convert(out, report, model_file, *, vocab_file, bert_config,
-             clamp_attention, lower_case, allow_vocab_mismatch):
+def _convert(out, report, options, model_file, *, bert_config,
+             clamp_attention):
   """fairseq_to_tf's steps, inside converter.run."""
   config = hf_files.read_bert_config(bert_config) if bert_config else None
+  vocab_file, lower_case = options.vocab_file, bool(options.lower_case)
+  if not vocab_file:
+    raise ConversionError(
+        "fairseq_to_tf needs a vocab_file: model.pt has no vocab (the "
+        "release was trained with BERT's cased vocab, 28,996 tokens)")
   vocab = tokenization.load_vocab(vocab_file)
   source, arch = fairseq_files.read_state(model_file)
   report.note(f"read {len(source)} tensors "
@@ -93,7 +91,7 @@ def _convert(out, report, model_file, *, vocab_file, bert_config,
   words = state.get("embeddings.word_embeddings.weight")
   warnings = vocab_check.check(
       vocab, config.vocab_size if words is None else words.shape[0],
-      model_file, allow_vocab_mismatch)
+      model_file, options.allow_vocab_mismatch)
   has_mlm, has_nsp = weight_map.heads_in(state)
   activation = config.tf_activation
   encoder_config = config.encoder_config()

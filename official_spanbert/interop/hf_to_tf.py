@@ -19,7 +19,7 @@ See the package docstring (interop/__init__.py) for what is written.
 
 import dataclasses
 import os
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -35,36 +35,27 @@ ConversionError = hf_files.ConversionError
 params_dict = converted_output.params_dict
 
 
-def hf_to_tf(input_dir: str, output_dir: str, *,
+def hf_to_tf(input_dir: str, output_dir: str,
+             options: Optional[converter.ConversionOptions] = None, *,
              approximate_gelu: bool = False,
              allow_layer_norm_eps_mismatch: bool = False,
-             ignore_prefixes: Sequence[str] = (),
-             vocab_file: Optional[str] = None,
-             lower_case: Optional[bool] = None,
-             allow_vocab_mismatch: bool = False,
-             overwrite: bool = False,
-             progress: Union[bool, conversion_report.Progress] = True
+             ignore_prefixes: Sequence[str] = ()
              ) -> conversion_report.ConversionResult:
   """Converts a Hugging Face BERT directory into our checkpoint.
 
   Args:
     input_dir: the Hugging Face directory.
     output_dir: where to write (see the module docstring).
+    options: vocab, tokenization, overwrite, progress (converter.py;
+      default: ConversionOptions()); the vocab_file is used when input_dir
+      has no vocab.txt, lower_case defaults to its tokenizer_config.json
+      do_lower_case, if any.
     approximate_gelu: with hidden_act "gelu", use Model Garden's tanh "gelu"
       instead of the exact `spanbert>gelu_exact` (outputs then differ slightly
       from PyTorch's; params need no registration).
     allow_layer_norm_eps_mismatch: convert even if config.json's
       layer_norm_eps is not Model Garden's 1e-12 (outputs then differ).
     ignore_prefixes: source key prefixes to drop (e.g. "qa_outputs.").
-    vocab_file: vocab to copy if input_dir has no vocab.txt.
-    lower_case: tokenization to record (default: the input's
-      tokenizer_config.json do_lower_case, if any).
-    allow_vocab_mismatch: convert although the vocab has fewer tokens than
-      the word embeddings have rows (warns, naming the ids without a token).
-    overwrite: replace an earlier conversion in output_dir.
-    progress: True: a line about every 10% of the tensors on stderr, with an
-      ETA, and a summary line at the end (see conversion_report.py); False: quiet; or
-      a conversion_report.Progress.
 
   Returns:
     A ConversionResult.
@@ -73,31 +64,31 @@ def hf_to_tf(input_dir: str, output_dir: str, *,
     ConversionError: unusable input (message names the key or setting).
 
   Example:
-    result = hf_to_tf(hf_dir, out_dir, progress=False)
+    options = converter.ConversionOptions(progress=False)
+    result = hf_to_tf(hf_dir, out_dir, options)
     # out_dir now holds params.yaml, vocab.txt and the checkpoint, which
     # task.init_checkpoint (fine-tuning) or spanbert-export-* restores.
     assert result.checkpoint.startswith(out_dir) and "encoder" in result.items
   """
   return converter.run(
-      "hf_to_tf", output_dir, output_dir_lib.IMPORT, overwrite, progress,
-      _convert, input_dir, approximate_gelu=approximate_gelu,
+      "hf_to_tf", output_dir, output_dir_lib.IMPORT, options, _convert,
+      input_dir, approximate_gelu=approximate_gelu,
       allow_layer_norm_eps_mismatch=allow_layer_norm_eps_mismatch,
-      ignore_prefixes=ignore_prefixes, vocab_file=vocab_file,
-      lower_case=lower_case, allow_vocab_mismatch=allow_vocab_mismatch)
+      ignore_prefixes=ignore_prefixes)
 
 
-def _convert(out, report, input_dir, *, approximate_gelu,
-             allow_layer_norm_eps_mismatch, ignore_prefixes, vocab_file,
-             lower_case, allow_vocab_mismatch):
+def _convert(out, report, options, input_dir, *, approximate_gelu,
+             allow_layer_norm_eps_mismatch, ignore_prefixes):
   """hf_to_tf's steps, inside converter.run."""
   config = hf_files.read_hf_config(input_dir)
   _check_layer_norm_eps(config, input_dir, allow_layer_norm_eps_mismatch)
   vocab_src = converter.vocab_file(
       converter.if_exists(os.path.join(input_dir, hf_files.VOCAB_FILE)),
-      vocab_file, missing=f"{input_dir} has no vocab.txt; pass a vocab file")
+      options.vocab_file,
+      missing=f"{input_dir} has no vocab.txt; pass a vocab file")
   warnings = converter.checked_vocab(vocab_src, config.vocab_size,
                                      f"{input_dir}/config.json",
-                                     allow_vocab_mismatch)
+                                     options.allow_vocab_mismatch)
   source_state = hf_files.read_hf_state_dict(input_dir)
   sbo = sbo_map.read_file(input_dir)  # tf_to_hf writes the SBO head beside
   report.note(f"read {len(source_state)} tensors "
@@ -117,8 +108,8 @@ def _convert(out, report, input_dir, *, approximate_gelu,
     sbo_map.assign_state(model, sbo[0], None, f"{input_dir}/{sbo_map.FILE}")
     items.append("span_boundary")
   converter.log_warnings(warnings)
-  lower = lower_case if lower_case is not None else hf_files.read_lower_case(
-      input_dir)
+  lower = (options.lower_case if options.lower_case is not None
+           else hf_files.read_lower_case(input_dir))
   prefix, written = converted_output.write(
       model, items, out,
       params_dict(encoder_config, activation, **sbo_params), vocab_src,

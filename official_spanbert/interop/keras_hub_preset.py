@@ -29,6 +29,7 @@ from typing import Optional, Union
 
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import conversion_report
+from official_spanbert.interop import converter
 from official_spanbert.utils import write_errors
 # pylint: disable-next=g-importing-member  (interop/__init__ rebinds the name)
 from official_spanbert.interop.tf_to_hf import tf_to_hf
@@ -123,7 +124,7 @@ def export_keras_hub_preset(
     overwrite: bool = False,
     backend: Optional[str] = None,
     timeout: float = 1800,
-    progress: Union[bool, conversion_report.Progress] = True
+    progress: Union[bool, conversion_report.ConversionProgress] = True
 ) -> conversion_report.ConversionResult:
   """Writes a keras-hub preset directory of one of our checkpoints' encoder.
 
@@ -157,8 +158,9 @@ def export_keras_hub_preset(
     # The NSP head is left out: keras-hub's backbone has the encoder's
     # pooler only.
     hf = tf_to_hf(
-        checkpoint, hf_dir, params_file=params_file, vocab_file=vocab_file,
-        lower_case=lower_case, drop_next_sentence=True, progress=False)
+        checkpoint, hf_dir, converter.ConversionOptions(
+            vocab_file=vocab_file, lower_case=lower_case, progress=False),
+        params_file=params_file, drop_next_sentence=True)
     config, sequence_length = _preset_config(hf_dir, sequence_length)
     preset_tmp = os.path.join(tmp, "preset")
     written = _run_writer(hf_dir, preset_tmp, sequence_length, backend,

@@ -49,6 +49,6 @@ def write(work: str, vocab: str, seed: int, *, hidden_size: int = 32,
     yaml.safe_dump(interop.params_dict(encoder, activation), f)
   shutil.copyfile(vocab, os.path.join(src, interop.VOCAB_FILE))
   out = os.path.join(work, "tiny_bert")
-  interop.tf_to_hf(prefix, out, lower_case=lower_case, overwrite=True,
-                   progress=False)
+  interop.tf_to_hf(prefix, out, interop.ConversionOptions(
+      lower_case=lower_case, overwrite=True, progress=False))
   return out

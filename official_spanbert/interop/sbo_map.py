@@ -62,7 +62,8 @@ def head_sizes(state: Mapping[str, np.ndarray], source: str
 
 def assign_state(model, state: Mapping[str, np.ndarray],
                  word_embeddings: Optional[np.ndarray], source: str,
-                 progress: Optional[conversion_report.Progress] = None):
+                 progress: Optional[
+                     conversion_report.ConversionProgress] = None):
   """Assigns a head-relative reference state to model.span_boundary.
 
   Raises:

@@ -20,7 +20,7 @@ encoder, MLM and NSP heads with the checks and output of every import.
 
 import os
 import tempfile
-from typing import Dict, Optional, Union
+from typing import Dict, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -106,7 +106,7 @@ def _split(tensors: Dict[str, np.ndarray]
 
 def _assign(model, items: Dict[str, Dict[str, np.ndarray]], source: str,
             config: hf_files.HFBertConfig,
-            report: conversion_report.Progress) -> None:
+            report: conversion_report.ConversionProgress) -> None:
   """Checks names and shapes and assigns (the NSP's pooler is BERT's)."""
   if "next_sentence" in items:
     pooler = {k: v for k, v in items["encoder"].items()
@@ -135,21 +135,21 @@ def _assign(model, items: Dict[str, Dict[str, np.ndarray]], source: str,
       report.advance()
 
 
-def _convert(out, report, checkpoint, *, bert_config, vocab_file, lower_case,
-             allow_vocab_mismatch):
+def _convert(out, report, options, checkpoint, *, bert_config):
   """tf1_to_tf's steps, inside converter.run."""
   prefix = resolve(checkpoint)
   config = hf_files.read_bert_config(bert_config)
   # Before the vocab: a config of other sizes is the config's fault.
   tf1_shapes.check(prefix, config, bert_config)
-  vocab_file = vocab_file or os.path.join(os.path.dirname(prefix),
-                                          hf_files.VOCAB_FILE)
+  vocab_file = options.vocab_file or os.path.join(os.path.dirname(prefix),
+                                                  hf_files.VOCAB_FILE)
   vocab_file = converter.vocab_file(
       converter.if_exists(vocab_file),
       missing=(f"no vocab: {vocab_file} does not exist; pass the vocab.txt "
                "of the checkpoint"))
   warnings = converter.checked_vocab(vocab_file, config.vocab_size,
-                                     bert_config, allow_vocab_mismatch)
+                                     bert_config,
+                                     options.allow_vocab_mismatch)
   report.note(f"renaming {prefix} with Model Garden's TF1 converter")
   items = _split(_renamed(prefix, config.num_attention_heads))
   has_nsp = "next_sentence" in items
@@ -162,6 +162,7 @@ def _convert(out, report, checkpoint, *, bert_config, vocab_file, lower_case,
   _assign(model, items, prefix, config, report)
   names = [n for n in ("encoder", "masked_lm", "next_sentence") if n in items]
   converter.log_warnings(warnings)
+  lower_case = options.lower_case
   if lower_case is None:
     base = os.path.basename(os.path.dirname(os.path.abspath(prefix)))
     lower_case = (True if base.startswith("uncased") else
@@ -182,25 +183,18 @@ def _convert(out, report, checkpoint, *, bert_config, vocab_file, lower_case,
       bytes_written=hf_files.files_size(written))
 
 
-def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
-              vocab_file: Optional[str] = None,
-              lower_case: Optional[bool] = None,
-              allow_vocab_mismatch: bool = False,
-              overwrite: bool = False,
-              progress: Union[bool, conversion_report.Progress] = True
-              ) -> conversion_report.ConversionResult:
+def tf1_to_tf(checkpoint: str, output_dir: str,
+              options: Optional[converter.ConversionOptions] = None, *,
+              bert_config: str) -> conversion_report.ConversionResult:
   """Converts a Google TF1 BERT checkpoint into ours, heads included.
 
   Args:
     checkpoint: `.../bert_model.ckpt` (the prefix) or its directory.
     output_dir: where to write (converted_output.py).
+    options: as in hf_to_tf (converter.ConversionOptions); vocab_file
+      defaults to vocab.txt beside the checkpoint, lower_case is guessed
+      from Google's directory name (`uncased_*` / `cased_*`; else unknown).
     bert_config: Google's bert_config.json.
-    vocab_file: default: vocab.txt beside the checkpoint.
-    lower_case: the vocab's tokenization (default: guessed from Google's
-      directory name, `uncased_*` / `cased_*`; else unknown).
-    allow_vocab_mismatch: convert with a vocab shorter than the embeddings.
-    overwrite: replace an earlier conversion.
-    progress: as in hf_to_tf.
 
   Returns:
     A ConversionResult.
@@ -209,6 +203,5 @@ def tf1_to_tf(checkpoint: str, output_dir: str, *, bert_config: str,
     ConversionError: unusable input (the message names the file).
   """
   return converter.run(
-      "tf1_to_tf", output_dir, output_dir_lib.IMPORT, overwrite, progress,
-      _convert, checkpoint, bert_config=bert_config, vocab_file=vocab_file,
-      lower_case=lower_case, allow_vocab_mismatch=allow_vocab_mismatch)
+      "tf1_to_tf", output_dir, output_dir_lib.IMPORT, options, _convert,
+      checkpoint, bert_config=bert_config)

@@ -20,7 +20,7 @@ See the package docstring (interop/__init__.py) for what is written.
 import json
 import os
 import shutil
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 import tensorflow as tf
 import yaml
@@ -111,13 +111,10 @@ def resolve_checkpoint(path: str) -> str:
     raise ConversionError(str(e)) from None
 
 
-def tf_to_hf(checkpoint: str, output_dir: str, *,
+def tf_to_hf(checkpoint: str, output_dir: str,
+             options: Optional[converter.ConversionOptions] = None, *,
              params_file: Optional[str] = None,
-             vocab_file: Optional[str] = None,
-             lower_case: Optional[bool] = None,
-             drop_next_sentence: bool = False,
-             overwrite: bool = False,
-             progress: Union[bool, conversion_report.Progress] = True
+             drop_next_sentence: bool = False
              ) -> conversion_report.ConversionResult:
   """Converts one of our checkpoints into a Hugging Face BERT directory.
 
@@ -128,18 +125,15 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
       converted when present, and `span_boundary` is written beside the
       Hugging Face files (sbo_map.FILE).
     output_dir: the Hugging Face directory to write.
+    options: as in hf_to_tf (converter.ConversionOptions); vocab_file
+      defaults to vocab.txt beside the checkpoint, else the params'
+      task.train_data.vocab_file; lower_case (written to
+      tokenizer_config.json) to conversion.json beside the checkpoint, else
+      False (cased, as SpanBERT).
     params_file: params YAML with task.model.encoder; default: params.yaml
       beside the checkpoint (hf_to_tf and the trainer write one).
-    vocab_file: default: vocab.txt beside the checkpoint, else the params'
-      task.train_data.vocab_file.
-    lower_case: the vocab's tokenization, written to tokenizer_config.json;
-      default: conversion.json beside the checkpoint, else False (cased, as
-      SpanBERT).
     drop_next_sentence: leave out an NSP head (needed when its pooler differs
       from the encoder's).
-    overwrite: replace an earlier export in output_dir.
-    progress: as in hf_to_tf.hf_to_tf (stderr lines with an ETA and a
-      summary; False: quiet).
 
   Returns:
     A ConversionResult.
@@ -148,12 +142,12 @@ def tf_to_hf(checkpoint: str, output_dir: str, *,
     ConversionError: unusable input (message names the problem).
   """
   return converter.run(
-      "tf_to_hf", output_dir, output_dir_lib.HF_EXPORT, overwrite, progress,
-      _convert, checkpoint, params_file=params_file, vocab_file=vocab_file,
-      lower_case=lower_case, drop_next_sentence=drop_next_sentence)
+      "tf_to_hf", output_dir, output_dir_lib.HF_EXPORT, options, _convert,
+      checkpoint, params_file=params_file,
+      drop_next_sentence=drop_next_sentence)
 
 
-def _convert(out, report, checkpoint, *, params_file, vocab_file, lower_case,
+def _convert(out, report, options, checkpoint, *, params_file,
              drop_next_sentence):
   """tf_to_hf's steps, inside converter.run."""
   prefix = resolve_checkpoint(checkpoint)
@@ -164,8 +158,9 @@ def _convert(out, report, checkpoint, *, params_file, vocab_file, lower_case,
                           "pass the params YAML the checkpoint was made with")
   model_config = read_model(params_file)
   encoder_config = model_config.encoder
-  vocab_file, vocab = _vocab(vocab_file, ckpt_dir, params_file,
+  vocab_file, vocab = _vocab(options.vocab_file, ckpt_dir, params_file,
                              encoder_config)
+  lower_case = options.lower_case
   if lower_case is None:
     lower_case = _lower_case_beside(ckpt_dir)
   shapes, names = _checkpoint_names(prefix)

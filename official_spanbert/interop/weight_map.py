@@ -251,7 +251,8 @@ def check_tied(state: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
 def assign_hf_weights(model, state: Mapping[str, np.ndarray],
                       config: hf_files.HFBertConfig,
                       source: str = "checkpoint",
-                      progress: Optional[conversion_report.Progress] = None,
+                      progress: Optional[
+                          conversion_report.ConversionProgress] = None,
                       config_source: str = "config.json"
                       ) -> List[str]:
   """Assigns a canonical HF state (see canonical_state) to our model.
@@ -338,7 +339,8 @@ def assign_hf_weights(model, state: Mapping[str, np.ndarray],
 
 
 def export_hf_state(model, items: Sequence[str], prefix: str = "bert.",
-                    progress: Optional[conversion_report.Progress] = None
+                    progress: Optional[
+                        conversion_report.ConversionProgress] = None
                     ) -> Dict[str, np.ndarray]:
   """Our model's items as HF tensors (encoder keys get `prefix`).
 

@@ -30,7 +30,7 @@ from typing import Dict, Hashable, List, Optional, Sequence
 import numpy as np
 from scipy import optimize
 
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 
 METRICS = ("muc", "b_cubed", "ceafe")
 Entity = Sequence[Hashable]

@@ -32,7 +32,7 @@ import os
 import sys
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 
 Span = Tuple[int, int, str]  # first word, last word (inclusive), type
 

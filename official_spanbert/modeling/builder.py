@@ -23,7 +23,6 @@ import tf_keras
 from official.modeling import tf_utils
 from official.nlp.configs import encoders
 from official.nlp.modeling import models
-from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import attention_clamp
 from official_spanbert.modeling import coref_model
@@ -96,13 +95,13 @@ def build_coref_model(params) -> coref_model.CorefModel:
 def build_span_ner_model(params) -> tf_keras.Model:
   """From a SpanNerModelConfig (tasks/span_ner.py): with head `span`, a
   SpanNerModel; with head `flat`, Model Garden's BertTokenClassifier (a
-  BIO_TAGS logit per wordpiece), the flat baseline on the same encoder."""
+  BIO tag logit per wordpiece), the flat baseline on the same encoder."""
   encoder = encoders.build_encoder(params.encoder)
   init = tf_keras.initializers.TruncatedNormal(
       stddev=params.encoder.get().initializer_range)
   if params.head == "flat":
     return models.BertTokenClassifier(
-        encoder, len(span_ner_data.BIO_TAGS), initializer=init,
+        encoder, span_ner_model.NUM_BIO_TAGS, initializer=init,
         dropout_rate=params.dropout_rate)
   if params.head != "span":
     raise ValueError(f"task.model.head must be 'span' or 'flat', got "

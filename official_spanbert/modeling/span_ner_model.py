@@ -35,6 +35,9 @@ from official_spanbert.modeling import ffnn
 from official_spanbert.modeling import span_embedding
 
 NUM_LABELS = 7  # no entity + LitBank's six types
+# The flat baseline's tags: O, then B- and I- of each type (as
+# data/finetuning/span_ner.py's BIO_TAGS, which its tests compare).
+NUM_BIO_TAGS = 1 + 2 * (NUM_LABELS - 1)
 
 
 class SpanNerModel(tf_keras.Model):

@@ -31,7 +31,7 @@ import tf_keras
 
 from official.core import task_factory
 from official_spanbert.data.finetuning import coref as coref_data
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 from official_spanbert.modeling import builder
@@ -144,7 +144,7 @@ class CorefTask(encoder_finetuning.EncoderFinetuningTask):
   def __init__(self, params: CorefTaskConfig,
                logging_dir: Optional[str] = None, name: Optional[str] = None):
     super().__init__(params, logging_dir, name=name)
-    self._eval_docs: List[conll2012.Document] = []
+    self._eval_docs: List[conll2012.ConllDocument] = []
     self._eval_examples: List[coref_data.CorefExample] = []
     self._eval_records = ""
 
@@ -279,7 +279,7 @@ class CorefTask(encoder_finetuning.EncoderFinetuningTask):
     return metrics
 
 
-def mention_scores(docs: List[conll2012.Document],
+def mention_scores(docs: List[conll2012.ConllDocument],
                    predicted: List[List[conll2012.Cluster]]
                    ) -> Dict[str, float]:
   """Exact-span mention P/R/F1 over documents, as percentages."""

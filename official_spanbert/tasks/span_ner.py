@@ -30,7 +30,7 @@ import tf_keras
 
 from official.core import task_factory
 from official_spanbert.data.finetuning import span_ner as span_ner_data
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.metrics import span_f1
 from official_spanbert.modeling import activations  # noqa: F401  (registers gelu_exact)
 from official_spanbert.modeling import builder

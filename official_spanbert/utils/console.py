@@ -109,29 +109,49 @@ def _absl_set_min_log_level(library: str) -> Optional[Callable[[int], None]]:
     return None
 
 
+def set_cxx_absl_min_level(libraries: Sequence[str]) -> bool:
+  """absl::SetMinLogLevel(kError) in the first of `libraries` that has it.
+
+  Returns whether one had it; else warns once (on absl's log) that the C++
+  INFO lines may show, and changes nothing: a TensorFlow that renamed or
+  hid the symbol quiets less, it does not fail.
+  """
+  for library in libraries:
+    fn = _absl_set_min_log_level(library)
+    if fn is not None:
+      fn(2)  # absl::LogSeverityAtLeast::kError
+      return True
+  from absl import logging  # pylint: disable=g-import-not-at-top
+  logging.warning(
+      "no absl::SetMinLogLevel in %s: TensorFlow's C++ INFO lines (e.g. "
+      "XLA's \"Compiled cluster using XLA!\") may show in quiet mode",
+      ", ".join(libraries) or "TensorFlow (no libtensorflow_framework.so*)")
+  return False
+
+
 def quiet_cxx_absl_log() -> bool:
   """Quiet mode: the C++ absl log below ERROR off (XLA's INFO lines,
   Grappler's warnings).
 
-  TensorFlow's TF_CPP_MIN_LOG_LEVEL does not reach the absl log that XLA
-  writes with; this sets absl's own minimum level in libtensorflow_framework
-  (once, after TF is imported). Does nothing when TF_CPP_MIN_LOG_LEVEL is
-  below 3 (verbose, or set by the user), or the symbol is not found; returns
-  whether it set the level.
+  No supported setting reaches that log in TF 2.20 (measured: with
+  TF_CPP_MIN_LOG_LEVEL=3, also with TF_CPP_MAX_VLOG_LEVEL=-1,
+  GLOG_minloglevel=2 or ABSL_MIN_LOG_LEVEL=2 set, a jit_compile function
+  still prints `device_compiler.h:196] Compiled cluster using XLA!`):
+  TF_CPP_MIN_LOG_LEVEL governs TensorFlow's own logging only, absl's
+  --minloglevel is a C++ flag that TensorFlow never parses, and TensorFlow
+  binds no Python call to it. So this calls absl::SetMinLogLevel, which
+  libtensorflow_framework exports, through ctypes (once, after TF is
+  imported); where it is missing, set_cxx_absl_min_level warns instead.
+  Does nothing when TF_CPP_MIN_LOG_LEVEL is below 3 (verbose, or set by the
+  user); returns whether it set the level.
   """
   if _cxx_applied:
     return _cxx_applied[0]
   applied = False
   if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == QUIET_TF_CPP_MIN_LOG_LEVEL:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
-    pattern = os.path.join(os.path.dirname(tf.__file__),
-                           "libtensorflow_framework.so*")
-    for library in sorted(glob.glob(pattern)):
-      fn = _absl_set_min_log_level(library)
-      if fn is not None:
-        fn(2)  # absl::LogSeverityAtLeast::kError
-        applied = True
-        break
+    applied = set_cxx_absl_min_level(sorted(glob.glob(os.path.join(
+        os.path.dirname(tf.__file__), "libtensorflow_framework.so*"))))
   _cxx_applied.append(applied)
   return applied
 

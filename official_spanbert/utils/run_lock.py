@@ -12,24 +12,37 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""One run per directory or output prefix: a lock file naming its holder.
+"""One run per directory or output prefix: filelock's SoftFileLock, our words.
 
-Not filelock: its lock records no holder and cannot tell a dead one from a
-live one, which a takeover after a kill needs. See docs/reliability.md.
+filelock 4.3.2 (the version verified; setup.py) writes the holder's pid,
+host and process start time into the lock file, refuses a live holder and
+takes over a dead one of this host on a non-blocking acquire (a recycled
+pid does not pass for the holder: the start time must match); a full disk
+or read-only directory raises the OSError with nothing left behind. What is
+left here is the project's: the one-line errors naming the holder, the
+warning on a takeover, the refusal of a lock file that holds no record
+(measured: a blocking acquire with timeout=5 took a `null` one over after
+2.0 s and timed out on an empty one; a single attempt never takes one
+over, so the user decides, as the message says) and "started",
+the lock file's mtime (filelock's start token is clock ticks since boot).
+A lock file of this package before filelock (JSON) reads as unreadable.
+
+Example:
+  with run_lock.hold(model_dir):  # LockedError if another run holds it
+    train(model_dir)
 """
 
 import contextlib
 import errno
-import json
 import os
-import socket
 import time
 from typing import Iterator, Optional
 
 from absl import logging
+import filelock
 
 LOCK_NAME = "train.lock"
-_FIELDS = (("pid", int), ("host", str), ("started", str))
+_NAMESPACE_MARK = "?pidns-"  # filelock's suffix on a host in a pid namespace
 
 
 class LockedError(RuntimeError):
@@ -43,56 +56,33 @@ class LockWriteError(OSError):
   """The lock file cannot be written (e.g. the disk is full)."""
 
 
-def _read(path: str, user: str, subject: str) -> Optional[dict]:
-  """The holder record in `path`; None when the file is gone.
+class Held(dict):
+  """What acquire_file took: the holder record ("pid", "host", "started")
+  as the messages show it, and the filelock to release. Keep it until
+  release_file: filelock releases a lock whose object is collected."""
 
-  Raises:
-    LockedError: the content is not a holder record.
-  """
+  def __init__(self, record: dict, lock: filelock.SoftFileLock):
+    super().__init__(record)
+    self.lock = lock
+
+
+def holder(path: str) -> Optional[dict]:
+  """The record in the lock file `path`; None when it is gone or holds none."""
   try:
     with open(path, encoding="utf-8", errors="replace") as f:
-      text = f.read()
+      lines = f.read().split("\n")
+    started = time.localtime(os.stat(path).st_mtime)
   except FileNotFoundError:
     return None
-  try:
-    holder = json.loads(text)
-  except ValueError:
-    holder = None
-  if not (isinstance(holder, dict) and all(
-      type(holder.get(k)) is t for k, t in _FIELDS)):  # pylint: disable=unidiomatic-typecheck
-    raise LockedError(
-        f"lock file {path} is unreadable (it holds {text[:80]!r}, not a pid, "
-        f"host and start time); delete it if no {user} is using {subject}")
-  return holder
+  if len(lines) not in (3, 4) or lines[-1] or not lines[0].isdigit():
+    return None
+  return {"pid": int(lines[0]), "host": lines[1].split(_NAMESPACE_MARK)[0],
+          "started": time.strftime("%Y-%m-%d %H:%M:%S %z", started)}
 
 
-def _describe(holder: dict) -> str:
-  return (f"pid {holder['pid']} on {holder['host']}, started "
-          f"{holder['started']}")
-
-
-def _is_stale(holder: dict) -> bool:
-  """True when the holder is a process of this host that no longer runs."""
-  if holder["host"] != socket.gethostname():
-    return False
-  try:
-    os.kill(holder["pid"], 0)
-  except ProcessLookupError:
-    return True
-  except (PermissionError, OverflowError, ValueError):
-    return False  # alive (another user's), or no pid of this host
-  return False
-
-
-def _create_exclusive(path: str, record: dict) -> bool:
-  """_create for filesystems without hard links: O_EXCL, then the write."""
-  try:
-    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-  except FileExistsError:
-    return False
-  with os.fdopen(fd, "w", encoding="utf-8") as f:
-    json.dump(record, f)
-  return True
+def _describe(record: dict) -> str:
+  return (f"pid {record['pid']} on {record['host']}, started "
+          f"{record['started']}")
 
 
 def _write_error(path: str, e: OSError) -> LockWriteError:
@@ -106,60 +96,8 @@ def _write_error(path: str, e: OSError) -> LockWriteError:
       f"cannot write the lock file {path}: {e.strerror or e}; {advice}")
 
 
-def _create(path: str, record: dict) -> bool:
-  """Creates the lock file holding `record`; False when it exists.
-
-  Raises:
-    LockWriteError: the record cannot be written.
-  """
-  own = f"{path}.{socket.gethostname()}.{os.getpid()}.tmp"
-  try:
-    try:
-      with open(own, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-    except OSError as e:
-      raise _write_error(path, e) from None
-    try:
-      os.link(own, path)
-    except FileExistsError:
-      return False
-    except OSError as e:
-      if e.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return _create_exclusive(path, record)
-      raise _write_error(path, e) from None
-  finally:
-    with contextlib.suppress(OSError):
-      os.remove(own)
-  return True
-
-
-def _remove_stale(path: str, holder: dict, user: str, subject: str) -> None:
-  """Removes the lock file if it still holds `holder`'s record.
-
-  The file is first renamed to a name of this process's own, so of two runs
-  taking over the same stale lock only one removes it; if what got renamed
-  is a live lock written in between, it is put back.
-  """
-  aside = f"{path}.{socket.gethostname()}.{os.getpid()}.stale"
-  try:
-    os.rename(path, aside)
-  except FileNotFoundError:
-    return
-  try:
-    if _read(aside, user, subject) == holder:
-      os.remove(aside)
-      return
-  except LockedError:
-    pass
-  try:
-    os.link(aside, path)
-  except FileExistsError:
-    pass
-  os.remove(aside)
-
-
-def acquire_file(path: str, user: str, subject: str) -> Optional[dict]:
-  """Takes the lock file `path`; returns the record written, or None.
+def acquire_file(path: str, user: str, subject: str) -> Optional[Held]:
+  """Takes the lock file `path`; returns what was taken, or None.
 
   Args:
     path: the lock file.
@@ -175,49 +113,55 @@ def acquire_file(path: str, user: str, subject: str) -> Optional[dict]:
     logging.warning("%s is not a local path: no lock against a second %s "
                     "on it", subject, user)
     return None
-  record = {"pid": os.getpid(), "host": socket.gethostname(),
-            "started": time.strftime("%Y-%m-%d %H:%M:%S %z")}
-  while not _create(path, record):
-    holder = _read(path, user, subject)
-    if holder is None:
-      continue
-    if not _is_stale(holder):
+  while True:
+    before = os.path.exists(path) and holder(path)
+    lock = filelock.SoftFileLock(path, blocking=False, thread_local=False)
+    try:
+      lock.acquire()
+      break
+    except filelock.Timeout:  # an OSError too: caught first
+      pass
+    except OSError as e:
+      raise _write_error(path, e) from None
+    content = holder(path)
+    if content is not None:
       raise LockedError(
-          f"{subject} is in use by another {user}: {_describe(holder)} "
+          f"{subject} is in use by another {user}: {_describe(content)} "
           f"(lock file {path}; delete it if that run is no longer running)")
+    with contextlib.suppress(FileNotFoundError):  # else released: retry
+      with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+      raise LockedError(
+          f"lock file {path} is unreadable (it holds {text[:80]!r}, not a "
+          f"pid, host and start time); delete it if no {user} is using "
+          f"{subject}")
+  if before:
     logging.warning("Taking over the lock %s of a %s that is no longer "
-                    "running: %s", path, user, _describe(holder))
-    _remove_stale(path, holder, user, subject)
-  return record
+                    "running: %s", path, user, _describe(before))
+  return Held(holder(path) or {}, lock)
 
 
-def release_file(path: str, record: Optional[dict]) -> None:
-  """Removes the lock file if it still holds `record`."""
-  if record is None:
+def release_file(path: str, held: Optional[Held]) -> None:
+  """Releases what acquire_file took (its file, if it still names us)."""
+  if held is None:
     return
-  try:
-    with open(path, encoding="utf-8") as f:
-      mine = json.loads(f.read()) == record
-  except (OSError, ValueError):
-    mine = False
-  if mine:
-    os.remove(path)
-  else:
+  if not held.lock.is_lock_held_by_us:
     logging.warning("The lock %s no longer names this run; left as it is",
                     path)
+  held.lock.release()
 
 
 @contextlib.contextmanager
 def hold_file(path: str, user: str, subject: str) -> Iterator[None]:
   """Holds the lock file `path` for the `with` block (see acquire_file)."""
-  record = acquire_file(path, user, subject)
+  held = acquire_file(path, user, subject)
   try:
     yield
   finally:
-    release_file(path, record)
+    release_file(path, held)
 
 
-def acquire(model_dir: str) -> Optional[dict]:
+def acquire(model_dir: str) -> Optional[Held]:
   """Takes the training lock of `model_dir` (see acquire_file)."""
   if "://" not in model_dir:
     os.makedirs(model_dir, exist_ok=True)
@@ -225,16 +169,16 @@ def acquire(model_dir: str) -> Optional[dict]:
                       model_dir)
 
 
-def release(model_dir: str, record: Optional[dict]) -> None:
-  """Removes the training lock of `model_dir` if it still holds `record`."""
-  release_file(os.path.join(model_dir, LOCK_NAME), record)
+def release(model_dir: str, held: Optional[Held]) -> None:
+  """Releases the training lock of `model_dir` taken by acquire."""
+  release_file(os.path.join(model_dir, LOCK_NAME), held)
 
 
 @contextlib.contextmanager
 def hold(model_dir: str) -> Iterator[None]:
   """Holds the training lock of `model_dir` for the `with` block."""
-  record = acquire(model_dir)
+  held = acquire(model_dir)
   try:
     yield
   finally:
-    release(model_dir, record)
+    release(model_dir, held)

@@ -26,7 +26,7 @@ def _lines(stream):
 
 def test_a_line_about_every_tenth_with_an_eta_then_the_summary():
   out = io.StringIO()
-  report = conversion_report.Progress("hf_to_tf", stream=out)
+  report = conversion_report.ConversionProgress("hf_to_tf", stream=out)
   report.note("read 205 tensors; building the model")
   report.start(205)
   for _ in range(205):
@@ -53,7 +53,8 @@ def test_a_line_about_every_tenth_with_an_eta_then_the_summary():
 
 def test_few_tensors_each_get_a_line_and_quiet_prints_nothing():
   out = io.StringIO()
-  report = conversion_report.Progress("tf_to_hf", stream=out, summary=False)
+  report = conversion_report.ConversionProgress("tf_to_hf", stream=out,
+                                                summary=False)
   report.start(3)
   for _ in range(3):
     report.advance()
@@ -72,5 +73,5 @@ def test_few_tensors_each_get_a_line_and_quiet_prints_nothing():
   report.advance(10)
   report.finish(conversion_report.ConversionResult(output="o", items=[]))
   assert quiet.getvalue() == ""
-  given = conversion_report.Progress("hf_to_tf")
+  given = conversion_report.ConversionProgress("hf_to_tf")
   assert conversion_report.reporter(given, "ignored") is given

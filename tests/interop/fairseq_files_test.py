@@ -54,7 +54,8 @@ def test_a_file_that_would_run_code_is_refused(reference, small_vocab,
                      match=r"model\.pt needs posix\.getcwd to load, which "
                      r"could run code; refused"):
     hc.fairseq_to_tf(str(tmp_path / "model.pt"), str(tmp_path / "out"),
-                     vocab_file=small_vocab, progress=False)
+                     hc.ConversionOptions(vocab_file=small_vocab,
+                                          progress=False))
 
 
 def test_nan_weights_are_refused_naming_the_tensor(reference, small_vocab,
@@ -72,8 +73,9 @@ def test_nan_weights_are_refused_naming_the_tensor(reference, small_vocab,
       r"values \(of 2304\); the checkpoint is corrupt \(or of a diverged "
       r"run\): use another one$")):
     hc.fairseq_to_tf(str(tmp_path / "model.pt"), str(tmp_path / "out"),
-                     vocab_file=small_vocab,
-                     bert_config=str(d / "bert_config.json"), progress=False)
+                     hc.ConversionOptions(vocab_file=small_vocab,
+                                          progress=False),
+                     bert_config=str(d / "bert_config.json"))
   assert sorted(os.listdir(tmp_path)) == ["model.pt"]
 
 
@@ -95,8 +97,9 @@ def test_errors_name_bert_config_json_not_config_json(reference, small_vocab,
     wrong.write_text(json.dumps(dict(config, **change)))
     with pytest.raises(hc.ConversionError, match=message):
       hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "out"),
-                       vocab_file=small_vocab, bert_config=str(wrong),
-                       progress=False)
+                       hc.ConversionOptions(vocab_file=small_vocab,
+                                            progress=False),
+                       bert_config=str(wrong))
 
 
 _LFS = ("version https://git-lfs.github.com/spec/v1\n"

@@ -170,9 +170,10 @@ def reference(tmp_path_factory, small_vocab):
 def converted(reference, small_vocab, tmp_path_factory):
   d, _, _ = reference
   out = str(tmp_path_factory.mktemp("fairseq_tf"))
-  result = hc.fairseq_to_tf(str(d / "model.pt"), out, vocab_file=small_vocab,
-                            bert_config=str(d / "bert_config.json"),
-                            progress=False)
+  result = hc.fairseq_to_tf(str(d / "model.pt"), out,
+                            hc.ConversionOptions(vocab_file=small_vocab,
+                                                 progress=False),
+                            bert_config=str(d / "bert_config.json"))
   return out, result
 
 
@@ -306,8 +307,9 @@ def test_full_fairseq_checkpoint_without_prefix_converts_identically(
               "extra_state": {"val_loss": 2.5}}, tmp_path / "checkpoint.pt")
   monkeypatch.delitem(sys.modules, "fairseq.models.pair_bert")  # as users
   result = hc.fairseq_to_tf(str(tmp_path / "checkpoint.pt"),
-                            str(tmp_path / "out"), vocab_file=small_vocab,
-                            progress=False)
+                            str(tmp_path / "out"),
+                            hc.ConversionOptions(vocab_file=small_vocab,
+                                                 progress=False))
   assert result.items == converted[1].items
   a, b = _variables(converted[1].checkpoint), _variables(result.checkpoint)
   assert sorted(a) == sorted(b)
@@ -321,7 +323,8 @@ def test_heads_come_from_the_reference_architectures_or_bert_config(
                      match=r"2 layers, hidden 48, FFN 96 match none of the "
                      r"reference's architectures .* pass --bert_config"):
     hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "out"),
-                     vocab_file=small_vocab, progress=False)
+                     hc.ConversionOptions(vocab_file=small_vocab,
+                                          progress=False))
   from official_spanbert.interop import fairseq_files  # pylint: disable=g-import-not-at-top
   for layers, hidden, ffn, name, heads in (
       (12, 768, 3072, "cased_bert_pair", 12),
@@ -342,7 +345,8 @@ def test_heads_come_from_the_reference_architectures_or_bert_config(
 def test_sbo_head_survives_tf_hf_tf(reference, converted, tmp_path):
   _, mlm, sbo = reference
   out, _ = converted
-  exported = hc.tf_to_hf(out, str(tmp_path / "hf"), progress=False)
+  exported = hc.tf_to_hf(out, str(tmp_path / "hf"),
+                         hc.ConversionOptions(progress=False))
   assert exported.items == ["encoder", "masked_lm", "span_boundary"]
   assert exported.dropped == []
   import safetensors  # pylint: disable=g-import-not-at-top
@@ -364,7 +368,7 @@ def test_sbo_head_survives_tf_hf_tf(reference, converted, tmp_path):
   assert not info["missing_keys"], info
 
   back = hc.hf_to_tf(str(tmp_path / "hf"), str(tmp_path / "tf"),
-                     progress=False)
+                     hc.ConversionOptions(progress=False))
   assert back.items == ["encoder", "masked_lm", "span_boundary"]
   a, b = _variables(os.path.join(out, hc.CHECKPOINT_NAME)), _variables(
       back.checkpoint)
@@ -443,9 +447,10 @@ def test_vocab_must_match_the_embeddings(reference, small_vocab, tmp_path,
                      r"embeddings: ids 1625\.\.1626 would index past the "
                      r"table"):
     hc.fairseq_to_tf(str(d / "model.pt"), str(tmp_path / "c"),
-                     vocab_file=str(longer),
-                     bert_config=str(d / "bert_config.json"),
-                     allow_vocab_mismatch=True, progress=False)
+                     hc.ConversionOptions(vocab_file=str(longer),
+                                          allow_vocab_mismatch=True,
+                                          progress=False),
+                     bert_config=str(d / "bert_config.json"))
 
 
 def test_tool_fairseq_to_tf(reference, small_vocab, tmp_path, capsys):

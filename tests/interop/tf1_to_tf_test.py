@@ -192,7 +192,8 @@ def test_a_config_or_variable_of_other_sizes_names_both(google, tmp_path):
   (tmp_path / "big.json").write_text(json.dumps(config))
   with pytest.raises(hc.ConversionError) as e:
     hc.tf1_to_tf(str(d / "bert_model.ckpt"), str(tmp_path / "a"),
-                 bert_config=str(tmp_path / "big.json"), progress=False)
+                 hc.ConversionOptions(progress=False),
+                 bert_config=str(tmp_path / "big.json"))
   assert str(e.value) == (
       f"{d}/bert_model.ckpt: bert/embeddings/word_embeddings has shape "
       f"[{vocab_size}, 32], but {tmp_path}/big.json (vocab_size "
@@ -216,8 +217,10 @@ def test_a_config_or_variable_of_other_sizes_names_both(google, tmp_path):
                      r"\[32, 28\], but .*bert_config\.json \(hidden_size "
                      r"32\) gives \[32, 32\]"):
     hc.tf1_to_tf(str(tmp_path / "odd" / "bert_model.ckpt"),
-                 str(tmp_path / "b"), bert_config=str(d / "bert_config.json"),
-                 vocab_file=str(d / "vocab.txt"), progress=False)
+                 str(tmp_path / "b"),
+                 hc.ConversionOptions(vocab_file=str(d / "vocab.txt"),
+                                      progress=False),
+                 bert_config=str(d / "bert_config.json"))
   assert not os.path.exists(tmp_path / "a")
   assert not os.path.exists(tmp_path / "b")
 
@@ -231,7 +234,9 @@ def test_tf1_errors_name_the_file(google, tmp_path):
                      match=r"missing variable 'transformer/layer_2/.*' of "
                      r"encoder .*bert_config\.json says 3 layers"):
     hc.tf1_to_tf(str(d / "bert_model.ckpt"), str(tmp_path / "a"),
-                 bert_config=str(tmp_path / "three.json"), progress=False)
+                 hc.ConversionOptions(progress=False),
+                 bert_config=str(tmp_path / "three.json"))
   with pytest.raises(hc.ConversionError, match=r"no TF1 checkpoint"):
     hc.tf1_to_tf(str(tmp_path), str(tmp_path / "b"),
-                 bert_config=str(d / "bert_config.json"), progress=False)
+                 hc.ConversionOptions(progress=False),
+                 bert_config=str(d / "bert_config.json"))

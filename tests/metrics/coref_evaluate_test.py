@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate as ce
 
 

@@ -28,7 +28,7 @@ import sys
 import pytest
 
 from conftest import FIXTURES, REPO, data_path
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.metrics import span_f1
 
 

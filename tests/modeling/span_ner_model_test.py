@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from official.nlp.configs import encoders
 from official_spanbert.configs import spanbert as spanbert_configs
+from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.modeling import span_embedding
 from official_spanbert.modeling import span_ner_model
 
@@ -57,6 +58,13 @@ def model():
       intermediate_size=32, vocab_size=20))
   return span_ner_model.SpanNerModel(encoder, max_span_width=W, ffnn_size=8,
                                      dropout_rate=0.0)
+
+
+def test_label_counts_are_the_readers():
+  """modeling/ holds its own counts (builder.py imports no data reader):
+  they must be the LitBank reader's labels and BIO tags."""
+  assert span_ner_model.NUM_LABELS == span_ner_data.NUM_LABELS
+  assert span_ner_model.NUM_BIO_TAGS == len(span_ner_data.BIO_TAGS) == 13
 
 
 def test_candidates_stay_in_a_window_and_sentence_on_word_boundaries(model):

@@ -44,7 +44,7 @@ from official.core import train_utils
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import litbank_text
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.serving import ner_module
 from official_spanbert.serving import registry
 from official_spanbert.serving import span_encoder_module

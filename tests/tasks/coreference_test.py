@@ -33,21 +33,22 @@ from conftest import data_path, short_schedule
 from official.core import exp_factory
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 
 WORDS, STEPS = 300, 300
 
 
-def _opening(doc: conll2012.Document, words: int) -> conll2012.Document:
+def _opening(doc: conll2012.ConllDocument,
+             words: int) -> conll2012.ConllDocument:
   """The document's first whole sentences up to `words` words."""
   keep, total = 0, 0
   while keep < len(doc.sentences) and total + len(doc.sentences[keep]) <= words:
     total += len(doc.sentences[keep])
     keep += 1
   clusters = [[m for m in c if m[1] < total] for c in doc.clusters]
-  return conll2012.Document(
+  return conll2012.ConllDocument(
       key=doc.key, name=doc.name, sentences=doc.sentences[:keep],
       speakers=doc.speakers[:keep], columns=doc.columns[:keep],
       clusters=[c for c in clusters if c])
@@ -127,7 +128,7 @@ def test_predictions_shifted_by_one_token_fail(trained, tmp_path):
   assert result["conll_f1"] < 30, result
 
 
-def _raw_text(doc: conll2012.Document):
+def _raw_text(doc: conll2012.ConllDocument):
   """The words joined by spaces (sentences by newlines) and each word's
   character span."""
   spans, parts, pos = [], [], 0

@@ -33,7 +33,7 @@ from conftest import FIXTURES, short_schedule
 from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import span_ner as span_ner_data
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.metrics import span_f1
 from official_spanbert.tasks import span_ner
 from official_spanbert.training import train_lib

@@ -14,6 +14,8 @@
 
 """console.py: quiet console scripts unless --verbosity / -v (issue 24)."""
 
+import _ctypes
+import logging
 import os
 import subprocess
 import sys
@@ -139,3 +141,23 @@ def test_coref_tf1_to_tf_reads_bert_config_under_either_name(tmp_path):
       f"--bert_config_file={config}", f"--output={tmp_path}/out"])
   assert (rc, last) == (1, "convert_checkpoint: error: [Errno 2] No such file "
                         f"or directory: '{config}'")
+
+
+@pytest.mark.parametrize("library", ["none", "empty", "other"])
+def test_a_tensorflow_without_the_absl_symbol_quiets_less_and_warns(
+    library, tmp_path, caplog):
+  """Issue 56 item 3: quiet_cxx_absl_log calls absl::SetMinLogLevel in
+  libtensorflow_framework through ctypes (no supported setting exists); a
+  release that moves it must cost a warning, not the run."""
+  libraries = {
+      "none": [],  # no libtensorflow_framework.so* at all
+      "empty": [str(tmp_path / "libtensorflow_framework.so.2")],
+      "other": [_ctypes.__file__],  # a shared library without absl
+  }[library]
+  if library == "empty":
+    open(libraries[0], "wb").close()
+  with caplog.at_level(logging.WARNING):
+    assert not console.set_cxx_absl_min_level(libraries)
+  assert "no absl::SetMinLogLevel in " in caplog.text
+  assert "may show in quiet mode" in caplog.text
+

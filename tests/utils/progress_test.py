@@ -160,3 +160,16 @@ def test_duration_reads_seconds_then_hms():
   assert progress.duration(9.96) == "10.0 s"
   assert progress.duration(59.0) == "59.0 s"
   assert progress.duration(3725) == "1:02:05"
+
+
+def test_a_reader_counts_whole_mb_up_to_its_running_total():
+  out = io.StringIO()
+  report = progress.Progress("count words", stream=out, summary=False)
+  report.start(progress.megabytes(2_500_000), "MB read")
+  assert report.total == 3 and progress.megabytes(10) == 1
+  for read in (400_000, 1_100_000, 1_200_000, 2_500_000):
+    report.advance_to(read // progress.MB)
+  report.advance_to(report.total)
+  assert [l.split("] ", 1)[1].split(",")[0] for l in out.getvalue(
+      ).splitlines()] == ["1/3 MB read (33%)", "2/3 MB read (66%)",
+                          "3/3 MB read (100%)"]

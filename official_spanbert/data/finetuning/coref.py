@@ -33,7 +33,7 @@ from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
 from official_spanbert.data.finetuning import split_lists
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 
 META_FILE = "meta_data.json"
 # Per-wordpiece features of a record (all int64, same length).
@@ -113,7 +113,7 @@ def split_segments(num_subtokens: int, sentence_end: Sequence[bool],
   return ends
 
 
-def encode_document(doc: conll2012.Document,
+def encode_document(doc: conll2012.ConllDocument,
                     tokenizer: tokenization.WordpieceTokenizer,
                     max_segment_len: int = 384,
                     doc_index: int = 0,
@@ -178,7 +178,7 @@ def to_tf_example(example: CorefExample, max_segment_len: int) -> bytes:
   return tfrecord_writer.example_bytes(features)
 
 
-def read_documents(paths: Sequence[str]) -> List[conll2012.Document]:
+def read_documents(paths: Sequence[str]) -> List[conll2012.ConllDocument]:
   """Documents of CoNLL-2012 files, in order (ConllError names file:line)."""
   docs = []
   for path in paths:
@@ -194,7 +194,7 @@ def document_list(path: str) -> List[str]:
                                     conll2012.ConllError)
 
 
-def encode_documents(docs: Sequence[conll2012.Document],
+def encode_documents(docs: Sequence[conll2012.ConllDocument],
                      tokenizer: tokenization.WordpieceTokenizer,
                      max_segment_len: int = 384,
                      max_num_speakers: int = 0) -> List[CorefExample]:

@@ -35,7 +35,7 @@ import tensorflow as tf
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data.finetuning import split_lists
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 
 ENTITY_TYPES = litbank_tsv.ENTITY_TYPES
 NUM_LABELS = 1 + len(ENTITY_TYPES)  # 0: no entity

@@ -36,6 +36,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 from official_spanbert.data.pretraining import corpus as corpus_lib
 from official_spanbert.data import tokenization
 from official_spanbert.utils import atomic_io
+from official_spanbert.utils import progress as progress_lib
 
 # The order the reserved tokens take at the start of the vocab.
 SPECIAL_TOKENS = tokenization.REQUIRED_SPECIAL_TOKENS  # [PAD] [UNK] ... [MASK]
@@ -168,7 +169,7 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
     num_unused: number of [unusedN] tokens after the special tokens.
     max_lines: read at most this many non-blank lines (None: all).
     on_decode_error: "strict" or "replace" (see corpus.read_documents).
-    progress: show a progress bar on stderr while reading.
+    progress: report the reading's progress on stderr (utils/progress.py).
     min_token_count: the lowest frequency threshold the learner may try
       (tf.text's lower_thresh): a wordpiece seen fewer times is not learned.
       On a small corpus this, not vocab_size, limits the vocab; lower it to
@@ -200,18 +201,16 @@ def build_vocab(input_patterns: Sequence[str], output_vocab: str, *,
   stats = VocabStats(output_vocab=output_vocab,
                      requested_vocab_size=vocab_size, reserved=len(reserved))
   failure = []
-  bar = None
-  if progress:
-    import tqdm  # pylint: disable=g-import-not-at-top
-    bar = tqdm.tqdm(total=total_bytes, unit="B", unit_scale=True,
-                    desc="count words", mininterval=1.0)
+  report = progress_lib.Progress("count words", enabled=progress,
+                                 summary=False)
+  report.start(progress_lib.megabytes(total_bytes), "MB read")
   dataset = tf.data.Dataset.from_generator(
       functools.partial(_line_batches, files, on_decode_error, max_lines,
-                        counters, stats, bar, failure),
+                        counters, stats, report, failure),
       output_signature=tf.TensorSpec([None], tf.string))
   learn_params = dict(learn_params or {})
   learn_params.setdefault("lower_thresh", min_token_count)
-  vocab = _learn(dataset, files, failure, bar, vocab_size=vocab_size,
+  vocab = _learn(dataset, files, failure, report, vocab_size=vocab_size,
                  reserved=reserved, lower_case=lower_case,
                  learn_params=learn_params)
 
@@ -246,7 +245,7 @@ def _check_arguments(output_vocab, vocab_size, num_reserved, min_token_count,
     raise ValueError(f"output vocab {output_vocab} is a directory")
 
 
-def _line_batches(files, on_decode_error, max_lines, counters, stats, bar,
+def _line_batches(files, on_decode_error, max_lines, counters, stats, report,
                   failure):
   """Yields the corpus lines in batches; records a read error in `failure`."""
   batch, read = [], 0
@@ -261,8 +260,7 @@ def _line_batches(files, on_decode_error, max_lines, counters, stats, bar,
         if len(batch) >= _BATCH_LINES:
           yield np.array(batch, dtype=object)
           batch = []
-          if bar is not None:
-            bar.update(counters.bytes - bar.n)
+          report.advance_to(counters.bytes // progress_lib.MB)
       if stats.truncated:
         break
   except Exception as e:  # pylint: disable=broad-except
@@ -271,16 +269,16 @@ def _line_batches(files, on_decode_error, max_lines, counters, stats, bar,
   if batch:
     yield np.array(batch, dtype=object)
   stats.lines = read
-  if bar is not None:
-    bar.total = counters.bytes if stats.truncated else bar.total
-    bar.update(counters.bytes - bar.n)
-    bar.close()
+  # All of it, or the MB read up to max_lines.
+  report.advance_to(progress_lib.megabytes(counters.bytes)
+                    if stats.truncated else report.total)
+  report.close_line()
   logging.info("counted the words of %d lines (%.1f MB); learning "
                "wordpieces (pure Python, one pass per frequency threshold "
                "tried)", read, counters.bytes / 1e6)
 
 
-def _learn(dataset, files, failure, bar, *, vocab_size, reserved, lower_case,
+def _learn(dataset, files, failure, report, *, vocab_size, reserved, lower_case,
            learn_params):
   """Runs tf.text's learner; re-raises a read error, names an empty corpus."""
   try:
@@ -300,8 +298,7 @@ def _learn(dataset, files, failure, bar, *, vocab_size, reserved, lower_case,
             "from") from None
       raise
   finally:
-    if bar is not None:
-      bar.close()
+    report.close_line()
 
 
 def _keep_tokens(vocab, reserved, vocab_size, stats, lower_thresh):

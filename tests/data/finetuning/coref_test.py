@@ -29,7 +29,7 @@ import pytest
 from conftest import TOOLS
 from official_spanbert.data.finetuning import coref
 from official_spanbert.data import tokenization
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 
 SENTENCES = [
     "Elizabeth walked to the house of her sister .",

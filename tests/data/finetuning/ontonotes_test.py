@@ -42,7 +42,7 @@ import tensorflow as tf
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import coref as coref_data
 from official_spanbert.data.finetuning import ontonotes
-from official_spanbert.metrics import conll2012
+from official_spanbert.data.finetuning import conll2012
 from official_spanbert.modeling import coref_reference
 
 # experiments.conf

@@ -34,6 +34,7 @@ from official_spanbert.data.pretraining import span_tagging
 from official_spanbert.data import tfrecord_writer
 from official_spanbert.data import tokenization
 from official_spanbert.utils import atomic_io
+from official_spanbert.utils import progress as progress_lib
 
 # What create_pretraining_records raises besides bad input (ValueError).
 RecordsOutputError = records_output.RecordsOutputError
@@ -65,7 +66,7 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     mode: "single" (SpanBERT blocks) or "nsp" (BERT segment pairs).
     seed: makes shard assignment and NSP sampling reproducible.
     on_decode_error: "strict" or "replace" (see corpus.read_documents).
-    progress: show a progress bar on stderr.
+    progress: report progress on stderr (utils/progress.py).
     stats_file: where to write the stats JSON (default
       `<output_prefix>.stats.json`).
     tag_spans: span_tagging.KINDS to tag with spaCy and store per block
@@ -144,17 +145,14 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
   stats.tagged_spans_cut_by_block_ends = dict.fromkeys(stats.tag_spans, 0)
   counts = np.zeros(vocab.size, np.int64)
   total_bytes = sum(os.path.getsize(f) for f in files)
-  bar = None
-  if progress:
-    import tqdm  # pylint: disable=g-import-not-at-top
-    bar = tqdm.tqdm(total=total_bytes, unit="B", unit_scale=True,
-                    desc="tag+tokenize+pack" if tagger else "tokenize+pack",
-                    mininterval=1.0)
+  report = progress_lib.Progress(
+      "tag+tokenize+pack" if tagger else "tokenize+pack", enabled=progress,
+      summary=False)
+  report.start(progress_lib.megabytes(total_bytes), "MB read")
 
   def on_progress(_):
     guard.check()
-    if bar is not None:
-      bar.update(counters.bytes - bar.n)
+    report.advance_to(counters.bytes // progress_lib.MB)
 
   def add(ids, record):
     guard.check()
@@ -180,8 +178,8 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
       for doc, tagged in record_blocks.with_tags(docs, tagger, files,
                                                  on_decode_error,
                                                  tag_counters):
-        if tagger is not None and bar is not None:  # tagging sets the pace
-          bar.update(tag_counters.bytes - bar.n)
+        if tagger is not None:  # tagging sets the pace
+          report.advance_to(tag_counters.bytes // progress_lib.MB)
         counts += np.bincount(doc.ids, minlength=vocab.size)
         for ids, record in record_blocks.single_blocks(doc, max_tokens, stats,
                                                        tagged):
@@ -197,6 +195,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
       raise corpus_lib.CorpusError(
           f"inputs {', '.join(files)} produced no blocks (no wordpieces)")
     record_format.finish_stats(stats, counters, time.time() - start)
+    report.advance_to(report.total)  # all read
     stats.shard_bytes = record_format.shard_sizes(writer.close_records())
     stats.shard_records = dict(zip(stats.shard_bytes, shard_records))
     guard.check()
@@ -206,8 +205,7 @@ def _write_records(files, tokenizer, output_prefix, guard, *, lower_case,
     writer.abort()
     raise
   finally:
-    if bar is not None:
-      bar.close()
+    report.close_line()
   records_output.remove(
       [p for p in record_format.existing_shards(output_prefix)
        if p not in paths],

@@ -18,6 +18,7 @@ import glob
 import json
 import logging
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -217,6 +218,19 @@ def test_empty_documents_are_skipped(cased_vocab, tmp_path):
   stats = pr.create_pretraining_records([str(f)], cased_vocab,
                                         str(tmp_path / "r"), progress=False)
   assert stats.documents == 2 and stats.blocks == 2 and stats.lines == 3
+
+
+def test_progress_is_whole_lines_of_the_mb_read(small_vocab, tmp_path,
+                                                capsys):
+  """utils/progress.py, as every reporter of the package (not tqdm)."""
+  f = tmp_path / "c.txt"
+  f.write_text("The cat sat on the mat.\n\nIt was happy.\n")
+  pr.create_pretraining_records([str(f)], small_vocab, str(tmp_path / "r"),
+                                max_seq_length=32)
+  err = capsys.readouterr().err
+  assert "\r" not in err
+  assert re.fullmatch(r"tokenize\+pack \[\d+\.\d s\] 1/1 MB read \(100%\), "
+                      r"ETA \d+\.\d s\n", err), err
 
 
 def test_cli_error_is_one_line_and_nonzero(cased_vocab, tmp_path):

@@ -39,7 +39,7 @@ class ConllError(ValueError):
 
 
 @dataclasses.dataclass
-class Document:
+class ConllDocument:
   """One `#begin document` ... `#end document` block.
 
   Attributes:
@@ -80,8 +80,8 @@ class _Parser:
 
   def __init__(self, path: str):
     self.path = path
-    self.docs: List[Document] = []
-    self.doc: Optional[Document] = None
+    self.docs: List[ConllDocument] = []
+    self.doc: Optional[ConllDocument] = None
     self.begin_line = 0
     self.sentence: List[List[str]] = []
     self.open: Dict[int, List[Tuple[int, int]]] = {}  # id -> [(start, line)]
@@ -97,7 +97,7 @@ class _Parser:
                        f"{self.doc.key!r} (line {self.begin_line}) has no "
                        "#end document")
     key = line[len("#begin document"):].strip()
-    self.doc = Document(key=key, name=_name_of(key))
+    self.doc = ConllDocument(key=key, name=_name_of(key))
     self.begin_line = line_no
     self.open, self.mentions, self.word, self.sentence = {}, {}, 0, []
 
@@ -152,7 +152,7 @@ class _Parser:
     self.sentence.append(cols)
     self.word += 1
 
-  def finish(self, line_no: int) -> List[Document]:
+  def finish(self, line_no: int) -> List[ConllDocument]:
     if self.doc is not None:
       raise self.error(self.begin_line, f"document {self.doc.key!r} begun "
                        f"here has no #end document (file ends at line "
@@ -161,7 +161,7 @@ class _Parser:
 
 
 def parse_lines(lines: Iterable[str], path: str = "<string>"
-                ) -> List[Document]:
+                ) -> List[ConllDocument]:
   """Documents of a CoNLL-2012 text given as lines.
 
   Raises:
@@ -185,7 +185,7 @@ def parse_lines(lines: Iterable[str], path: str = "<string>"
   return parser.finish(line_no)
 
 
-def read_file(path: str) -> List[Document]:
+def read_file(path: str) -> List[ConllDocument]:
   """Documents of one CoNLL-2012 file (UTF-8).
 
   Raises:
@@ -231,7 +231,7 @@ def coref_column(num_words: int, clusters: Sequence[Cluster]) -> List[str]:
   return column
 
 
-def format_document(doc: Document,
+def format_document(doc: ConllDocument,
                     clusters: Optional[Sequence[Cluster]] = None) -> str:
   """CoNLL-2012 text of `doc`, with `clusters` (default its own) in the last
   column; the other columns are the document's."""
@@ -248,7 +248,7 @@ def format_document(doc: Document,
   return "\n".join(out) + "\n"
 
 
-def write_file(path: str, docs: Sequence[Document],
+def write_file(path: str, docs: Sequence[ConllDocument],
                clusters: Optional[Sequence[Sequence[Cluster]]] = None):
   """Writes documents (with `clusters[i]` for docs[i] if given)."""
   with open(path, "w", encoding="utf-8") as f:

@@ -21,7 +21,7 @@ base-model defaults. Settings and the best checkpoint: docs/finetuning.md.
 
 from official.core import config_definitions as cfg
 from official.core import exp_factory
-from official_spanbert.configs import pretraining_experiments
+from official_spanbert.configs import pretraining as pretraining_configs
 from official_spanbert.tasks import question_answering
 
 SQUAD_TRAIN_QUESTIONS = 88_641
@@ -49,7 +49,7 @@ def _experiment(version_2: bool) -> cfg.ExperimentConfig:
           validation_steps=-1, max_to_keep=3,
           best_checkpoint_eval_metric="best_f1" if version_2 else "f1",
           best_checkpoint_metric_comp="higher",
-          optimizer_config=pretraining_experiments.optimization_config(
+          optimizer_config=pretraining_configs.optimization_config(
               train_steps=steps, warmup_steps=steps // 10,
               learning_rate=2e-5)),
       restrictions=[

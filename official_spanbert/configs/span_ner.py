@@ -21,7 +21,7 @@ a run must give: docs/finetuning.md, "Nested NER".
 
 from official.core import config_definitions as cfg
 from official.core import exp_factory
-from official_spanbert.configs import pretraining_experiments
+from official_spanbert.configs import pretraining as pretraining_configs
 from official_spanbert.tasks import span_ner
 
 STEPS_PER_EPOCH = 105
@@ -31,6 +31,6 @@ EPOCHS = 10
 @exp_factory.register_config_factory("spanbert/span_ner")
 def span_ner_experiment() -> cfg.ExperimentConfig:
   """Nested NER fine-tuning (LitBank-sized defaults)."""
-  return pretraining_experiments.finetuning_experiment(
+  return pretraining_configs.finetuning_experiment(
       span_ner.SpanNerTaskConfig(head_learning_rate_multiplier=5.0),
       STEPS_PER_EPOCH, EPOCHS, "f1", learning_rate=5e-5)

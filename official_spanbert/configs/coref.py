@@ -21,7 +21,7 @@ defaults and the settings a run must give: docs/coreference.md.
 
 from official.core import config_definitions as cfg
 from official.core import exp_factory
-from official_spanbert.configs import pretraining_experiments
+from official_spanbert.configs import pretraining as pretraining_configs
 from official_spanbert.tasks import coreference
 
 LITBANK_TRAIN_DOCUMENTS = 80
@@ -31,7 +31,7 @@ EPOCHS = 20
 @exp_factory.register_config_factory("spanbert/coref")
 def coref() -> cfg.ExperimentConfig:
   """Coreference fine-tuning (LitBank-sized defaults)."""
-  return pretraining_experiments.finetuning_experiment(
+  return pretraining_configs.finetuning_experiment(
       coreference.CorefTaskConfig(
           train_data=coreference.CorefDataConfig(
               is_training=True, max_training_segments=11),

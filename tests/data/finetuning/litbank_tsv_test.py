@@ -29,7 +29,7 @@ import pytest
 
 from conftest import FIXTURES, data_path
 from official_spanbert.data.finetuning import split_lists
-from official_spanbert.metrics import litbank_tsv
+from official_spanbert.data.finetuning import litbank_tsv
 
 EXCERPT = os.path.join(FIXTURES, "litbank_excerpt.tsv")
 

@@ -25,7 +25,7 @@ from absl import logging
 from official.core import config_definitions as cfg
 from official.core import exp_factory
 from official_spanbert.data.finetuning import classification_loader as cls_loader
-from official_spanbert.configs.pretraining_experiments import (
+from official_spanbert.configs.pretraining import (
     optimization_config)
 from official_spanbert.tasks import classification
 
