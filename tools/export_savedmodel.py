@@ -65,50 +65,38 @@ flags.DEFINE_integer("version", None,
 serving_flags.define_serving_params()
 
 # Aliases of serving params: flag -> (field, the signature whose export the
-# flag is for, or None for any export that has the field).
-ALIASES = {
-    "vocab_file": ("vocab_file", None),
-    "precision": ("precision", None),
-    "do_lower_case": ("lower_case", None),
-    "seq_length": ("seq_length", None),
-    "preprocessing_export_base": ("preprocessing_export_base", None),
-    "top_k": ("top_k", None),
-    "max_masks": ("max_masks", None),
-    "null_score_diff_threshold": ("null_score_diff_threshold", None),
-    "coref_max_wordpieces": ("max_wordpieces", "resolve"),
-    "qa_max_context_wordpieces": ("max_context_wordpieces", "answer"),
-    "ner_max_wordpieces": ("max_wordpieces", "extract_entities"),
-}
-_ALIAS = "Alias of --serving_params={}=... (default: the export's)."
-flags.DEFINE_string("vocab_file", None, _ALIAS.format("vocab_file") +
-                    " The run's data configs' otherwise.")
-flags.DEFINE_string("precision", None, _ALIAS.format("precision") +
-                    " float32 or bfloat16.")
-flags.DEFINE_bool("do_lower_case", None, _ALIAS.format("lower_case") +
-                  " Pretraining: uncased tokenization.")
-flags.DEFINE_integer("seq_length", None, _ALIAS.format("seq_length") +
-                     " Pretraining: the packed length.")
-flags.DEFINE_string("preprocessing_export_base", None,
-                    _ALIAS.format("preprocessing_export_base") +
-                    " Pretraining: base path of the preprocessing model.")
-flags.DEFINE_integer("top_k", None, _ALIAS.format("top_k") +
-                     " fill_spans: candidates per [MASK].")
-flags.DEFINE_integer("max_masks", None, _ALIAS.format("max_masks") +
-                     " fill_spans: [MASK] tokens predicted per text.")
-flags.DEFINE_float("null_score_diff_threshold", None,
-                   _ALIAS.format("null_score_diff_threshold") +
-                   " SQuAD 2.0: no answer when null - best score exceeds it "
-                   "(default: the evaluation's null_threshold.json).")
-flags.DEFINE_integer("coref_max_wordpieces", None,
-                     _ALIAS.format("max_wordpieces") +
-                     " resolve refuses longer texts (0: no limit).")
-flags.DEFINE_integer("qa_max_context_wordpieces", None,
-                     _ALIAS.format("max_context_wordpieces") +
-                     " answer refuses longer contexts (0: no limit).")
-flags.DEFINE_integer("ner_max_wordpieces", None,
-                     _ALIAS.format("max_wordpieces") +
-                     " extract_entities and encode_spans refuse longer "
-                     "texts (0: no limit).")
+# flag is for, or None for any export that has the field, its type, help).
+_ALIASES = (
+    ("vocab_file", "vocab_file", None, flags.DEFINE_string,
+     "The run's data configs' otherwise."),
+    ("precision", "precision", None, flags.DEFINE_string,
+     "float32 or bfloat16."),
+    ("do_lower_case", "lower_case", None, flags.DEFINE_bool,
+     "Pretraining: uncased tokenization."),
+    ("seq_length", "seq_length", None, flags.DEFINE_integer,
+     "Pretraining: the packed length."),
+    ("preprocessing_export_base", "preprocessing_export_base", None,
+     flags.DEFINE_string, "Pretraining: base path of the preprocessing model."),
+    ("top_k", "top_k", None, flags.DEFINE_integer,
+     "fill_spans: candidates per [MASK]."),
+    ("max_masks", "max_masks", None, flags.DEFINE_integer,
+     "fill_spans: [MASK] tokens predicted per text."),
+    ("null_score_diff_threshold", "null_score_diff_threshold", None,
+     flags.DEFINE_float, "SQuAD 2.0: no answer when null - best score exceeds "
+     "it (default: the evaluation's null_threshold.json)."),
+    ("coref_max_wordpieces", "max_wordpieces", "resolve",
+     flags.DEFINE_integer, "resolve refuses longer texts (0: no limit)."),
+    ("qa_max_context_wordpieces", "max_context_wordpieces", "answer",
+     flags.DEFINE_integer, "answer refuses longer contexts (0: no limit)."),
+    ("ner_max_wordpieces", "max_wordpieces", "extract_entities",
+     flags.DEFINE_integer,
+     "extract_entities and encode_spans refuse longer texts (0: no limit)."),
+)
+ALIASES = {flag: (field, signature)
+           for flag, field, signature, _, _ in _ALIASES}
+for _flag, _field, _, _define, _help in _ALIASES:
+  _define(_flag, None, f"Alias of --serving_params={_field}=... (default: "
+          f"the export's). {_help}")
 flags.mark_flag_as_required("export_base")
 
 

@@ -24,6 +24,7 @@ import tensorflow as tf
 import tf_keras
 
 from official.core import config_definitions as cfg
+from official_spanbert import registry_imports  # noqa: F401  (as a binary does)
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import registry
 from official_spanbert.serving import serving_module
