@@ -42,7 +42,6 @@ from official.core import train_utils
 from official.modeling import hyperparams
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
-from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import experiment_names
 from official_spanbert.configs import override_keys
 from official_spanbert.configs import yaml_files
