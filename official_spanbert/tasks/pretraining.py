@@ -101,7 +101,9 @@ class SpanBertPretrainTaskConfig(cfg.TaskConfig):
 
 
 # The loaders SpanBertPretrainTaskConfig.validate() built, by their data
-# config; SpanBertPretrainTask.build_inputs takes its loader from here.
+# config's value (the run's params are copies): SpanBertPretrainTask.
+# build_inputs takes each once; the next validate() drops those left (e.g.
+# by a run that failed before reading).
 _VALIDATED_LOADERS = {}
 
 
