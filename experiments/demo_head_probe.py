@@ -35,6 +35,7 @@ import numpy as np
 import official_spanbert  # noqa: F401  (tf_keras first)
 import tensorflow as tf
 from official.core import task_factory
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.demo import continued
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import pipeline

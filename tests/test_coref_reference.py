@@ -35,6 +35,7 @@ import official_spanbert  # noqa: F401
 import tensorflow as tf
 
 from official.nlp.configs import encoders
+from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import coref as coref_data

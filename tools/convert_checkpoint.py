@@ -231,7 +231,10 @@ def _main(argv):
 
 def _coref_tf1_to_tf():
   """The coref_tf1_to_tf direction (interop/coref_tf1_to_tf.py)."""
-  from official_spanbert.interop import coref_tf1_to_tf  # pylint: disable=g-import-not-at-top
+  # pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401  (spanbert/coref)
+  from official_spanbert.interop import coref_tf1_to_tf
+  # pylint: enable=g-import-not-at-top,unused-import
   if not FLAGS.bert_config:
     sys.stderr.write("convert_checkpoint: error: coref_tf1_to_tf needs "
                      "--bert_config (the release's bert_config.json)\n")

@@ -32,7 +32,11 @@ from official_spanbert.utils import console
 
 def main(argv):
   # Imported once the flags are parsed: --help does not load TensorFlow.
-  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  # The binary registers the experiments, as Model Garden's train.py does.
+  # pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert import registry_imports  # noqa: F401
+  from official_spanbert.training import train_lib
+  # pylint: enable=g-import-not-at-top,unused-import
   return train_lib.main(argv)
 
 

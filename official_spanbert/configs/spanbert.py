@@ -49,8 +49,10 @@ class SpanBertPretrainerConfig(base_config.Config):
     mlm_activation: MLM transform activation.
     mlm_initializer_range: stddev of the heads' truncated-normal initializer.
     use_sbo: add the span boundary objective head.
-    max_sbo_targets: SBO relative positions (targets per span); the same
-      setting as task.train_data.max_sbo_targets, and named the same.
+    max_sbo_targets: SBO relative positions (targets per span): the one
+      setting, of the SBO head and of the masking, to which the pretraining
+      task passes it (its data configs' max_sbo_targets, which a params.yaml
+      written before sets too, must then equal it).
     sbo_position_embedding_size: SBO relative-position embedding width.
     sbo_activation: activation of the SBO head's two layers ("gelu" is Model
       Garden's tanh approximation, `spanbert>gelu_exact` the reference's erf

@@ -19,11 +19,13 @@ pipeline's names are loaded on first use, so `spanbert-build-demo-corpus`
 stays light.
 """
 
-_PIPELINE_NAMES = ("run", "run_demo", "DEFAULT_SENTENCE",
-                   "DEFAULT_STEPS")
+_PIPELINE_NAMES = ("run_demo", "DEFAULT_SENTENCE", "DEFAULT_STEPS")
 
 
 def __getattr__(name):
+  if name == "run":  # spanbert-demo: the binary's, which registers experiments
+    from official_spanbert.demo import __main__ as binary  # pylint: disable=g-import-not-at-top
+    return binary.run
   if name in _PIPELINE_NAMES:
     from official_spanbert.demo import pipeline  # pylint: disable=g-import-not-at-top
     return getattr(pipeline, name)

@@ -12,9 +12,23 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""`python -m official_spanbert.demo`."""
 
-from official_spanbert.demo.pipeline import run
+"""The demo's binary: `python -m official_spanbert.demo` and spanbert-demo.
+
+It registers the experiments, as Model Garden's binaries do (the library,
+pipeline.py, leaves that to its caller), and runs pipeline.main.
+
+  python -m official_spanbert.demo --act=scratch --output_dir=/tmp/demo
+"""
+
+from official_spanbert import registry_imports  # noqa: F401  pylint: disable=unused-import
+from official_spanbert.demo import pipeline
+
+
+def run():
+  """The console script: the demo's flags, then pipeline.main."""
+  pipeline.run()
+
 
 if __name__ == "__main__":
   run()

@@ -48,7 +48,6 @@ from official_spanbert.utils import console
 from official_spanbert.utils import run_lock
 from official_spanbert.training import precision_check
 from official_spanbert.training import train_lib
-from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import yaml_files
 from official_spanbert.data.pretraining.records import pretraining_records
 from official_spanbert.data import tokenization
@@ -127,7 +126,8 @@ def build_params(prefix, heldout_prefix, vocab_path, vocab_size, train_steps,
                  experiment: str = "spanbert/pretraining",
                  precision: str = "float32"):
   """The demo's params: `experiment` with models/demo.yaml, demo_tiny.yaml;
-  precision "bfloat16" sets runtime.mixed_precision_dtype."""
+  precision "bfloat16" sets runtime.mixed_precision_dtype. The caller
+  imports registry_imports (the demo's binary, __main__.py, does)."""
   params = exp_factory.get_exp_config(experiment)
   for name in ("models/demo.yaml", "experiments/demo_tiny.yaml"):
     params = params_dict.override_params_dict(params, yaml_files.path(name),

@@ -168,9 +168,9 @@ EXPERIMENTS = {
 
 
 def coref_params(bert_config: Dict, experiment: str, vocab_file: str):
-  """spanbert/coref params of the reference variant for a released model."""
+  """spanbert/coref params of the reference variant for a released model
+  (the caller imports registry_imports, as spanbert-convert-checkpoint does)."""
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
-  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   if experiment not in EXPERIMENTS:
     raise ValueError(f"unknown experiment {experiment!r}; one of "
                      f"{', '.join(EXPERIMENTS)}")

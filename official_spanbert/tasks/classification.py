@@ -29,7 +29,7 @@ Example:
 import dataclasses
 import json
 import os
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -102,6 +102,15 @@ class SpanBertClassificationConfig(
   def fill_from_data(self) -> None:
     """Fills, in place, what the records decide (fill_from_records)."""
     fill_from_records(self)
+
+  def validate(self, data_fields: Sequence[str] = ()) -> None:
+    """Raises a one-line error for a config that cannot work, before
+    anything is written: Model Garden's restrictions, then the model
+    against the records' meta_data.json (check_config; both data configs,
+    whatever `data_fields` the run reads)."""
+    del data_fields  # the model must fit the records of either
+    super().validate()
+    check_config(self)
 
 
 # Kept for callers of the old name; the scores live in metrics/relation_f1.

@@ -25,7 +25,7 @@ Example:
 
 import dataclasses
 import os
-from typing import Optional
+from typing import Optional, Sequence
 
 import tf_keras
 
@@ -70,6 +70,13 @@ class EncoderTaskConfig(cfg.TaskConfig):
   """
   head_learning_rate_multiplier: float = 1.0
   predictions_dir: str = ""
+
+  def validate(self, data_fields: Sequence[str] = ()) -> None:
+    """Model Garden's restrictions; a task adds its own checks of the
+    config and of the data configs in `data_fields` (the data the run
+    reads), as tasks/pretraining.py's does."""
+    del data_fields  # coreference and span NER check their data as they read
+    super().validate()
 
 
 def tokenizer(params: TextDataConfig) -> tokenization.WordpieceTokenizer:

@@ -15,8 +15,9 @@
 """The SpanBERT pretraining task: MLM + span boundary objective (+ NSP)."""
 
 import dataclasses
+import json
 import math
-from typing import Dict, Tuple
+from typing import Dict, Sequence, Tuple
 
 
 import tensorflow as tf
@@ -82,6 +83,53 @@ class SpanBertPretrainTaskConfig(cfg.TaskConfig):
       dataclasses.field(default_factory=lambda: pretrain_dataloader.
                         SpanBertPretrainDataConfig(is_training=False)))
 
+  def validate(self, data_fields: Sequence[str] = ()) -> None:
+    """Raises a one-line error for a config that cannot work, before
+    anything is built or written: Model Garden's restrictions, the loader of
+    each data config in `data_fields` (the data the run reads: masking
+    values, the vocab, the records against their stats), then check_config.
+    The loaders are kept for build_inputs: a run builds each one once."""
+    super().validate()
+    _VALIDATED_LOADERS.clear()
+    for field in data_fields:
+      data = getattr(self, field)
+      if not dummy_inputs.is_dummy(data):
+        data = loader_config(self, data, field)
+        _VALIDATED_LOADERS[_key(data)] = (
+            data_loader_factory.get_data_loader(data))
+    check_config(self)
+
+
+# The loaders SpanBertPretrainTaskConfig.validate() built, by their data
+# config's value (the run's params are copies): SpanBertPretrainTask.
+# build_inputs takes each once; the next validate() drops those left (e.g.
+# by a run that failed before reading).
+_VALIDATED_LOADERS = {}
+
+
+def _key(data) -> str:
+  """A data config's value, as _VALIDATED_LOADERS's key."""
+  return json.dumps(data.as_dict(), sort_keys=True, default=str)
+
+
+def loader_config(params: SpanBertPretrainTaskConfig,
+                  data: pretrain_dataloader.SpanBertPretrainDataConfig,
+                  field: str
+                  ) -> pretrain_dataloader.SpanBertPretrainDataConfig:
+  """`data` with the model's SBO targets per span, task.model.
+  max_sbo_targets, its one setting. A params.yaml written before sets
+  max_sbo_targets in the data configs too: refused if it differs (with SBO
+  and an input_path), else accepted."""
+  targets = params.model.sbo_targets()
+  if (data.max_sbo_targets not in (None, targets) and data.input_path and
+      params.model.use_sbo):
+    raise ValueError(
+        f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs from "
+        f"task.model.max_sbo_targets={targets}, which is the one setting of "
+        f"SBO targets per span now; remove task.{field}.max_sbo_targets (an "
+        "older params.yaml's) or set it to the model's")
+  return data.replace(max_sbo_targets=targets)
+
 
 # do_not_convert: TF ops only; autograph has nothing to convert.
 @tf.autograph.experimental.do_not_convert
@@ -144,7 +192,8 @@ def records_vocab_sizes(input_path) -> Dict[str, int]:
 def check_config(params) -> None:
   """Raises ValueError for a task config that cannot work (see
   SpanBertPretrainTask); spanbert-train calls it before anything is built
-  or written (training/config_check.py), the task again when it is built."""
+  or written (SpanBertPretrainTaskConfig.validate), the task again when it
+  is built."""
   encoder = params.model.encoder
   max_positions = getattr(encoder.get(), "max_position_embeddings", None)
   vocab_size = getattr(encoder.get(), "vocab_size", None)
@@ -166,12 +215,7 @@ def check_config(params) -> None:
           f"encoder's max_position_embeddings={max_positions}; lower "
           f"task.{field}.seq_length or raise task.model.encoder."
           f"{encoder.type}.max_position_embeddings")
-    if (data.input_path and params.model.use_sbo and
-        data.max_sbo_targets != params.model.sbo_targets()):
-      raise ValueError(
-          f"task.{field}.max_sbo_targets={data.max_sbo_targets} differs "
-          f"from task.model.max_sbo_targets={params.model.sbo_targets()}"
-          "; SBO targets per span are one setting: make them equal")
+    loader_config(params, data, field)  # an older params.yaml's SBO targets
   if params.gradient_normalization not in (
       GRADIENT_NORMALIZATIONS):
     raise ValueError(
@@ -208,9 +252,9 @@ class SpanBertPretrainTask(base_task.Task):
 
   Raises (at construction): ValueError when a data config's seq_length exceeds
   the encoder's max_position_embeddings, its records were written with a
-  vocab larger than the encoder's vocab_size, the data's max_sbo_targets
-  differs from the model's max_sbo_targets, or gradient_normalization is
-  unknown.
+  vocab larger than the encoder's vocab_size, an older params.yaml's data
+  max_sbo_targets differs from the model's max_sbo_targets, or
+  gradient_normalization is unknown.
   """
 
   # Evaluation reports the build_metrics names only (see train.py).
@@ -277,10 +321,17 @@ class SpanBertPretrainTask(base_task.Task):
       checkpoints.restore(model, self.task_config.init_checkpoint)
 
   def build_inputs(self, params, input_context=None) -> tf.data.Dataset:
-    """The loader's batches, or synthetic ones for `input_path: dummy`."""
+    """The loader's batches (the loader validate() built, if it did), or
+    synthetic ones for `input_path: dummy`; the SBO targets are the
+    model's."""
+    params = loader_config(
+        self.task_config, params,
+        "train_data" if params.is_training else "validation_data")
     if dummy_inputs.is_dummy(params):
       return dummy_inputs.load(params, input_context)
-    return data_loader_factory.get_data_loader(params).load(input_context)
+    loader = (_VALIDATED_LOADERS.pop(_key(params), None) or
+              data_loader_factory.get_data_loader(params))
+    return loader.load(input_context)
 
   def compute_losses(self, labels, model_outputs) -> Dict[str, tf.Tensor]:
     """All loss terms (float32 scalars), `total` among them."""

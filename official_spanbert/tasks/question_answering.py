@@ -22,7 +22,7 @@ post-processing and the official metrics; predictions go to
 import dataclasses
 import hashlib
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from absl import logging
 import tensorflow as tf
@@ -77,6 +77,15 @@ class SpanBertQAConfig(mg_question_answering.QuestionAnsweringConfig):
   validation_data: cfg.DataConfig = dataclasses.field(
       default_factory=lambda: QADataConfig(is_training=False))
   predictions_dir: str = ""
+
+  def validate(self, data_fields: Sequence[str] = ()) -> None:
+    """Raises a one-line error for a config that cannot work, before
+    anything is written: Model Garden's restrictions, then a SQuAD JSON in
+    `data_fields` (the data the run reads) that the task would refuse
+    (check_data)."""
+    super().validate()
+    for field in data_fields:
+      check_data(getattr(self, field))
 
 
 def check_data(params: QADataConfig) -> None:

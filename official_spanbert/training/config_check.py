@@ -12,15 +12,18 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Configuration errors of spanbert-train: a type check, and the one line.
+"""Configuration errors of spanbert-train: task-independent checks, the line.
 
 `check_value_types` names a --params_override value of the wrong type;
+`check_values` refuses step counts, sizes and input paths that cannot work
+(each task config checks the rest itself: its `validate(data_fields(mode))`);
 `is_configuration_error` tells one-line errors from bugs.
 """
 
 import dataclasses
 import re
 import typing
+from typing import Tuple
 
 import gin
 import yaml
@@ -29,10 +32,6 @@ import tensorflow as tf
 from official.core import train_lib
 from official.modeling import hyperparams
 from official_spanbert.data.pretraining import dummy_inputs
-from official_spanbert.data.pretraining import pretrain_dataloader
-from official_spanbert.tasks import classification as classification_task
-from official_spanbert.tasks import pretraining as pretraining_task
-from official_spanbert.tasks import question_answering as qa_task
 from official_spanbert.utils import run_lock
 from official_spanbert.utils import write_errors
 
@@ -89,12 +88,10 @@ POSITIVE_DATA_FIELDS = ("global_batch_size", "seq_length", "max_seq_length",
                         "max_segment_len")
 
 
-def _data_configs(params, mode: str):
-  """(name, data config) of the inputs `mode` reads."""
-  if "train" in mode:
-    yield "task.train_data", params.task.train_data
-  if "eval" in mode:
-    yield "task.validation_data", params.task.validation_data
+def data_fields(mode: str) -> Tuple[str, ...]:
+  """The task's data configs `mode` reads: train_data, validation_data."""
+  return (("train_data",) if "train" in mode else ()) + (
+      ("validation_data",) if "eval" in mode else ())
 
 
 def check_values(params, mode: str) -> None:
@@ -107,28 +104,15 @@ def check_values(params, mode: str) -> None:
       if value is not None and value < 1:
         raise ConfigValueError(
             f"trainer.{field} must be a positive number of steps, got {value}")
-  for name, data in _data_configs(params, mode):
+  for name in data_fields(mode):
+    data = getattr(params.task, name)
     for field in POSITIVE_DATA_FIELDS:
       value = getattr(data, field, None)
       if value is not None and not isinstance(value, bool) and value < 1:
         raise ConfigValueError(
-            f"{name}.{field} must be a positive integer, got {value}")
-    if dummy_inputs.is_dummy(data):
-      continue  # input_path: dummy, generated blocks (no files to check)
-    _check_input_path(name, getattr(data, "input_path", None))
-    if isinstance(params.task, qa_task.SpanBertQAConfig):
-      qa_task.check_data(data)  # a SQuAD JSON the task would refuse later
-    if isinstance(data, pretrain_dataloader.SpanBertPretrainDataConfig):
-      # Masking values, the vocab and the records against their stats: what
-      # the loader checks, before the strategy and the model are built.
-      pretrain_dataloader.SpanBertPretrainDataLoader(data)
-  if isinstance(params.task, pretraining_task.SpanBertPretrainTaskConfig):
-    # seq_length against max_position_embeddings, the records' vocab against
-    # vocab_size, ...: what the task checks when it is built, after
-    # params.yaml would have been written.
-    pretraining_task.check_config(params.task)
-  if isinstance(params.task, classification_task.SpanBertClassificationConfig):
-    classification_task.check_config(params.task)  # num_classes vs labels
+            f"task.{name}.{field} must be a positive integer, got {value}")
+    if not dummy_inputs.is_dummy(data):  # dummy: generated, no files
+      _check_input_path(f"task.{name}", getattr(data, "input_path", None))
 
 
 def _check_input_path(name: str, input_path) -> None:

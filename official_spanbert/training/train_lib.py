@@ -42,7 +42,6 @@ from official.core import train_utils
 from official.modeling import hyperparams
 from official.modeling import performance
 from official.nlp import continuous_finetune_lib
-from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import experiment_names
 from official_spanbert.configs import override_keys
 from official_spanbert.configs import yaml_files
@@ -108,6 +107,9 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
   if fill is not None:
     fill()
   config_check.check_values(params, mode)
+  # The task config's own checks (e.g. the pretraining data's loaders,
+  # kept for the run), before anything is built or written.
+  params.task.validate(config_check.data_fields(mode))
   if strategy is None:  # logs the devices; refuses GPUs that are not there
     device_check.check(params.runtime)
   precision_check.check(params.runtime)  # e.g. bf16 on a CPU without it

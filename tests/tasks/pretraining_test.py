@@ -133,3 +133,52 @@ def test_ablation_experiments_build(pretraining_records, cased_vocab,
   batch = next(iter(task.build_inputs(params.task.train_data)))
   loss = task.build_losses(batch, model(batch))
   assert np.isfinite(float(loss))
+
+
+def test_a_run_builds_each_loader_once(pretraining_records, cased_vocab,
+                                       tmp_path, monkeypatch):
+  """Issue 56 item 2: the checks before a run built the train and validation
+  loaders (vocab, stats, unigram counts) and the run built them again; the
+  run now reads through the loaders its config's validate() built."""
+  from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
+  built = []
+  init = pdl.SpanBertPretrainDataLoader.__init__
+
+  def counting(self, params):
+    built.append(params.is_training)
+    init(self, params)
+
+  monkeypatch.setattr(pdl.SpanBertPretrainDataLoader, "__init__", counting)
+  params = tiny_params(pretraining_records, cased_vocab, steps=2,
+                       steps_per_loop=2, checkpoint_interval=2)
+  params.trainer.validation_interval = 2
+  train_lib.run(params, str(tmp_path / "run"), mode="train_and_eval")
+  assert sorted(built) == [False, True]
+  assert tf.train.latest_checkpoint(str(tmp_path / "run"))
+
+
+def test_max_sbo_targets_is_one_setting_the_models(pretraining_records,
+                                                   cased_vocab):
+  """Issue 56 item 2: task.model.max_sbo_targets sets the SBO targets per
+  span of the model and of the data (a different model value was refused
+  until the data's two copies were set too); an older params.yaml that sets
+  the data's equal to the model's still loads."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.model.max_sbo_targets = 4
+  params.task.validate(("train_data",))
+  task = task_factory.get_task(params.task)
+  batch = next(iter(task.build_inputs(params.task.train_data)))
+  rel = batch["sbo_relative_positions"].numpy()[
+      batch["sbo_weights"].numpy() > 0]
+  assert rel.size and rel.max() == 3  # targets 0..3 of each span
+  outputs = task.build_model()(batch)
+  assert outputs["sbo_logits"].shape[:2] == batch["sbo_weights"].shape
+  # A params.yaml written before: max_sbo_targets in all three places.
+  for data in (params.task.train_data, params.task.validation_data):
+    data.max_sbo_targets = 4
+  params.task.validate(("train_data", "validation_data"))
+  params.task.validation_data.max_sbo_targets = 15
+  with pytest.raises(ValueError, match=(
+      r"^task.validation_data.max_sbo_targets=15 differs from task.model."
+      r"max_sbo_targets=4, .*; remove task.validation_data.max_sbo_targets")):
+    params.task.validate(("train_data",))

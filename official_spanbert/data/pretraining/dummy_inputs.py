@@ -23,6 +23,8 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 
+from official_spanbert.data.pretraining.masking import masking_config
+
 DUMMY = "dummy"
 # Token ids of the synthetic batches are below this.
 DUMMY_VOCAB_SIZE = 100
@@ -52,7 +54,7 @@ def batch(params, batch_size: int, index=0, pipeline_id: int = 0
   type_ids = tf.cast(cols >= seq // 2, tf.int32) if nsp else 0 * cols
   slots = tf.range(preds)
   real = slots < span
-  sbo = real & (slots < params.max_sbo_targets)
+  sbo = real & (slots < masking_config.sbo_targets(params))
   positions = tf.where(real, slots + 2, 0)
 
   def rows(x):

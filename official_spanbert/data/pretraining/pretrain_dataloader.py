@@ -48,9 +48,8 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
 
   The masking settings (masking_scheme, masking_rate, geometric_p,
   span_lower, span_upper, mask_token_prob, random_token_prob,
-  tagged_span_prob, max_sbo_targets, use_xla_masking) are
-  masking_config.MaskingConfig's, inherited: set them here, e.g.
-  `task.train_data.masking_rate`.
+  tagged_span_prob, use_xla_masking) are masking_config.MaskingConfig's,
+  inherited: set them here, e.g. `task.train_data.masking_rate`.
 
   Attributes:
     input_path: record files (glob or comma-separated).
@@ -68,6 +67,10 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
       records a full shuffle lowered held-out MLM loss by 0.04-0.09 nats at
       300-1,200 steps (benchmarks/RESULTS.md, "Pretraining parity"). About
       3 KB a block at seq 512 (30 MB).
+    max_sbo_targets: not a setting: the pretraining task fills it with the
+      model's, task.model.max_sbo_targets (the one setting). A params.yaml
+      written before sets it here too; the task refuses it if it differs.
+      Unset in a loader built without the task: 15 (MaskingParams').
   """
   input_path: str = ""
   shuffle_buffer_size: int = 10_000
@@ -79,6 +82,7 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
   random_token_distribution: str = "unigram"
   use_next_sentence_label: bool = False
   file_type: str = "tfrecord"
+  max_sbo_targets: Optional[int] = None
 
 
 def masking_params(params: SpanBertPretrainDataConfig,
@@ -100,7 +104,8 @@ def masking_params(params: SpanBertPretrainDataConfig,
               for f in dataclasses.fields(masking_config.MaskingConfig)}
   return masking_config.MaskingParams(
       **settings, max_predictions_per_seq=params.max_predictions_per_seq,
-      seq_length=params.seq_length, mask_id=vocab.mask_id).validate(
+      seq_length=params.seq_length, mask_id=vocab.mask_id,
+      max_sbo_targets=masking_config.sbo_targets(params)).validate(
           params.seq_length - specials, segments=specials - 1)
 
 

@@ -35,6 +35,14 @@ def masked_count(n, rate: float, ceil=math.ceil):
   float tensor `n` (span_sampler.budget)."""
   return ceil(n * rate - 1e-9)
 
+def sbo_targets(data_config) -> int:
+  """The SBO targets per span a pretraining data config masks for: its
+  max_sbo_targets, which the pretraining task sets to the model's; unset
+  (a loader built without the task), MaskingParams' default."""
+  targets = getattr(data_config, "max_sbo_targets", None)
+  return MaskingParams.max_sbo_targets if targets is None else targets
+
+
 class MaskingConfigError(ValueError):
   """Masking parameters that cannot work."""
 
@@ -62,7 +70,6 @@ class MaskingConfig:
     random_token_prob: share replaced by random tokens; the rest is kept.
     tagged_span_prob: for TAGGED_SCHEMES, the probability that a draw is a
       tagged span rather than a geometric one (the reference's 0.5).
-    max_sbo_targets: SBO targets per span (the first ones).
     use_xla_masking: compile the span sampling loop with XLA (much faster on
       CPU; the same masks).
 
@@ -81,7 +88,6 @@ class MaskingConfig:
   mask_token_prob: float = 0.8
   random_token_prob: float = 0.1
   tagged_span_prob: float = 0.5
-  max_sbo_targets: int = 15
   use_xla_masking: bool = True
 
 
@@ -97,10 +103,14 @@ class MaskingParams(MaskingConfig):
     max_predictions_per_seq: size of the masked_lm_* outputs.
     seq_length: length of the framed sequences.
     mask_id: id of [MASK].
+    max_sbo_targets: SBO targets per span (the first ones): the model's
+      setting, task.model.max_sbo_targets, which the pretraining task gives
+      the data config (sbo_targets).
   """
   max_predictions_per_seq: int = 80
   seq_length: int = 512
   mask_id: int = 103
+  max_sbo_targets: int = 15
 
   def span_length_probs(self) -> np.ndarray:
     """P(L = k) for k in [span_lower, span_upper]."""
