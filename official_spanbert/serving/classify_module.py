@@ -31,8 +31,6 @@ Example:
 """
 
 import dataclasses
-import json
-import os
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow as tf
@@ -74,27 +72,19 @@ def _head(ids: tf.RaggedTensor, lengths: tf.Tensor) -> tf.RaggedTensor:
 
 
 def records_meta(params) -> Dict[str, object]:
-  """The meta_data.json beside the run's training (else evaluation) records.
+  """The meta_data.json beside the run's training (else evaluation) records
+  (tasks/classification.records_metas, as training reads it).
 
   Raises:
     ValueError: neither data config points at records with a meta file.
   """
-  tried = []
-  for data in (params.task.train_data, params.task.validation_data):
-    path = data and data.input_path
-    if not path:
-      continue
-    first = path.split(",")[0]
-    meta = os.path.join(os.path.dirname(first), classification.META_FILE)
-    tried.append(meta)
-    if tf.io.gfile.exists(meta):
-      with tf.io.gfile.GFile(meta) as f:
-        return json.load(f)
+  for _, _, meta in classification_task.records_metas(params.task):
+    return meta
   raise ValueError(
       "the export needs the records' meta_data.json (label names, vocab, "
-      f"max_seq_length); not found at {' or '.join(tried) or 'any input_path'}"
-      "; point task.train_data.input_path at the records of "
-      "spanbert-create-finetuning-data")
+      "max_seq_length) beside task.train_data.input_path or "
+      "validation_data's; none was found: point task.train_data.input_path "
+      "at the records of spanbert-create-finetuning-data")
 
 
 class ClassifyModule(serving_module.ServingModule):

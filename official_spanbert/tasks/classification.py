@@ -120,12 +120,17 @@ tacred_scores = relation_f1.tacred_scores
 def records_metas(task_config) -> Iterator[Tuple[str, str, dict]]:
   """(records pattern, meta path, meta) of each input pattern of the task's
   train and validation data that has a meta_data.json beside it (written by
-  tools/create_finetuning_data.py); unreadable metas are skipped."""
+  tools/create_finetuning_data.py). Training's checks and the export read
+  the records' metas through this one function.
+
+  Raises:
+    ValueError: a meta_data.json that is not a JSON object (one line naming
+      it).
+  """
   for data in (task_config.train_data, task_config.validation_data):
     input_path = getattr(data, "input_path", None)
     if (not isinstance(input_path, str) or not input_path or
-        input_path == "dummy" or
-        getattr(data, "label_type", "int") == "float"):
+        input_path == "dummy"):
       continue
     for pattern in (p.strip() for p in input_path.split(",") if p.strip()):
       meta_path = os.path.join(os.path.dirname(pattern), cls_data.META_FILE)
@@ -134,10 +139,15 @@ def records_metas(task_config) -> Iterator[Tuple[str, str, dict]]:
       with tf.io.gfile.GFile(meta_path) as f:
         try:
           meta = json.load(f)
-        except ValueError:
-          continue
-      if isinstance(meta, dict):
-        yield pattern, meta_path, meta
+        except ValueError as e:
+          raise ValueError(f"{meta_path} is not JSON ({e}); rewrite the "
+                           "records with spanbert-create-finetuning-data"
+                           ) from None
+      if not isinstance(meta, dict):
+        raise ValueError(f"{meta_path} holds a {type(meta).__name__}, not "
+                         "the JSON object spanbert-create-finetuning-data "
+                         "writes; rewrite the records")
+      yield pattern, meta_path, meta
 
 
 def fill_from_records(task_config, meta: Optional[dict] = None) -> None:
@@ -192,7 +202,8 @@ def check_config(params: SpanBertClassificationConfig) -> None:
                      f"{', '.join(POOLINGS)}")
   for pattern, meta_path, meta in records_metas(params):
     labels = meta.get("num_labels")
-    if isinstance(labels, int) and num_classes and labels != num_classes:
+    if (isinstance(labels, int) and num_classes and labels != num_classes
+        and num_classes != 1):  # a regression's records have label names
       consequence = (
           f"label ids up to {labels - 1} would be out of range"
           if labels > num_classes else

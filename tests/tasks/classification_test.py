@@ -100,6 +100,18 @@ def test_a_mismatch_with_the_records_is_one_line(tmp_path):
     classification.SpanBertClassificationTask(params.task)
 
 
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_an_unreadable_records_meta_is_one_line_naming_it(tmp_path, content):
+  """Training's checks skipped a meta_data.json that was not JSON (and
+  then trained with num_classes=0 unfilled); the export and training now
+  read it through one function, which names it."""
+  records, _ = _records(tmp_path)
+  (tmp_path / "records_marker" / "meta_data.json").write_text(content)
+  with pytest.raises(ValueError, match=r"^\S+/meta_data\.json (is not JSON|"
+                     r"holds a list)"):
+    _config(records).task.validate()
+
+
 def test_entity_start_on_records_without_markers_is_refused(tmp_path):
   records, meta = _records(tmp_path)
   del meta["entity_start_ids"]
