@@ -59,7 +59,7 @@ AFTER_TRAINING_CPU_S = 40.0
 AFTER_PER_BEFORE = 3.0
 # A pilot whose wall time is this many times an idle machine's (its CPU time
 # over TRAIN_PARALLELISM) ran on a busy machine.
-BUSY_FACTOR = 1.5
+BUSY_FACTOR = 1.3
 # The trainer's logs a Probe is read from (training/trainer.py).
 PROBE_TAGS = ("examples_per_second", "examples_per_cpu_second")
 
