@@ -206,7 +206,8 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
   pick = train_steps is None
   picked = None
   if pick:
-    train_steps, picked = _pick_steps(probe, warmup, start, seconds, log)
+    train_steps, picked = _pick_steps(probe, warmup, start, seconds,
+                                      precision, log)
   log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
       f"everything (span masking + SBO; the encoder's learning rate ramped "
       f"over {params.task.encoder_warmup_steps} steps)"
@@ -321,7 +322,7 @@ def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,
   return model, change, before, probe
 
 
-def _pick_steps(probe, warmup, start, seconds, log):
+def _pick_steps(probe, warmup, start, seconds, precision, log):
   """All steps, warm-up included, with which an idle machine of this kind
   ends the demo within its budget (time_budget.py), and what they were
   picked from; says so if this machine is busy."""
@@ -329,12 +330,12 @@ def _pick_steps(probe, warmup, start, seconds, log):
     return warmup + MIN_STEPS, None
   cores = cpu_features.usable_cores()
   spent_cpu_s = time.process_time()
-  after_cpu_s = (
-      time_budget.after_training_cpu_s(seconds["measure_before_cpu"]) +
+  after_s = (
+      time_budget.after_training_s(precision, seconds["measure_before_cpu"]) +
       time_budget.resume_overhead_cpu_s(seconds["warmup_cpu"], probe,
                                         warmup))
   steps = time_budget.pick_steps(
-      probe, cores, spent_cpu_s, after_cpu_s, done=warmup,
+      probe, cores, spent_cpu_s, after_s, done=warmup,
       low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
   busy = time_budget.busy_line(probe, cores)
   if busy:
@@ -346,7 +347,7 @@ def _pick_steps(probe, warmup, start, seconds, log):
       "busy_factor": round(time_budget.busy(probe, cores), 2),
       "busy": bool(busy), "spent_cpu_s": round(spent_cpu_s, 1),
       "spent_wall_s": round(time.time() - start, 1),
-      "after_cpu_s": round(after_cpu_s, 1),
+      "after_s": round(after_s, 1),
       "budget_s": time_budget.DEMO_BUDGET_S}
 
 

@@ -68,9 +68,11 @@ PRECISIONS = ("auto", "bfloat16", "float32")
 flags.DEFINE_string("output_dir", "demo_out", "Where everything is written.")
 flags.DEFINE_integer(
     "train_steps", None,
-    "Pretraining steps (default: picked from the first "
-    f"{time_budget.PILOT_STEPS} steps' measured throughput so that the demo "
-    f"takes about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes, "
+    "Pretraining steps (default: picked from the CPU time of the first "
+    "steps (the warm-up's; the first act's first "
+    f"{time_budget.PILOT_STEPS}) so that the demo takes about "
+    f"{time_budget.DEMO_BUDGET_S:.0f} s on an idle machine of this kind; "
+    "the first act: "
     f"{time_budget.MIN_STEPS} to {time_budget.MAX_STEPS}).")
 flags.DEFINE_integer("vocab_size", 8000, "Target vocab size.")
 flags.DEFINE_enum("precision", "auto", PRECISIONS,
@@ -288,7 +290,7 @@ def _export_and_fill(model, vocab_path, output_dir, heldout_text, tokens,
   return paths, fills, out
 
 
-def _pilot(params, model_dir: str, before_cpu_s: float):
+def _pilot(params, model_dir: str, before_cpu_s: float, precision: str):
   """Trains the first time_budget.PILOT_STEPS steps of `params` (a rerun
   resumes past them) and returns (steps to train, the timed loop's
   time_budget.Probe or None)."""
@@ -306,10 +308,10 @@ def _pilot(params, model_dir: str, before_cpu_s: float):
       time_budget.PILOT_LOOP, params.task.train_data.global_batch_size)
   if probe is None:
     return time_budget.MAX_STEPS, None
-  after_cpu_s = (time_budget.after_training_cpu_s(before_cpu_s) +
-                 time_budget.resume_overhead_cpu_s(pilot_cpu_s, probe))
+  after_s = (time_budget.after_training_s(precision, before_cpu_s) +
+             time_budget.resume_overhead_cpu_s(pilot_cpu_s, probe))
   return time_budget.pick_steps(probe, cpu_features.usable_cores(),
-                                time.process_time(), after_cpu_s), probe
+                                time.process_time(), after_s), probe
 
 
 class _DropResumeNotice(std_logging.Filter):
@@ -436,7 +438,7 @@ def _pick_steps(params, model_dir, seconds, cpu, precision):
   """Runs the pilot; returns (the steps an idle machine of this kind fits in
   the budget, the pilot's time_budget.Probe or None)."""
   train_steps, probe = _pilot(params, model_dir,
-                              seconds["measure_before_cpu"])
+                              seconds["measure_before_cpu"], precision)
   measured = (f"{probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
               f"CPU-second over steps {time_budget.PILOT_LOOP + 1}-"
               f"{time_budget.PILOT_STEPS}" if probe is not None else

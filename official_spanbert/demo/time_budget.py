@@ -23,7 +23,7 @@ steps".
 
   probe = time_budget.Probe(steps=10, batch=16, cpu_s=19.0, wall_s=10.6)
   steps = time_budget.pick_steps(probe, cores=2, spent_cpu_s=90.0,
-                                 after_cpu_s=40.0)
+                                 after_s=40.0)
   print(time_budget.busy_line(probe, cores=2))  # "" on an idle machine
 """
 
@@ -52,10 +52,13 @@ TRAIN_PARALLELISM = 1.6
 # ... and the other stages (imports, corpus, conversion, records, held-out
 # passes, export; mostly one thread).
 OTHER_PARALLELISM = 1.0
-# The stages after training (measure after, export, fills): at least this
-# many CPU seconds ...
-AFTER_TRAINING_CPU_S = 40.0
-# ... and at least 3x the "measure before" stage's.
+# The stages after training (measure after, export, fills) take at least
+# these seconds on an idle machine, by the precision the processor's kind
+# picks. Their wall time, not their CPU time: the float32 export waits
+# (idle 2-core Zen 4 of 2026-12-05, bf16: 5 + 8 + 3 s; capped at AVX2, float32:
+# 6 + 62 + 4 s on 15 CPU-s or so; the AVX2 EPYC's first act: 66 s) ...
+AFTER_TRAINING_S = {"bfloat16": 25.0, "float32": 75.0}
+# ... and at least 3x the "measure before" stage's CPU seconds.
 AFTER_PER_BEFORE = 3.0
 # A pilot whose wall time is this many times an idle machine's (its CPU time
 # over TRAIN_PARALLELISM) ran on a busy machine.
@@ -124,9 +127,11 @@ def busy_line(probe: Probe, cores: int,
           "one fits, so it takes longer than its budget")
 
 
-def after_training_cpu_s(before_cpu_s: float) -> float:
-  """CPU seconds of the stages after training, from "measure before"'s."""
-  return max(AFTER_TRAINING_CPU_S, AFTER_PER_BEFORE * before_cpu_s)
+def after_training_s(precision: str, before_cpu_s: float) -> float:
+  """Seconds the stages after training take on an idle machine, from the
+  precision and "measure before"'s CPU seconds."""
+  return max(AFTER_TRAINING_S.get(precision, max(AFTER_TRAINING_S.values())),
+             AFTER_PER_BEFORE * before_cpu_s)
 
 
 def resume_overhead_cpu_s(pilot_cpu_s: float, probe: Probe,
@@ -154,7 +159,7 @@ def process_start(stat_path: str = "/proc/self/stat",
 
 
 def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
-               after_cpu_s: float, budget_s: float = DEMO_BUDGET_S,
+               after_s: float, budget_s: float = DEMO_BUDGET_S,
                done: int = PILOT_STEPS, low: int = MIN_STEPS,
                high: int = MAX_STEPS) -> int:
   """Steps with which an idle machine of this kind ends the demo within
@@ -164,11 +169,11 @@ def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
   probe: a timed loop of the steps (its CPU time per step counts).
   cores: the cores this process may use (cpu_features.usable_cores()).
   spent_cpu_s: the process's CPU time so far (time.process_time()).
-  after_cpu_s: CPU time of what follows the steps (after_training_cpu_s +
+  after_s: idle seconds of what follows the steps (after_training_s +
     resume_overhead_cpu_s).
   done: steps trained already.
   """
-  left = budget_s - (spent_cpu_s + after_cpu_s) / OTHER_PARALLELISM
+  left = budget_s - spent_cpu_s / OTHER_PARALLELISM - after_s
   steps = done + int(max(0.0, left) / idle_step_s(probe, cores))
   return max(low, min(high, steps))
 

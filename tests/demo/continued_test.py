@@ -135,11 +135,11 @@ def test_the_pick_ignores_wall_time_and_says_when_the_machine_is_busy(
   busy = dataclasses.replace(idle, wall_s=2 * idle.wall_s)
   lines = []
   steps, picked = continued._pick_steps(idle, 20, time.time(), seconds,
-                                        lines.append)
+                                        "bfloat16", lines.append)
   assert lines == [] and not picked["busy"]
   assert 20 + continued.MIN_STEPS < steps < 20 + continued.MAX_STEPS
   busy_steps, picked = continued._pick_steps(busy, 20, time.time(), seconds,
-                                             lines.append)
+                                             "bfloat16", lines.append)
   assert busy_steps == steps
   assert picked["busy"] and picked["busy_factor"] == 2.0
   assert len(lines) == 1 and lines[0].startswith("   this machine is busy")

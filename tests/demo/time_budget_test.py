@@ -37,9 +37,9 @@ def test_the_same_cpu_time_with_doubled_wall_time_picks_the_same_steps():
   loaded = time_budget.Probe(steps=20, batch=16, cpu_s=30.0,
                              wall_s=2 * IDLE.wall_s)
   idle_steps = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0,
-                                      after_cpu_s=50.0)
+                                      after_s=50.0)
   assert time_budget.pick_steps(loaded, 2, spent_cpu_s=80.0,
-                                after_cpu_s=50.0) == idle_steps
+                                after_s=50.0) == idle_steps
   assert time_budget.MIN_STEPS < idle_steps < time_budget.MAX_STEPS
   assert time_budget.busy_line(IDLE, 2, load=1.0) == ""
   line = time_budget.busy_line(loaded, 2, load=3.2)
@@ -50,9 +50,9 @@ def test_the_same_cpu_time_with_doubled_wall_time_picks_the_same_steps():
 
 
 def test_the_picked_steps_fit_the_budget_of_an_idle_machine():
-  steps = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0, after_cpu_s=50.0,
+  steps = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0, after_s=50.0,
                                  done=40)
-  idle_s = ((80.0 + 50.0) / time_budget.OTHER_PARALLELISM +
+  idle_s = (80.0 / time_budget.OTHER_PARALLELISM + 50.0 +
             (steps - 40) * time_budget.idle_step_s(IDLE, 2))
   assert idle_s <= time_budget.DEMO_BUDGET_S
   assert idle_s + time_budget.idle_step_s(IDLE, 2) > time_budget.DEMO_BUDGET_S
@@ -66,9 +66,9 @@ def test_the_budget_leaves_the_venv_its_time_within_five_minutes():
 def test_one_core_gives_the_steps_one_cores_worth_of_cpu_time():
   assert time_budget.train_parallelism(1) == 1.0
   assert time_budget.train_parallelism(64) == time_budget.TRAIN_PARALLELISM
-  one = time_budget.pick_steps(IDLE, 1, spent_cpu_s=80.0, after_cpu_s=50.0,
+  one = time_budget.pick_steps(IDLE, 1, spent_cpu_s=80.0, after_s=50.0,
                                low=0, high=10_000)
-  two = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0, after_cpu_s=50.0,
+  two = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0, after_s=50.0,
                                low=0, high=10_000)
   assert one < two
 
@@ -82,10 +82,11 @@ def test_cheap_steps_keep_the_maximum_and_dear_ones_the_minimum():
   assert time_budget.pick_steps(IDLE, 2, 500.0, 40.0) == time_budget.MIN_STEPS
 
 
-def test_what_follows_training_is_counted_in_cpu_time():
-  assert time_budget.after_training_cpu_s(5.0) == (
-      time_budget.AFTER_TRAINING_CPU_S)
-  assert time_budget.after_training_cpu_s(30.0) == 90.0
+def test_what_follows_training_allows_for_the_float32_exports_wait():
+  assert time_budget.after_training_s("bfloat16", 5.0) == 25.0
+  assert time_budget.after_training_s("float32", 5.0) == 75.0
+  assert time_budget.after_training_s("bfloat16", 30.0) == 90.0
+  assert time_budget.after_training_s("float16", 5.0) == 75.0  # unknown
   # The pilot's 40 steps took 75 CPU-s, 60 of them its steps at the probe's
   # cost: the resumed run's start-up and save are twice the other 15.
   assert time_budget.resume_overhead_cpu_s(75.0, IDLE) == pytest.approx(30.0)
