@@ -15,8 +15,8 @@
 """The demo's step count: from the processor and its steps' CPU time.
 
 Unless --train_steps is given, the demo times a loop of its first steps (the
-pilot) in process CPU seconds, which another process on the machine does not
-change, and picks the steps with which an idle machine of this kind (its
+pilot) in process CPU seconds, which another process on the machine changes
+far less than the wall time, and picks the steps with which an idle machine of this kind (its
 precision, its cores) ends the demo within DEMO_BUDGET_S. A busy machine
 trains the same steps, takes longer and says so. See docs/demo.md, "How many
 steps".
@@ -56,7 +56,8 @@ OTHER_PARALLELISM = 1.0
 # these seconds on an idle machine, by the precision the processor's kind
 # picks. Their wall time, not their CPU time: the float32 export waits
 # (idle 2-core Zen 4 of 2026-12-05, bf16: 5 + 8 + 3 s; capped at AVX2, float32:
-# 6 + 62 + 4 s on 15 CPU-s or so; the AVX2 EPYC's first act: 66 s) ...
+# 6 + 62 + 4 s, where a capped run of 2026-12-06 spent about 28 CPU-s on all
+# it did after its steps; the AVX2 EPYC's first act: 66 s) ...
 AFTER_TRAINING_S = {"bfloat16": 25.0, "float32": 75.0}
 # ... and at least 3x the "measure before" stage's CPU seconds.
 AFTER_PER_BEFORE = 3.0
