@@ -313,7 +313,7 @@ def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,
   probe = time_budget.pilot_probe(
       evaluation.read_scalars(os.path.join(model_dir, "train"),
                               time_budget.PROBE_TAGS),
-      params.trainer.steps_per_loop, validation.global_batch_size)
+      validation.global_batch_size)
   rate = (f", {probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
           "CPU-second" if probe else "")
   log(f"   encoder after the warm-up: largest weight change {change:g}"

@@ -305,7 +305,7 @@ def _pilot(params, model_dir: str, before_cpu_s: float, precision: str):
   probe = time_budget.pilot_probe(
       evaluation.read_scalars(os.path.join(model_dir, "train"),
                               time_budget.PROBE_TAGS),
-      time_budget.PILOT_LOOP, params.task.train_data.global_batch_size)
+      params.task.train_data.global_batch_size)
   if probe is None:
     return time_budget.MAX_STEPS, None
   after_s = (time_budget.after_training_s(precision, before_cpu_s) +

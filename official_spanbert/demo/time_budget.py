@@ -179,20 +179,19 @@ def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
   return max(low, min(high, steps))
 
 
-def pilot_probe(scalars, steps: int, batch: int) -> Optional[Probe]:
+def pilot_probe(scalars, batch: int) -> Optional[Probe]:
   """The Probe of the last logged training loop past the first (which
   traces the step function); None if there is no such loop.
 
   scalars: {tag: [(step, value)]} of PROBE_TAGS, as evaluation.read_scalars
-    gives them.
-  steps: steps a loop (trainer.steps_per_loop).
+    gives them; a loop's steps are its step less the loop's before.
   """
-  timed = sorted(scalars.get(PROBE_TAGS[0], []))[1:]
+  series = sorted(scalars.get(PROBE_TAGS[0], []))
   cpu = dict(scalars.get(PROBE_TAGS[1], []))
-  if not timed or timed[-1][0] not in cpu:
+  if len(series) < 2 or series[-1][0] not in cpu:
     return None
-  step, rate = timed[-1]
-  return Probe.from_rates(steps, batch, float(rate), float(cpu[step]))
+  (before, _), (step, rate) = series[-2:]
+  return Probe.from_rates(step - before, batch, float(rate), float(cpu[step]))
 
 
 def cpu_name(cpuinfo: str = cpu_features.CPUINFO) -> str:

@@ -96,16 +96,21 @@ def test_what_follows_training_allows_for_the_float32_exports_wait():
 def test_the_probe_is_the_last_loop_past_the_first():
   scalars = {"examples_per_second": [(40, 16.0), (20, 8.0)],
              "examples_per_cpu_second": [(20, 5.0), (40, 10.0)]}
-  probe = time_budget.pilot_probe(scalars, steps=20, batch=16)
+  probe = time_budget.pilot_probe(scalars, batch=16)
   assert probe == time_budget.Probe(steps=20, batch=16, cpu_s=32.0,
                                     wall_s=20.0)
+  # A last loop shorter than the others (20 warm-up steps, loops of 15).
+  short = time_budget.pilot_probe(
+      {"examples_per_second": [(15, 8.0), (20, 16.0)],
+       "examples_per_cpu_second": [(15, 5.0), (20, 10.0)]}, batch=16)
+  assert short.steps == 5 and short.cpu_s_per_step == 1.6
   assert time_budget.pilot_probe(
       {"examples_per_second": [(20, 8.0)],
-       "examples_per_cpu_second": [(20, 5.0)]}, 20, 16) is None
+       "examples_per_cpu_second": [(20, 5.0)]}, 16) is None
   # A run logged before the CPU rate existed: no probe.
   assert time_budget.pilot_probe(
-      {"examples_per_second": [(20, 8.0), (40, 16.0)]}, 20, 16) is None
-  assert time_budget.pilot_probe({}, 20, 16) is None
+      {"examples_per_second": [(20, 8.0), (40, 16.0)]}, 16) is None
+  assert time_budget.pilot_probe({}, 16) is None
 
 
 def test_process_start_reads_proc_and_falls_back_to_now(tmp_path):
