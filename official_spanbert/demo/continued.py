@@ -21,6 +21,7 @@ it; held-out MLM before and after. See docs/demo.md.
   result = continued.run_act(output_dir, corpus, sentence, "bfloat16")
 """
 
+import dataclasses
 import os
 import shutil
 import time
@@ -41,6 +42,7 @@ from official_spanbert.demo import time_budget
 from official_spanbert.demo import evaluation
 from official_spanbert.modeling import checkpoints
 from official_spanbert.training import train_lib
+from official_spanbert.utils import cpu_features
 
 BASE_NAME = "all-MiniLM-L6-v2"
 CONFIG = "experiments/demo_continued.yaml"
@@ -196,21 +198,23 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
       task, log_probs, os.path.join(output_dir, "heads"))
   model_dir = os.path.join(output_dir, "model")
   shutil.rmtree(model_dir, ignore_errors=True)
-  model, change, before, rate = _warm_up(
+  model, change, before, probe = _warm_up(
       params, task, model_dir, encoder_before, eval_steps, precision, seconds,
       log)
   seconds["heads"] = time.time() - t - seconds["warmup"] - seconds[
       "measure_before"]
 
   pick = train_steps is None
+  picked = None
   if pick:
-    train_steps = _pick_steps(rate, batch, warmup, start, seconds)
+    train_steps, picked = _pick_steps(probe, warmup, start, seconds,
+                                      precision, log)
   log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
       f"everything (span masking + SBO; the encoder's learning rate ramped "
       f"over {params.task.encoder_warmup_steps} steps)"
-      + (f", the steps that fit {time_budget.DEMO_BUDGET_S / 60:.0f} "
-         f"minutes of demo time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets "
-         "them)"
+      + (f", the steps an idle machine of this kind fits in "
+         f"{time_budget.DEMO_BUDGET_S:.0f} s of demo time, by the warm-up's "
+         f"CPU time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets them)"
          if pick else ""))
   t = time.time()
   set_steps(params, train_steps)
@@ -227,9 +231,7 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
           "warmup_steps": warmup, "train_steps": train_steps,
           "encoder_change_in_warmup": change, "unigram": unigram,
           "before": before, "after": after, "model_dir": model_dir,
-          "steps_picked": ({"examples_per_second": rate,
-                            "budget_s": time_budget.DEMO_BUDGET_S}
-                           if pick else None), "seconds": seconds}
+          "steps_picked": picked, "seconds": seconds}
 
 
 def _base_and_records(output_dir, texts, base_model, seconds, t, log):
@@ -298,34 +300,56 @@ def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,
       f"{validation.global_batch_size} blocks train the "
       f"fresh MLM and SBO heads only (output biases start at the unigram "
       f"log-probabilities), the encoder fixed; {precision} (CPU)")
-  t_warm = time.time()
+  t_warm, c_warm = time.time(), time.process_time()
   warm = params.replace(trainer={"train_steps": warmup,
                                  "checkpoint_interval": warmup})
   model, _ = train_lib.run(warm, model_dir, mode="train")
   seconds["warmup"] = time.time() - t_warm
+  seconds["warmup_cpu"] = time.process_time() - c_warm
   change = encoder_change(model, encoder_before)
-  t_before = time.time()
+  t_before, c_before = time.time(), time.process_time()
   before = evaluation.heldout_metrics(task, model, validation, eval_steps)
   seconds["measure_before"] = time.time() - t_before
-  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
-                                   ["examples_per_second"])
-  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
+  seconds["measure_before_cpu"] = time.process_time() - c_before
+  probe = time_budget.pilot_probe(
+      evaluation.read_scalars(os.path.join(model_dir, "train"),
+                              time_budget.PROBE_TAGS),
+      validation.global_batch_size)
+  rate = (f", {probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
+          "CPU-second" if probe else "")
   log(f"   encoder after the warm-up: largest weight change {change:g}"
       f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
-      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s"
-      f"{f', {rate:.1f} examples/s' if rate else ''}]")
-  return model, change, before, rate
+      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s{rate}]")
+  return model, change, before, probe
 
 
-def _pick_steps(rate, batch, warmup, start, seconds):
-  """All steps, warm-up included, that fit the demo's time budget."""
-  after_s = (time_budget.after_training_s(seconds["measure_before"]) +
-             time_budget.resume_overhead_s(seconds["warmup"], rate, batch,
-                                      warmup) if rate else 0.0)
-  return (time_budget.pick_steps(
-      rate, batch, time.time() - start, after_s=after_s, done=warmup,
+def _pick_steps(probe, warmup, start, seconds, precision, log):
+  """All steps, warm-up included, with which an idle machine of this kind
+  ends the demo within its budget (time_budget.py), and what they were
+  picked from; says so if this machine is busy."""
+  if probe is None:  # no timed loop (a warm-up of one loop)
+    return warmup + MIN_STEPS, None
+  cores = cpu_features.usable_cores()
+  spent_cpu_s = time.process_time()
+  after_s = (
+      time_budget.after_training_s(precision, seconds["measure_before_cpu"]) +
+      time_budget.resume_overhead_cpu_s(seconds["warmup_cpu"], probe,
+                                        warmup))
+  steps = time_budget.pick_steps(
+      probe, cores, spent_cpu_s, after_s, done=warmup,
       low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
-          if rate else warmup + MIN_STEPS)
+  busy = time_budget.busy_line(probe, cores)
+  if busy:
+    log(busy)
+  return steps, {
+      "cpu_kind": time_budget.cpu_kind(cpu_features.read()), "cores": cores,
+      "probe": dataclasses.asdict(probe),
+      "idle_step_s": round(time_budget.idle_step_s(probe, cores), 3),
+      "busy_factor": round(time_budget.busy(probe, cores), 2),
+      "busy": bool(busy), "spent_cpu_s": round(spent_cpu_s, 1),
+      "spent_wall_s": round(time.time() - start, 1),
+      "after_s": round(after_s, 1),
+      "budget_s": time_budget.DEMO_BUDGET_S}
 
 
 def _line(m) -> str:

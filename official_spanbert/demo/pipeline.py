@@ -67,9 +67,11 @@ PRECISIONS = ("auto", "bfloat16", "float32")
 flags.DEFINE_string("output_dir", "demo_out", "Where everything is written.")
 flags.DEFINE_integer(
     "train_steps", None,
-    "Pretraining steps (default: picked from the first "
-    f"{time_budget.PILOT_STEPS} steps' measured throughput so that the demo "
-    f"takes about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes, "
+    "Pretraining steps (default: picked from the CPU time of the first "
+    "steps (the warm-up's; the first act's first "
+    f"{time_budget.PILOT_STEPS}) so that the demo takes about "
+    f"{time_budget.DEMO_BUDGET_S:.0f} s on an idle machine of this kind; "
+    "the first act: "
     f"{time_budget.MIN_STEPS} to {time_budget.MAX_STEPS}).")
 flags.DEFINE_integer("vocab_size", 8000, "Target vocab size.")
 flags.DEFINE_enum("precision", "auto", PRECISIONS,
@@ -286,27 +288,28 @@ def _export_and_fill(model, vocab_path, output_dir, heldout_text, tokens,
   return paths, fills, out
 
 
-def _pilot(params, model_dir: str, process_start: float, before_s: float):
-  """Trains the first time_budget.PILOT_STEPS steps of `params` (a rerun resumes
-  past them) and returns (steps to train, examples/s measured or None)."""
+def _pilot(params, model_dir: str, before_cpu_s: float, precision: str):
+  """Trains the first time_budget.PILOT_STEPS steps of `params` (a rerun
+  resumes past them) and returns (steps to train, the timed loop's
+  time_budget.Probe or None)."""
   pilot = params.replace(trainer={
       "train_steps": time_budget.PILOT_STEPS,
       "steps_per_loop": time_budget.PILOT_LOOP,
       "summary_interval": time_budget.PILOT_LOOP,
       "checkpoint_interval": time_budget.PILOT_STEPS})
-  t = time.time()
+  c = time.process_time()
   train_lib.run(pilot, model_dir, mode="train")
-  pilot_s = time.time() - t
-  series = evaluation.read_scalars(os.path.join(model_dir, "train"),
-                                   ["examples_per_second"])
-  rate = time_budget.pilot_rate(series.get("examples_per_second", []))
-  if rate is None:
+  pilot_cpu_s = time.process_time() - c
+  probe = time_budget.pilot_probe(
+      evaluation.read_scalars(os.path.join(model_dir, "train"),
+                              time_budget.PROBE_TAGS),
+      params.task.train_data.global_batch_size)
+  if probe is None:
     return time_budget.MAX_STEPS, None
-  batch = params.task.train_data.global_batch_size
-  after_s = (time_budget.after_training_s(before_s) +
-             time_budget.resume_overhead_s(pilot_s, rate, batch))
-  return time_budget.pick_steps(rate, batch, time.time() - process_start,
-                           after_s=after_s), rate
+  after_s = (time_budget.after_training_s(precision, before_cpu_s) +
+             time_budget.resume_overhead_cpu_s(pilot_cpu_s, probe))
+  return time_budget.pick_steps(probe, cpu_features.usable_cores(),
+                                time.process_time(), after_s), probe
 
 
 class _DropResumeNotice(std_logging.Filter):
@@ -349,7 +352,7 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
   validation = params.task.validation_data
   eval_steps = max(1, data.records["heldout"]["blocks"] //
                    validation.global_batch_size)
-  t = time.time()
+  t, c = time.time(), time.process_time()
   _print_pretraining(params, pick, train_steps, precision)
   old_policy = tf_keras.mixed_precision.global_policy()
   try:
@@ -360,13 +363,14 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
     task = task_factory.get_task(params.task)
     before, unigram = _measure_before(task, validation, data, eval_steps)
     seconds["measure_before"] = time.time() - t
+    seconds["measure_before_cpu"] = time.process_time() - c
     model_dir = os.path.join(output_dir, "model")
     t_train = time.time()
     cpu = time_budget.cpu_name()
-    rate = None
+    probe = None
     if pick:
-      train_steps, rate = _pick_steps(params, model_dir, seconds, cpu,
-                                      precision)
+      train_steps, probe = _pick_steps(params, model_dir, seconds, cpu,
+                                       precision)
       params = params_for(train_steps)
     model = _train(params, model_dir, quiet_resume=pick)
     seconds["training"] = time.time() - t_train
@@ -385,7 +389,7 @@ def run_demo(output_dir: str, train_steps: Optional[int] = None,
   summary = demo_summary.first_act_summary(
       train_steps=train_steps, precision=precision, cpu=cpu,
       steps_picked=({"pilot_steps": time_budget.PILOT_STEPS,
-                     "examples_per_second": rate,
+                     "probe": probe and dataclasses.asdict(probe),
                      "budget_s": time_budget.DEMO_BUDGET_S}
                     if pick else None),
       data=data, before=before, unigram=unigram, after=after, fills=fills,
@@ -429,20 +433,23 @@ def _measure_before(task, validation, data, eval_steps):
 
 
 def _pick_steps(params, model_dir, seconds, cpu, precision):
-  """Runs the pilot; returns (steps that fit the budget, examples/s)."""
-  train_steps, rate = _pilot(params, model_dir, time_budget.process_start(),
-                             seconds["measure_before"])
-  measured = (f"{rate:.1f} examples/s over steps "
-              f"{time_budget.PILOT_LOOP + 1}-{time_budget.PILOT_STEPS}"
-              if rate is not None else
+  """Runs the pilot; returns (the steps an idle machine of this kind fits in
+  the budget, the pilot's time_budget.Probe or None)."""
+  train_steps, probe = _pilot(params, model_dir,
+                              seconds["measure_before_cpu"], precision)
+  measured = (f"{probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
+              f"CPU-second over steps {time_budget.PILOT_LOOP + 1}-"
+              f"{time_budget.PILOT_STEPS}" if probe is not None else
               "no throughput measured (a rerun)")
   print(f"   {measured} on this CPU ({cpu}, {precision}): {train_steps} "
-        f"steps fit about {time_budget.DEMO_BUDGET_S / 60:.0f} minutes of "
-        f"demo time ({time_budget.MIN_STEPS}-{time_budget.MAX_STEPS}; "
+        f"steps fit {time_budget.DEMO_BUDGET_S:.0f} s of demo time on an "
+        f"idle machine ({time_budget.MIN_STEPS}-{time_budget.MAX_STEPS}; "
         "--train_steps sets them)", flush=True)
-  return train_steps, rate
-
-
+  busy = (time_budget.busy_line(probe, cpu_features.usable_cores())
+          if probe is not None else "")
+  if busy:
+    print(busy, flush=True)
+  return train_steps, probe
 def _train(params, model_dir, quiet_resume):
   """Trains; with quiet_resume, hides the resume notice unless -v."""
   notice = _DropResumeNotice()
@@ -535,6 +542,7 @@ def run_continued(output_dir: str, train_steps: Optional[int] = None,
   print(f"   {paths['model']} (+ preprocessing model)  "
         f"[{seconds['export']:.1f} s]", flush=True)
   seconds["total"] = time.time() - start
+  seconds["total_cpu"] = time.process_time()
   keys = ("masked_lm_accuracy", "masked_lm_top5_accuracy", "mlm_loss",
           "sbo_accuracy", "sbo_loss", "masked_tokens", "sbo_targets")
   summary = dict(act, precision=precision, cpu=time_budget.cpu_name(),

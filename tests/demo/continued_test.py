@@ -113,3 +113,33 @@ def test_the_export_fills_masks_lowercased(act_two):
   assert [c["mask"] for c in s["candidates"]] == [1]
   assert "[MASK]" not in s["filled"]
   assert s["filled"] == s["filled"].lower()
+
+
+def test_the_pick_ignores_wall_time_and_says_when_the_machine_is_busy(
+    monkeypatch):
+  """The act's pick (continued._pick_steps) from a warm-up probe: the same
+  CPU time with twice the wall time trains the same steps, and only the
+  busy probe gets the one "busy" line."""
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  from official_spanbert.demo import continued  # pylint: disable=g-import-not-at-top
+  from official_spanbert.demo import time_budget  # pylint: disable=g-import-not-at-top
+  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(continued.time, "process_time", lambda: 70.0)
+  monkeypatch.setattr(cpu_features, "usable_cores", lambda: 2)
+  # The 2-core Zen 4's warm-up (2026-12-06): 15.1 CPU-s for its 10 timed
+  # steps, 43.8 CPU-s in all, "measure before" 7.8 CPU-s.
+  seconds = {"measure_before_cpu": 7.8, "warmup_cpu": 43.8}
+  idle = time_budget.Probe(steps=10, batch=16, cpu_s=15.1,
+                           wall_s=15.1 / time_budget.TRAIN_PARALLELISM)
+  busy = dataclasses.replace(idle, wall_s=2 * idle.wall_s)
+  lines = []
+  steps, picked = continued._pick_steps(idle, 20, time.time(), seconds,
+                                        "bfloat16", lines.append)
+  assert lines == [] and not picked["busy"]
+  assert 20 + continued.MIN_STEPS < steps < 20 + continued.MAX_STEPS
+  busy_steps, picked = continued._pick_steps(busy, 20, time.time(), seconds,
+                                             "bfloat16", lines.append)
+  assert busy_steps == steps
+  assert picked["busy"] and picked["busy_factor"] == 2.0
+  assert len(lines) == 1 and lines[0].startswith("   this machine is busy")

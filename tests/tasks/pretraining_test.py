@@ -74,7 +74,7 @@ def test_binary_resumes_from_checkpoint_and_logs_summaries(
   tags = _events(model_dir)
   for tag in ("mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy",
               "learning_rate", "gradient_norm", "examples_per_second",
-              "training_loss"):
+              "examples_per_cpu_second", "training_loss"):
     assert tag in tags, sorted(tags)
   # The second run started at step 4: it logged steps 8 only (not 4 again).
   assert sorted(tags["mlm_loss"]) == [4, 8]
