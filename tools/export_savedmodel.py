@@ -83,7 +83,7 @@ _ALIAS = "Alias of --serving_params={}=... (default: the export's)."
 flags.DEFINE_string("vocab_file", None, _ALIAS.format("vocab_file") +
                     " The run's data configs' otherwise.")
 flags.DEFINE_string("precision", None, _ALIAS.format("precision") +
-                    " float32 or bfloat16.")
+                    " float32, bfloat16 or int8.")
 flags.DEFINE_bool("do_lower_case", None, _ALIAS.format("lower_case") +
                   " Pretraining: uncased tokenization.")
 flags.DEFINE_integer("seq_length", None, _ALIAS.format("seq_length") +
