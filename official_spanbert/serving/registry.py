@@ -227,11 +227,13 @@ def export(run: Run,
     export_precision.check(params.precision)
     quantization.check_supported(module_cls)
   try:
+    # The Keras layers are built when write() traces the signatures: in
+    # the scope too.
     with export_precision.scope(params.precision):
       module = module_cls.from_run(run, params)
-    if int8:
-      quantization.quantize_module(module, run)
-    return module.write(export_base, version)
+      if int8:
+        quantization.quantize_module(module, run)
+      return module.write(export_base, version)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)
     found = yaml and experiment_of_run(yaml)
