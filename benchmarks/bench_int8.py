@@ -81,7 +81,9 @@ def run_encoder(run_dir: str, precision: str):
                               precision):
     module = classify_module.ClassifyModule.from_run(
         run, classify_module.ClassifyModule.Params())
-  return module.model.checkpoint_items["encoder"], run
+    encoder = module.model.checkpoint_items["encoder"]
+    encoder(random_ids(1, 8, 2000, 0))  # Keras builds layers under the policy
+  return encoder, run
 
 
 def tiny_encoder(precision: str, weights=None):

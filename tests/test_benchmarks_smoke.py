@@ -101,12 +101,13 @@ def _finetuned_serving(report):
 
 def _int8(report):
   # The MatMul rewrite gives float32's outputs; int8 is near them, and the
-  # encoder's 6 projections were quantized (pooler and heads aside).
+  # encoder's projections were quantized (5 of 6: the feed-forward output
+  # stays float32, serving/quantization.STATIC_CONFIG).
   assert {"float32", "int8"} <= set(report["sides"]), report
   diffs = {r["side"]: r["max_abs_diff_vs_float32"] for r in report["rows"]}
   assert diffs["float32 + MatMul projections"] < 1e-4, diffs
   assert diffs["int8"] < 0.1, diffs  # measured 0.0065 (values up to 3)
-  assert report["int8_matmuls"] >= 6, report
+  assert report["int8_matmuls"] >= 5, report
 
 
 def _masking(report):

@@ -75,7 +75,8 @@ class MatmulEinsumDense(tf_keras.layers.EinsumDense):
 
 def use_matmul_projections(model: tf.Module) -> int:
   """Makes every Keras EinsumDense layer of `model` (exactly that class)
-  whose equation is a matrix product a MatmulEinsumDense, in place.
+  whose equation is a matrix product a MatmulEinsumDense, in place (call
+  the model once first: attention layers create theirs when built).
   Returns how many changed."""
   changed = 0
   for module in model.submodules:

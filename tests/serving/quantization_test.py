@@ -120,8 +120,12 @@ def _saved_ops(export_dir):
 
 def _check_int8_graph(exports):
   ops = _saved_ops(exports["int8_dir"])
-  # 6 projections of the layer, the heads' dense layers: int8 MatMuls.
+  # The layer's projections but the feed-forward output (kept float32:
+  # quantization.STATIC_CONFIG), and the heads' dense layers: int8.
   assert ops.get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6, ops
+  assert ops.get("MatMul", 0) >= 1, ops  # the feed-forward output
+  # No projection left as Einsum (the attention's two products may stay).
+  assert ops.get("Einsum", 0) <= 2, ops
   assert not _saved_ops(exports["float32_dir"]).get(
       "QuantizedMatMulWithBiasAndDequantize")
 
@@ -201,3 +205,32 @@ def test_unsupported_modules_and_cpus_are_refused_in_one_line(monkeypatch):
                      match=r"pip install 'official_spanbert\[int8\]'"):
     quantization.check_supported(registry.SERVING_MODULES[
         type(exp_factory.get_exp_config("spanbert/squad_v1").task)])
+
+
+class _SequenceOutput(tf.Module):
+
+  def __init__(self, encoder):
+    super().__init__()
+    self.encoder = encoder
+
+  def __call__(self, inputs, training=False):
+    return self.encoder(inputs, training=training)["sequence_output"]
+
+
+def test_an_unbuilt_model_gets_its_projections_quantized():
+  """Keras creates the attention's projections when the model first runs
+  (a restored relation classifier had not: 2 int8 MatMuls, 48 Einsums)."""
+  from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
+  encoder = networks.BertEncoderV2(vocab_size=100, hidden_size=32,
+                                   num_layers=1, num_attention_heads=2,
+                                   inner_dim=64, max_sequence_length=32)
+  rng = np.random.default_rng(0)
+  batches = [{"input_word_ids": rng.integers(1, 100, (4, 12), np.int32),
+              "input_mask": np.ones((4, 12), np.int32),
+              "input_type_ids": np.zeros((4, 12), np.int32)}]
+  out = quantization.quantize_model(_SequenceOutput(encoder), batches,
+                                    config={})  # every projection
+  # The layer's 6 projections: int8; only the attention's two
+  # activation-by-activation einsums stay.
+  assert out["ops_after"].get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6
+  assert out["ops_before"].get("Einsum", 0) <= 2, out["ops_before"]
