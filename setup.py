@@ -81,6 +81,12 @@ setuptools.setup(
         # 2.20 (it resolves protobuf to 6.33); its tfrecord extra and
         # google-crc32c give WriteToTFRecord a fast CRC.
         "beam": ["apache-beam[tfrecord]==2.77.0", "google-crc32c>=1.5"],
+        # int8 exports (--precision=int8, serving/quantization.py): Intel
+        # Neural Compressor's TensorFlow backend quantizes the model at
+        # export; the export then loads in plain TensorFlow. 3.10 resolves
+        # beside TF 2.20 without changing tensorflow, numpy or protobuf
+        # (pip install --dry-run, 2026-12-06).
+        "int8": ["neural-compressor-tf==3.10"],
         # Keras 3 users (docs/keras3.md): spanbert-export-keras-hub writes a
         # keras-hub preset that keras_hub.models.BertBackbone.from_preset
         # loads (tests/interop/keras_hub_preset_test.py, TensorFlow and torch

@@ -16,7 +16,11 @@
 
 import os
 
+import tensorflow as tf
+
 from official.core import exp_factory
+from official.core import task_factory
+from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from conftest import REPO
@@ -44,6 +48,18 @@ def tool_flags(ckpt, vocab, export_base):
           "--params_override=" + override, "--checkpoint_path=" + ckpt,
           "--vocab_file=" + vocab, "--export_base=" + export_base,
           f"--seq_length={SEQ}", "--top_k=4", "--max_masks=3"]
+
+
+def run_dir(path, params):
+  """A model dir as the trainer leaves it (params.yaml, a checkpoint of the
+  task's model and its checkpoint items); returns the model."""
+  os.makedirs(path, exist_ok=True)
+  train_utils.serialize_config(params, str(path))
+  model = task_factory.get_task(params.task.replace(
+      train_data=None, validation_data=None)).build_model()
+  tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
+      os.path.join(str(path), "ckpt"))
+  return model
 
 
 def saved_ops(export_dir):

@@ -70,7 +70,7 @@ _ALIASES = (
     ("vocab_file", "vocab_file", None, flags.DEFINE_string,
      "The run's data configs' otherwise."),
     ("precision", "precision", None, flags.DEFINE_string,
-     "float32 or bfloat16."),
+     "float32, bfloat16 or int8."),
     ("do_lower_case", "lower_case", None, flags.DEFINE_bool,
      "Pretraining: uncased tokenization."),
     ("seq_length", "seq_length", None, flags.DEFINE_integer,

@@ -12,7 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The precision an exported graph computes in (float32 or bfloat16).
+"""The precision an exported graph computes in (float32, bfloat16, int8).
+
+int8 builds the model in float32; registry.export then quantizes it
+(serving/quantization.py).
 
 Example:
   with export_precision.scope("bfloat16"):
@@ -26,7 +29,7 @@ import tf_keras
 
 from official_spanbert.utils import cpu_features
 
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = ("float32", "bfloat16", "int8")
 
 
 class PrecisionError(ValueError):
@@ -35,8 +38,9 @@ class PrecisionError(ValueError):
 
 def check(precision: str,
           cpu: Optional[cpu_features.CpuFeatures] = None) -> None:
-  """Raises PrecisionError (one line) for an unknown precision, or for
-  bfloat16 on a CPU that would only emulate it."""
+  """Raises PrecisionError (one line) for an unknown precision, for
+  bfloat16 on a CPU that would only emulate it, or for int8 on a CPU
+  without int8 dot products (VNNI / AMX-INT8)."""
   if precision not in PRECISIONS:
     raise PrecisionError(f"--precision must be one of {', '.join(PRECISIONS)},"
                          f" not {precision!r}")
@@ -47,6 +51,14 @@ def check(precision: str,
           f"--precision=bfloat16: this CPU ({cpu.name}) has no AVX512-BF16 or "
           "AMX (or oneDNN is capped below them), so a bfloat16 graph would be "
           "emulated, about 10x slower than float32: export with "
+          "--precision=float32, or on the kind of machine that will serve it")
+  if precision == "int8":
+    cpu = cpu or cpu_features.read()
+    if not cpu.native_int8:
+      raise PrecisionError(
+          f"--precision=int8: this CPU ({cpu.name}) has no AVX512-VNNI, "
+          "AVX-VNNI or AMX-INT8 (or oneDNN is capped below them), so the int8 "
+          "graph would not be faster than float32: export with "
           "--precision=float32, or on the kind of machine that will serve it")
 
 
@@ -68,9 +80,10 @@ def float32_head(model: tf_keras.Model, names: Sequence[str]) -> None:
 @contextlib.contextmanager
 def scope(precision: str) -> Iterator[None]:
   """Models built inside compute in `precision` (weights stay float32, so
-  float32 checkpoints restore); the Keras policy is restored after."""
+  float32 checkpoints restore); the Keras policy is restored after. int8
+  models are built in float32 (quantized after, by registry.export)."""
   check(precision)
-  if precision == "float32":
+  if precision in ("float32", "int8"):
     yield
     return
   before = tf_keras.mixed_precision.global_policy()

@@ -42,6 +42,7 @@ from official_spanbert.serving import export_precision
 from official_spanbert.serving import ner_module
 from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import qa_module
+from official_spanbert.serving import quantization
 from official_spanbert.serving import serving_module
 from official_spanbert.tasks import classification
 from official_spanbert.tasks import coreference
@@ -196,7 +197,9 @@ def export(run: Run,
   Args:
     run: what to export (load_run, or a Run of params and a checkpoint).
     serving_params: the module's options, a mapping of its Params' fields
-      (or the Params); `precision` is applied here, for every module.
+      (or the Params); `precision` is applied here, for every module
+      (int8: the built module's model is quantized, calibrated on the run's
+      training records; serving/quantization.py).
     export_base: TF Serving's model base path (the module may write more,
       e.g. the pretraining export's <export_base>_preprocessing).
     version: the version to write (None: the next free one).
@@ -208,7 +211,8 @@ def export(run: Run,
   Raises:
     ValueError: no module serves the task; unknown serving params; no
       checkpoint; (one line) a checkpoint of another experiment's model
-      than run.experiment's, naming both.
+      than run.experiment's, naming both; int8 for a module it does not
+      take yet, or without neural-compressor-tf.
   """
   module_cls = module_cls or module_for(run.params.task)
   if module_cls is None:
@@ -218,9 +222,18 @@ def export(run: Run,
   params = make_params(module_cls, serving_params)
   if not run.checkpoint:
     raise ValueError("give --model_dir or --checkpoint_path")
+  int8 = params.precision == "int8"
+  if int8:
+    export_precision.check(params.precision)
+    quantization.check_supported(module_cls)
   try:
+    # The Keras layers are built when write() traces the signatures: in
+    # the scope too.
     with export_precision.scope(params.precision):
-      return module_cls.from_run(run, params).write(export_base, version)
+      module = module_cls.from_run(run, params)
+      if int8:
+        quantization.quantize_module(module, run)
+      return module.write(export_base, version)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)
     found = yaml and experiment_of_run(yaml)

@@ -27,6 +27,8 @@ from typing import FrozenSet, Mapping, Optional
 
 CPUINFO = "/proc/cpuinfo"
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+# int8 dot products in hardware (oneDNN's int8 kernels use them).
+INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 FMA_PIPES = 2  # FMA units a core (Zen 2-4, Intel server cores since Skylake)
 AMX_BF16_FLOPS_PER_CYCLE = 1024
 # AMD families: Zen 5 (0x1A) has full-width AVX-512 except its mobile cores.
@@ -82,6 +84,16 @@ class CpuFeatures:
   def native_bf16(self) -> bool:
     """AVX512-BF16 or AMX-BF16: bfloat16 math in hardware."""
     return bool(self.flags & set(BF16_FLAGS))
+
+  @property
+  def native_int8(self) -> bool:
+    """VNNI or AMX-INT8 (int8 dot products in hardware), within oneDNN's
+    ISA cap if one is set."""
+    have = [_flag_rank(f) for f in self.flags & set(INT8_FLAGS)]
+    if not have:
+      return False
+    cap = self.isa_cap and _isa_rank(self.isa_cap)
+    return cap is None or cap is False or cap >= min(have)
 
   @property
   def fma_bits(self) -> int:

@@ -46,6 +46,7 @@ class ToyModule(serving_module.ServingModule):
   SIGNATURES = ("scale",)
   WHAT = "toy model"
   built_under = []  # the Keras policy each from_run saw
+  traced_under = []  # and each trace of `scale` (at write: layers build)
 
   @classmethod
   def from_run(cls, run, params):
@@ -58,6 +59,8 @@ class ToyModule(serving_module.ServingModule):
 
   @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
   def scale(self, x):
+    type(self).traced_under.append(
+        tf_keras.mixed_precision.global_policy().name)
     return {"y": tf.cast(self.model(x), tf.float32) * self.factor}
 
   def signatures(self):
@@ -78,6 +81,7 @@ def _toy_model(width: int):
 def toy_run(tmp_path, monkeypatch):
   monkeypatch.setitem(registry.SERVING_MODULES, ToyConfig, ToyModule)
   ToyModule.built_under.clear()
+  ToyModule.traced_under.clear()
   checkpoint = tf.train.Checkpoint(model=_toy_model(3)).write(
       str(tmp_path / "ckpt"))
   return serving_module.Run(types.SimpleNamespace(task=ToyConfig()), "toy",
@@ -113,6 +117,8 @@ def test_precision_is_applied_to_every_module_in_one_place(
   registry.export(toy_run, {}, str(tmp_path / "a"))
   registry.export(toy_run, {"precision": "bfloat16"}, str(tmp_path / "b"))
   assert ToyModule.built_under == ["float32", "mixed_bfloat16"]
+  # The signatures are traced (and Keras builds layers) in the scope too.
+  assert set(ToyModule.traced_under) == {"float32", "mixed_bfloat16"}
   assert tf_keras.mixed_precision.global_policy().name == "float32"
 
 

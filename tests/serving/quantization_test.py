@@ -1,0 +1,236 @@
+# Copyright 2026 The official_spanbert Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""serving/quantization.py: `precision: int8` exports of `answer` and
+`classify` keep their signatures, serve within a stated distance of float32,
+load without the quantization library, and calibrate on the run's training
+records only (1-layer, hidden-32 models of random weights; the int8 quality
+of a trained model is in docs/serving.md#int8-exports-issue-57-item-1)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from official.core import exp_factory
+from official_spanbert import registry_imports  # noqa: F401
+from official_spanbert.data.finetuning import classification as cls_data
+from official_spanbert.serving import export_precision
+from official_spanbert.serving import pretraining_module
+from official_spanbert.serving import quantization
+from official_spanbert.serving import registry
+from official_spanbert.utils import cpu_features
+from conftest import REPO
+import export_helpers
+
+pytest.importorskip("neural_compressor.tensorflow")
+if not cpu_features.read().native_int8:
+  pytest.skip("this CPU has no VNNI / AMX-INT8: int8 exports are refused",
+              allow_module_level=True)
+
+SMALL = {"task": {"model": {"encoder": {"bert_v2": {
+    "hidden_size": 32, "intermediate_size": 64, "num_layers": 1,
+    "num_attention_heads": 2}}}}}
+SEQ = 32
+TEXTS = ["It is a truth universally acknowledged, that a single man in "
+         "possession of a good fortune, must be in want of a wife.",
+         "However little known the feelings or views of such a man may be.",
+         "A man sleeps.", ""]
+QUESTIONS = ["What must a single man be in want of?", "Who is known?",
+             "What is acknowledged?", "What?"]
+# Measured on these models (random weights, 64 training windows; AMD EPYC,
+# avx512_vnni): int8's largest distance to float32 was 6e-5 in classify's
+# probabilities (near 0.5: random heads) and 0.0016 in answer's score
+# (scores ~0.1); the bounds leave room for other CPUs' int8 kernels.
+PROBABILITY_ATOL = 0.002
+SCORE_ATOL = 0.02
+
+
+def _records(path, rows, seed):
+  """`rows` windows of random ids (as the fine-tuning records store them)."""
+  rng = np.random.default_rng(seed)
+  feature = lambda v: tf.train.Feature(int64_list=tf.train.Int64List(  # pylint: disable=unnecessary-lambda-assignment
+      value=[int(x) for x in v]))
+  with tf.io.TFRecordWriter(str(path)) as w:
+    for _ in range(rows):
+      n = int(rng.integers(6, SEQ + 1))
+      ids = [101] + list(rng.integers(1000, 1500, n - 2)) + [102]
+      pad = SEQ - n
+      w.write(tf.train.Example(features=tf.train.Features(feature={
+          "input_ids": feature(ids + [0] * pad),
+          "input_mask": feature([1] * n + [0] * pad),
+          "segment_ids": feature([0] * SEQ)})).SerializeToString())
+
+
+def _run(d, params):
+  """A run dir (params.yaml, checkpoint) with train and eval records."""
+  _records(d / "train.tf_record", 64, 0)
+  _records(d / "eval.tf_record", 16, 1)
+  params.task.train_data.input_path = str(d / "train.tf_record")
+  params.task.validation_data.input_path = str(d / "eval.tf_record")
+  export_helpers.run_dir(d / "run", params)
+  return registry.load_run(str(d / "run"))
+
+
+def _both(d, run, monkeypatch):
+  """{precision: loaded export} of float32 and int8, and the record files
+  the int8 export opened."""
+  opened = []
+  dataset = tf.data.TFRecordDataset
+
+  def spy(files, *args, **kwargs):
+    opened.extend(files if isinstance(files, list) else [files])
+    return dataset(files, *args, **kwargs)
+
+  out = {}
+  for precision in ("float32", "int8"):
+    if precision == "int8":
+      monkeypatch.setattr(tf.data, "TFRecordDataset", spy)
+    paths = registry.export(run, {"precision": precision},
+                            str(d / precision))
+    out[precision] = tf.saved_model.load(paths["model"])
+    out[precision + "_dir"] = paths["model"]
+  monkeypatch.setattr(tf.data, "TFRecordDataset", dataset)
+  out["opened"] = [str(f) for f in opened]
+  return out
+
+
+def _saved_ops(export_dir):
+  from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
+  sm = saved_model_pb2.SavedModel()
+  with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+    sm.ParseFromString(f.read())
+  return quantization.op_counts(sm.meta_graphs[0].graph_def)
+
+
+def _check_int8_graph(exports):
+  ops = _saved_ops(exports["int8_dir"])
+  # The layer's projections but the feed-forward output (kept float32:
+  # quantization.STATIC_CONFIG), and the heads' dense layers: int8.
+  assert ops.get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6, ops
+  assert ops.get("MatMul", 0) >= 1, ops  # the feed-forward output
+  # No projection left as Einsum (the attention's two products may stay).
+  assert ops.get("Einsum", 0) <= 2, ops
+  assert not _saved_ops(exports["float32_dir"]).get(
+      "QuantizedMatMulWithBiasAndDequantize")
+
+
+def test_int8_classify(tmp_path, small_vocab, monkeypatch):
+  d = tmp_path
+  os.makedirs(d / "records")
+  labels = ["0", "1"]
+  params = exp_factory.get_exp_config("spanbert/classification")
+  params.override(SMALL, is_strict=True)
+  params.task.model.num_classes = 2
+  params.task.train_data.seq_length = SEQ
+  run = _run(d, params)
+  meta = {"task": "sst2", "labels": labels, "num_labels": 2,
+          "vocab_file": small_vocab, "lower_case": False,
+          "max_seq_length": SEQ}
+  (d / cls_data.META_FILE).write_text(json.dumps(meta))
+  exports = _both(d, run, monkeypatch)
+  assert exports["opened"] == [str(d / "train.tf_record")]
+  _check_int8_graph(exports)
+  f32 = exports["float32"].signatures["classify"](text=tf.constant(TEXTS))
+  i8 = exports["int8"].signatures["classify"](text=tf.constant(TEXTS))
+  assert set(exports["int8"].signatures) == set(exports["float32"].signatures)
+  assert {k: v.dtype for k, v in i8.items()} == {
+      k: v.dtype for k, v in f32.items()}
+  np.testing.assert_allclose(i8["probabilities"].numpy(),
+                             f32["probabilities"].numpy(),
+                             atol=PROBABILITY_ATOL, rtol=0)
+  # A fresh process without the quantization library serves it.
+  code = ("import sys, tensorflow as tf, tensorflow_text; "
+          f"m = tf.saved_model.load({exports['int8_dir']!r}); "
+          "out = m.signatures['classify'](text=tf.constant(['A man.'])); "
+          "assert 'neural_compressor' not in sys.modules; "
+          "print(out['probabilities'].shape)")
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                        text=True, timeout=120, check=False,
+                        env=dict(os.environ, PYTHONPATH=REPO))
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert "(1, 2)" in done.stdout
+
+
+def test_int8_answer(tmp_path, small_vocab, monkeypatch):
+  params = exp_factory.get_exp_config("spanbert/squad_v1")
+  params.override(SMALL, is_strict=True)
+  for data in (params.task.train_data, params.task.validation_data):
+    data.vocab_file, data.seq_length = small_vocab, SEQ
+    data.doc_stride, data.query_length = 8, 8
+  run = _run(tmp_path, params)
+  exports = _both(tmp_path, run, monkeypatch)
+  assert exports["opened"] == [str(tmp_path / "train.tf_record")]
+  _check_int8_graph(exports)
+  inputs = dict(question=tf.constant(QUESTIONS), context=tf.constant(TEXTS))
+  f32 = exports["float32"].signatures["answer"](**inputs)
+  i8 = exports["int8"].signatures["answer"](**inputs)
+  assert {k: v.dtype for k, v in i8.items()} == {
+      k: v.dtype for k, v in f32.items()}
+  np.testing.assert_allclose(i8["score"].numpy(), f32["score"].numpy(),
+                             atol=SCORE_ATOL, rtol=0)
+
+
+def test_unsupported_modules_and_cpus_are_refused_in_one_line(monkeypatch):
+  with pytest.raises(quantization.QuantizationError,
+                     match=r"not supported for SpanBertServingModule .*"
+                     r"it is for answer, classify, classify_relation"):
+    quantization.check_supported(pretraining_module.SpanBertServingModule)
+  avx2 = cpu_features.CpuFeatures(name="AVX2 CPU",
+                                  flags=frozenset({"avx2", "fma"}))
+  with pytest.raises(export_precision.PrecisionError,
+                     match="no AVX512-VNNI, AVX-VNNI or AMX-INT8"):
+    export_precision.check("int8", avx2)
+  capped = cpu_features.CpuFeatures(
+      name="VNNI CPU", flags=frozenset({"avx512f", "avx512_vnni"}),
+      isa_cap="AVX2")
+  assert not capped.native_int8
+  monkeypatch.setitem(sys.modules, "neural_compressor", None)
+  with pytest.raises(quantization.QuantizationError,
+                     match=r"pip install 'official_spanbert\[int8\]'"):
+    quantization.check_supported(registry.SERVING_MODULES[
+        type(exp_factory.get_exp_config("spanbert/squad_v1").task)])
+
+
+class _SequenceOutput(tf.Module):
+
+  def __init__(self, encoder):
+    super().__init__()
+    self.encoder = encoder
+
+  def __call__(self, inputs, training=False):
+    return self.encoder(inputs, training=training)["sequence_output"]
+
+
+def test_an_unbuilt_model_gets_its_projections_quantized():
+  """Keras creates the attention's projections when the model first runs
+  (a restored relation classifier had not: 2 int8 MatMuls, 48 Einsums)."""
+  from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
+  encoder = networks.BertEncoderV2(vocab_size=100, hidden_size=32,
+                                   num_layers=1, num_attention_heads=2,
+                                   inner_dim=64, max_sequence_length=32)
+  rng = np.random.default_rng(0)
+  batches = [{"input_word_ids": rng.integers(1, 100, (4, 12), np.int32),
+              "input_mask": np.ones((4, 12), np.int32),
+              "input_type_ids": np.zeros((4, 12), np.int32)}]
+  out = quantization.quantize_model(_SequenceOutput(encoder), batches,
+                                    config={})  # every projection
+  # The layer's 6 projections: int8; only the attention's two
+  # activation-by-activation einsums stay.
+  assert out["ops_after"].get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6
+  assert out["ops_before"].get("Einsum", 0) <= 2, out["ops_before"]
