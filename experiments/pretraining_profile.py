@@ -38,7 +38,8 @@ Example (the reduction alone):
   rows = [dict(type="_MklNativeFusedMatMul", name="encoder/dense/BiasAdd",
                self_us=300.0), dict(type="Cast", name="gradient_tape/Cast",
                self_us=100.0)]
-  reduce_ops(rows, "tf", steps=1)["categories"]  # {"matmul": 300, ...}
+  reduce_ops(rows, "tf", steps=1)["categories"]
+  # ms a step: {"matmul": 0.3, ..., "casts": 0.1, ...}
 """
 
 import argparse
@@ -66,7 +67,8 @@ TF_OPTIMIZER = re.compile(r"^(AdamWeightDecay|AdamW|Adam|LAMB|SGD)/|"
                           r"clip_by_global_norm|global_norm")
 # Generic torch ops whose time belongs to the op that called them.
 TORCH_GENERIC = {"aten::empty", "aten::empty_strided", "aten::copy_",
-                 "aten::fill_", "aten::zero_", "aten::zeros", "aten::zeros_like",
+                 "aten::fill_", "aten::zero_", "aten::zeros",
+                 "aten::zeros_like",
                  "aten::empty_like", "aten::as_strided", "aten::view",
                  "aten::reshape", "aten::resize_", "aten::add_",
                  "aten::mul", "aten::add", "aten::mul_", "aten::div",

@@ -47,8 +47,8 @@ def test_tf_names_land_in_their_category_and_phase():
       ("_MklSoftmax", "model/layer_0/self_attention/masked_softmax/Softmax",
        "softmax", "forward"),
       ("SparseSoftmaxCrossEntropyWithLogits",
-       "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits",
-       "loss", "forward"),
+       "SparseSoftmaxCrossEntropyWithLogits/"
+       "SparseSoftmaxCrossEntropyWithLogits", "loss", "forward"),
       ("Cast", "gradient_tape/model/Cast/Cast", "casts", "backward"),
       ("ResourceApplyAdam", "AdamWeightDecay/ResourceApplyAdam_3",
        "AdamW update", "optimizer"),
