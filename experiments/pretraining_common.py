@@ -117,3 +117,16 @@ def apply_threads(args) -> None:
   """limit_threads(args.threads) when it is set."""
   if args.threads:
     limit_threads(args.threads)
+
+
+def run_mode(ap, argv, run, table) -> None:
+  """A mode's main: parses ap's flags (plus --output_json), applies
+  --threads, prints table(run(args)) and writes run's output as JSON."""
+  ap.add_argument("--output_json", default=None)
+  args = ap.parse_args(argv)
+  apply_threads(args)
+  out = run(args)
+  print(table(out))
+  if args.output_json:
+    with open(args.output_json, "w", encoding="utf-8") as f:
+      json.dump(out, f, indent=1)

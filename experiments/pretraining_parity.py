@@ -21,6 +21,8 @@ r"""Pretraining parity with Hugging Face: one command, a module per mode.
                          each side as its users run it, and their table
   --mode=speed           experiments/pretraining_speed.py: step times side by
                          side (package float32 / bf16 / XLA, HF, Model Garden)
+  --mode=profile         experiments/pretraining_profile.py: where the bf16
+                         step's CPU time goes (TF profiler / torch.profiler)
 
 The shared data and params are in pretraining_common.py, the PyTorch side in
 pretraining_torch.py. Every other flag goes to the mode's module:
@@ -38,7 +40,8 @@ import sys
 MODES = {"lockstep": "experiments.pretraining_lockstep",
          "curves": "experiments.pretraining_curves",
          "report": "experiments.pretraining_curves",
-         "speed": "experiments.pretraining_speed"}
+         "speed": "experiments.pretraining_speed",
+         "profile": "experiments.pretraining_profile"}
 
 
 def main(argv=None):

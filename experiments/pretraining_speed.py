@@ -70,8 +70,12 @@ def model_flops(layers: int, hidden: int, intermediate: int, seq: int,
 
 
 def package_step(data, size: str, batch_size: int, dtype: str = "float32",
-                 xla: bool = False):
-  """(step function returning the loss, model, params, batch)."""
+                 xla: bool = False, encoder=None, reshape=None):
+  """(step function returning the loss, model, params, batch).
+
+  encoder: bert_v2 fields beside the size's shape (e.g. dropout_rate);
+  reshape: a function of the batch read that returns the batch to step on.
+  """
   import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
@@ -79,7 +83,8 @@ def package_step(data, size: str, batch_size: int, dtype: str = "float32",
   from official.modeling import performance  # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   params = common.package_params(data, "token", 1000, batch_size=batch_size)
-  params.task.model.encoder.bert_v2.override(SHAPES[size])
+  params.task.model.encoder.bert_v2.override(dict(SHAPES[size],
+                                                  **(encoder or {})))
   performance.set_mixed_precision_policy(
       tf.bfloat16 if dtype == "bfloat16" else tf.float32)
   try:
@@ -91,6 +96,7 @@ def package_step(data, size: str, batch_size: int, dtype: str = "float32",
   finally:
     performance.set_mixed_precision_policy(tf.float32)
   batch = next(iter(task.build_inputs(params.task.train_data)))
+  batch = reshape(batch) if reshape else batch
   fn = tf.function(lambda b: task.train_step(b, model, opt, metrics=[])[
       task.loss], jit_compile=xla)
   return (lambda: float(fn(batch))), model, params, batch
@@ -251,14 +257,7 @@ def main(argv=None):
   ap.add_argument("--round_steps", type=int, default=3)
   ap.add_argument("--warmup", type=int, default=2,
                   help="steps before timing (the first traces/compiles)")
-  ap.add_argument("--output_json", default=None)
-  args = ap.parse_args(argv)
-  common.apply_threads(args)
-  out = speed(args)
-  print(table(out))
-  if args.output_json:
-    with open(args.output_json, "w", encoding="utf-8") as f:
-      json.dump(out, f, indent=1)
+  common.run_mode(ap, argv, speed, table)
 
 
 if __name__ == "__main__":

@@ -232,18 +232,30 @@ class TorchSide:
         self.optimizer,
         lambda s: parity_harness.lr_factor(s, warmup, steps))
 
-  def step(self, batch, autocast_dtype=None):
+  def step(self, batch, autocast_dtype=None, phase=None):
     """One update on a package batch; (loss, gradient norm before clip).
 
     autocast_dtype (e.g. torch.bfloat16): the forward pass and loss under
     torch.autocast on the CPU (weights and the update stay float32).
+    phase: a context manager factory called with "forward", "backward" and
+    "optimizer" around those parts, and "clip" around the gradient clipping
+    inside "optimizer" (e.g. torch.profiler.record_function).
     """
+    import contextlib  # pylint: disable=g-import-not-at-top
     import torch  # pylint: disable=g-import-not-at-top
-    with torch.autocast("cpu", dtype=autocast_dtype,
-                        enabled=autocast_dtype is not None):
+    phase = phase or (lambda name: contextlib.nullcontext())
+    with phase("forward"), torch.autocast(
+        "cpu", dtype=autocast_dtype, enabled=autocast_dtype is not None):
       loss = sum(hf_losses(self.hf, self.sbo_head, batch).values())
-    loss.backward()
-    norm = clip_by_global_norm(self.params, self.clip)
+    with phase("backward"):
+      loss.backward()
+    with phase("optimizer"):
+      with phase("clip"):
+        norm = clip_by_global_norm(self.params, self.clip)
+      return self._update(loss, norm)
+
+  def _update(self, loss, norm):
+    """AdamW and the schedule's step; (loss, norm before clip)."""
     self.t += 1
     if self.epsilon_hat:
       # Keras' (and fairseq's) Adam adds eps to sqrt(v) before the bias
