@@ -180,6 +180,12 @@ class ClassifyModule(serving_module.ServingModule):
     super().__init__(name="spanbert_classifier")
     if seq_length < (4 if pair else 3):
       raise ValueError(f"seq_length {seq_length} is too small")
+    if not model.built:
+      # A subclassed model (the relation classifier) creates its attention
+      # layers at its first call: before it, there is nothing to swap.
+      ones = tf.ones([1, 4], tf.int32)
+      model({"input_word_ids": ones, "input_mask": ones,
+             "input_type_ids": tf.zeros_like(ones)}, training=False)
     # Attention scores by one matmul: same outputs, faster on CPU.
     attention_layout.use_matmul_attention(model)
     self.model = model

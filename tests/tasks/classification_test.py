@@ -20,6 +20,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
@@ -82,6 +83,26 @@ def test_num_classes_and_marker_ids_come_from_the_records(tmp_path):
   assert model.object_marker_ids == meta["entity_start_ids"]["object"]
   built = classification.SpanBertClassificationTask(params.task).build_model()
   assert isinstance(built, relation_classifier.RelationClassifier)
+
+
+def test_the_served_relation_classifier_computes_attention_by_matmul(
+    tmp_path):
+  """The relation classifier (a subclassed model) creates its attention
+  layers at its first call, so the serving module's swap to matmul attention
+  found none and the export ran Einsum attention (int8 work, 2026-12-06)."""
+  from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import classify_module  # pylint: disable=g-import-not-at-top
+  records, meta = _records(tmp_path)
+  params = _config(records)
+  params.task.fill_from_data()
+  model = classification.SpanBertClassificationTask(params.task).build_model()
+  classify_module.ClassifyModule(
+      model, str(tmp_path / "vocab.txt"), seq_length=16,
+      label_names=meta["labels"], entity_markers=meta["entity_markers"],
+      entity_mode="marker")
+  kinds = [type(m) for m in model.submodules
+           if isinstance(m, tf_keras.layers.MultiHeadAttention)]
+  assert kinds == [attention_layout.MatmulMultiHeadAttention], kinds
 
 
 def test_a_mismatch_with_the_records_is_one_line(tmp_path):
