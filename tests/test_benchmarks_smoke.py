@@ -30,6 +30,7 @@ so the workers share them out.
 
 import glob
 import importlib
+import importlib.util
 import json
 import os
 
@@ -48,7 +49,8 @@ SCRIPTS = sorted(
     if os.path.splitext(os.path.basename(p))[0] not in LIBRARIES)
 # Flags beside --smoke. bench_finetuned_serving would time Hugging Face's
 # pipelines too where a developer has made their venv (CI has none): never
-# here, so the test costs the same on every machine.
+# here, so the test costs the same on every machine; its peers run in this
+# venv (torch eager and autocast, ONNX Runtime float32 and int8).
 EXTRA = {"bench_finetuned_serving": ["--hf_python", "/nonexistent/python"]}
 # What a script prints for a measurement that failed without raising (the
 # memory scripts report their workers' failures as table rows).
@@ -94,9 +96,28 @@ def _serving_xla(report):
 
 
 def _finetuned_serving(report):
-  assert {r["side"] for r in report["rows"]} == set(report["sides"])
+  pipelines = [r for r in report["rows"] if "test" in r]
+  encoder = [r for r in report["rows"] if "shape" in r]
+  assert {r["side"] for r in pipelines} == set(report["sides"])
+  assert {r["side"] for r in encoder} == set(report["encoder_sides"])
+  # The peers this venv runs (interop: torch; bench: ONNX Runtime) are
+  # sides of both parts.
+  peers = {"torch eager float32", "torch autocast(bfloat16)"}
+  if importlib.util.find_spec("onnxruntime"):
+    peers |= {"ONNX Runtime float32 (BERT optimizer)",
+              "ONNX Runtime int8 (quantize_dynamic)"}
+    assert {"ORT float32 (fast tokenizer) 1t",
+            "ORT int8 (fast tokenizer) 1t"} <= set(report["sides"]), report
+  assert peers <= set(report["encoder_sides"]), report["encoder_sides"]
+  # Each side's answers match TF float32's: every one where both compute
+  # in float32, some where one side rounds (bf16, int8).
+  assert report["agreement"], report
   for a in report["agreement"]:
-    assert a["same"] == a["total"] > 0, a
+    assert a["same"] == a["total"] > 0 if a["exact"] else a["same"] > 0, a
+  for r in encoder:  # outputs against TF float32's, per shape
+    rounded = "bfloat16" in r["side"] or "int8" in r["side"]
+    bound = 0.05 * r["max_abs_output"] if rounded else 1e-4
+    assert r["max_abs_diff"] <= bound, r
 
 
 def _int8(report):
