@@ -230,6 +230,9 @@ def main(argv=None):
                   help="timed encoder calls per side, shape and round")
   ap.add_argument("--tf_einsum", action="store_true",
                   help="also time the encoder with Keras' einsum attention")
+  ap.add_argument("--emulated_bf16", action="store_true",
+                  help="time the bfloat16 encoder even where the export "
+                  "refuses it (emulated; not counted as ours)")
   ap.add_argument("--tf_chunks", type=int, nargs="*", default=[],
                   help="also time TF's einsum encoder over chunks of this "
                   "many windows (tf.map_fn, as serving's "

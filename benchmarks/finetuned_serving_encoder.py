@@ -68,15 +68,22 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
   from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
-  from official_spanbert.serving import export_precision  # pylint: disable=g-import-not-at-top
+  import tf_keras  # pylint: disable=g-import-not-at-top
   converted = os.path.join(work, "minilm")
   if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
     interop.hf_to_tf(minilm, converted)
   config = hf_files.read_hf_config(minilm)
 
   def restored(precision="float32"):
-    with export_precision.scope(precision):
+    # As export_precision.scope builds it, without its check (--emulated_bf16
+    # times bfloat16 where the export refuses it).
+    before = tf_keras.mixed_precision.global_policy()
+    if precision == "bfloat16":
+      tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
       return built()
+    finally:
+      tf_keras.mixed_precision.set_global_policy(before)
 
   def built():
     model = interop.build_model(config.encoder_config(), config.tf_activation,
@@ -148,11 +155,15 @@ def encoder_part(args, work: str, minilm: str, worker) -> list:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   shapes = [tuple(int(x) for x in s.split("x")) for s in args.encoder_shapes]
   refused = {p: refusal(p) for p in ("bfloat16", "int8")}
-  config, tf_sides = tf_encoders(minilm, work, args.tf_chunks, args.tf_einsum,
-                                 refused["bfloat16"] is None)
+  config, tf_sides = tf_encoders(
+      minilm, work, args.tf_chunks, args.tf_einsum,
+      refused["bfloat16"] is None or args.emulated_bf16)
   for p, line in refused.items():
     if line:
       print(f"encoder part, TF {p}: {short_refusal(line)} ({line})")
+  if refused["bfloat16"] and args.emulated_bf16:
+    print(f"encoder part, {TF_BF16}: timed all the same (--emulated_bf16); "
+          "not one of ours in ours / fastest peer")
   if refused["int8"] is None:  # int8 runs here: bench_int8 times its encoder
     print("encoder part, TF int8: this CPU runs it; its encoder is timed by "
           "benchmarks/bench_int8.py, not here")
@@ -283,11 +294,14 @@ def summary(shapes, results, refused, engines) -> None:
   for shape in shapes:
     cells, ours, peers = [], [], []
     for title, side in columns:
+      line = refused.get(title.split()[-1])
       if side is None or (shape, side) not in results:
-        line = refused.get(title.split()[-1])
         cells.append(short_refusal(line) if line else "n/a")
         continue
       p50 = percentile(results[(shape, side)]["wall"], 50) * 1e3
+      if line:  # timed with --emulated_bf16: the export refuses it
+        cells.append(f"{short_refusal(line)} (emulated: {p50:,.1f})")
+        continue
       (ours if title.startswith("TF") else peers).append(p50)
       cells.append(f"{p50:,.1f}")
     ratio = f"{min(peers) / min(ours):.2f}x" if peers else ""
