@@ -257,7 +257,7 @@ def main(argv=None):
   args = parse_args(ap, argv, smoke=dict(
       rounds=1, calls_1=1, calls_16=1, warmup=1, warmup_16=1,
       long_chars=1500, torch_threads=[1], encoder_shapes=["1x16", "2x16"],
-      encoder_calls=1, tf_chunks=[1], batches=[1]))
+      encoder_calls=1, tf_chunks=[1]))
 
   start = time.time()
   load_start = load_avg()
