@@ -57,12 +57,13 @@ sentences for classify. Every call gets new inputs, the same on both sides.
 Round by round (the order of the sides rotates), each test runs on every
 side: --calls_1 calls at batch 1, --calls_16 calls at batch 16, per round.
 Per side: p50 / p90 wall latency per call, CPU seconds per call (the
-process's own), throughput = batch / mean latency; ratio = HF / TF (above 1:
-the export is faster). The answers of the timed calls are compared (same
-character span; same label) and the number of windows each side ran is
-printed. TF's intra-op pool is TF's default (one thread per core, or
---tf_threads). There is one HF worker per --torch_threads count (default
-2 and 1): 2 is TF's thread count; 1 is there because on a loaded 2-core
+process's own), throughput = batch / mean latency, p50 / TF float32's; then
+ours / fastest peer: the fastest peer's p50 over our fastest side's (above
+1: the export is faster). The answers of the timed calls are compared with
+TF float32's (same character span; same label) and the number of windows
+each side ran is printed. TF's intra-op pool is TF's default (one thread per
+core, or --tf_threads). There is one peers' worker per --torch_threads count
+(default 2 and 1): 2 is TF's thread count; 1 is there because on a loaded 2-core
 machine torch's OpenMP threads spin at every op's barrier while the other
 thread waits for a core, which makes 2 threads far slower and noisier than 1.
 Start the script on a quiet machine if you can; the load is printed.
