@@ -190,16 +190,19 @@ def test_bucketed_batches_keep_the_padded_batches_losses(prose_records,
   losses and the gradients of the same batch padded to seq_length (float32,
   dropout off), and each block run alone, cut to its own length, gives its
   share of them: no block sees another or the padding."""
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
   from official_spanbert.tasks import pretraining  # pylint: disable=g-import-not-at-top
   params = tiny_params(prose_records(), small_vocab)
   params.task.model.encoder.bert_v2.vocab_size = tokenization.load_vocab(
       small_vocab).size
+  params = params_dict.override_params_dict(  # as a YAML file sets it
+      params, "task: {validation_data: {length_buckets: 4}}", is_strict=True)
   data = pretraining.loader_config(
       params.task, params.task.validation_data.replace(
-          length_buckets=4, drop_remainder=False, seed=2,
-          use_xla_masking=False), "validation_data")
+          drop_remainder=False, seed=2, use_xla_masking=False),
+      "validation_data")
   loader = pdl.SpanBertPretrainDataLoader(data)
   files = sorted(tf.io.gfile.glob(data.input_path))
   cut, padded = (list(loader.transform_and_batch(

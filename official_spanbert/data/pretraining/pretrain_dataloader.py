@@ -39,6 +39,12 @@ RANDOM_TOKEN_DISTRIBUTIONS = ("unigram", "uniform")
 # labels and SBO boundaries index real tokens, so they stay as they are).
 _SEQUENCE_KEYS = batch_trimming.SEQUENCE_KEYS + ("original_word_ids",
                                                  "maskable")
+# The [batch, max_predictions_per_seq] outputs (real predictions first), cut
+# to the most a block of the bucket's width can mask.
+_PREDICTION_KEYS = ("masked_lm_positions", "masked_lm_ids",
+                    "masked_lm_weights", "sbo_left_positions",
+                    "sbo_right_positions", "sbo_relative_positions",
+                    "sbo_weights")
 
 # The records checks (records_check.py), under the names callers use.
 RecordsMismatchError = records_check.RecordsMismatchError
@@ -76,9 +82,11 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
       blocks are grouped by their framed length into N buckets of even width
       (batch_trimming.bucket_widths: 64, 128, ..., 512 for N = 8 at 512)
       before batching, and each batch, once masked, is cut to its bucket's
-      width: no encoder compute on most of the padding, N batch shapes at
-      most. Masks, labels and SBO boundaries are the padded batch's (masking
-      runs before the cut, which keeps every real token); the losses too.
+      width, and its masked_lm_* and sbo_* features to the most positions a
+      block of that width masks (ceil(15%)): no encoder or MLM/SBO head
+      compute on most of the padding, N batch shapes at most. Masks, labels
+      and SBO boundaries are the padded batch's (masking runs before the cut,
+      which keeps every real token and prediction); the losses too.
       Off by default: it changes which blocks share a batch (similar
       lengths together), so the run's batches, and its curve, are not a
       padded run's. docs/pretraining.md, "Batches without padding".
@@ -197,6 +205,11 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     self._widths = tuple(batch_trimming.bucket_widths(
         params.seq_length, params.length_buckets)
                          if params.length_buckets else ())
+    specials = record_format.special_tokens(self._mode)
+    self._prediction_widths = tuple(
+        min(params.max_predictions_per_seq,
+            self._masking.max_budget(w - specials, segments=specials - 1))
+        for w in self._widths)
 
   @property
   def masking(self) -> masking_config.MaskingParams:
@@ -206,6 +219,22 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
   def bucket_widths(self) -> Tuple[int, ...]:
     """The widths bucketed batches are cut to (() without length_buckets)."""
     return self._widths
+
+  @property
+  def prediction_widths(self) -> Tuple[int, ...]:
+    """Each bucket's masked_lm_* and sbo_* width: the most a block of its
+    width masks (the masking budget), at most max_predictions_per_seq."""
+    return self._prediction_widths
+
+  def _cut(self, batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """A masked batch cut to its bucket's widths (see length_buckets)."""
+    batch = batch_trimming.trim_batch(batch, _SEQUENCE_KEYS, self._widths)
+    width = tf.shape(batch["input_word_ids"])[1:2]
+    bucket = tf.searchsorted(tf.constant(self._widths, tf.int32), width)[0]
+    predictions = tf.gather(tf.constant(self._prediction_widths, tf.int32),
+                            bucket)
+    return {k: v[:, :predictions] if k in _PREDICTION_KEYS else v
+            for k, v in batch.items()}
 
   def _framed_length(self, serialized: tf.Tensor) -> tf.Tensor:
     """One record's length once framed (as _frame frames it), int32."""
@@ -351,14 +380,13 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     else:
       dataset = dataset.batch(batch_size,
                               drop_remainder=self._params.drop_remainder)
-    widths = self._widths if trim else ()
+    cut = bool(self._widths) and trim
 
     @tf.autograph.experimental.do_not_convert  # see _parse_frame_mask
     def parse_frame_mask(index, serialized):
       out = self._parse_frame_mask(index, serialized, pipeline_id,
                                    diagnostics)
-      return (batch_trimming.trim_batch(out, _SEQUENCE_KEYS, widths)
-              if widths else out)
+      return self._cut(out) if cut else out
 
     return dataset.enumerate().map(parse_frame_mask,
                                    num_parallel_calls=tf.data.AUTOTUNE)

@@ -137,6 +137,7 @@ def test_bucketed_batches_keep_the_padded_batches_masks(prose_records,
       use_xla_masking=False)
   loader = pdl.SpanBertPretrainDataLoader(config)
   assert loader.bucket_widths == (16, 32, 48, 64)
+  assert loader.prediction_widths == (3, 5, 7, 10)  # ceil(15% of width - 2)
   files = sorted(tf.io.gfile.glob(config.input_path))
   cut, padded = (list(loader.transform_and_batch(
       tf.data.TFRecordDataset(files), diagnostics=True,
@@ -152,11 +153,17 @@ def test_bucketed_batches_keep_the_padded_batches_masks(prose_records,
                         if w >= lengths.max())
     assert all(min(w for w in loader.bucket_widths if w >= n) == width
                for n in lengths)
+    predictions = loader.prediction_widths[
+        loader.bucket_widths.index(width)]
     assert set(a) == set(b)
     for key, value in b.items():
-      if value.ndim >= 2 and value.shape[1] == 64:  # [batch, seq_length]
-        np.testing.assert_array_equal(a[key], value[:, :width], key)
-        assert not value[:, width:].any() or key == "input_word_ids"
+      cut = {64: width, 12: predictions}.get(
+          value.shape[1] if value.ndim >= 2 else None)
+      if cut:
+        # [batch, seq_length] or [batch, max_predictions_per_seq]: what is
+        # cut off is padding.
+        np.testing.assert_array_equal(a[key], value[:, :cut], key)
+        assert not value[:, cut:].any() or key == "input_word_ids", key
       else:
         np.testing.assert_array_equal(a[key], value, key)
     for key in ("masked_lm_positions", "sbo_left_positions",
@@ -176,10 +183,12 @@ def test_bucketed_training_batches_take_few_shapes(prose_records,
                    shuffle_buffer_size=100).replace(
                        seq_length=64, max_predictions_per_seq=10)
   loader = pdl.SpanBertPretrainDataLoader(config)
-  shapes = {b["input_word_ids"].shape
+  shapes = {(b["input_word_ids"].shape, b["masked_lm_ids"].shape)
             for b in loader.load().take(40).as_numpy_iterator()}
-  assert {s[0] for s in shapes} == {4}
-  assert {s[1] for s in shapes} <= set(loader.bucket_widths) == {24, 48, 64}
-  assert len(shapes) >= 2
+  assert loader.bucket_widths == (24, 48, 64)
+  assert loader.prediction_widths == (4, 7, 10)
+  assert {s[1] for s in shapes} <= {(4, p) for p in (4, 7, 10)}
+  assert {s[0] for s in shapes} <= {(4, w) for w in (24, 48, 64)}
+  assert 2 <= len(shapes) <= 3
   with pytest.raises(ValueError, match="length_buckets must be >= 0"):
     pdl.SpanBertPretrainDataLoader(config.replace(length_buckets=-1))
