@@ -68,8 +68,8 @@ batches padded to seq_length and as `--length_buckets` bucketed batches cut
 to their bucket's width (the same blocks, so the same real tokens; the last
 batch of each bucket may be short). One spanbert/pretraining model a side,
 its train step traced over the dataset's element_spec as the trainer does
-(one trace, the sequence axis dynamic when bucketed). After a warm-up pass
-over every batch, rounds alternate a pass of each side; reported per side:
+(one trace, the sequence axis dynamic when bucketed). After a warm-up step
+of each batch shape, rounds alternate a pass of each side; reported per side:
 real (input_mask) tokens and computed positions per CPU-second (median over
 rounds) and their paired ratio. `--threads N` limits TensorFlow's pools.
 
@@ -381,11 +381,12 @@ def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
     shapes = sorted({(b["input_word_ids"].shape[1],
                       b["masked_lm_ids"].shape[1]) for b in batches})
     t0 = time.process_time()
-    for b in batches:  # the trace, and each shape's first step
+    firsts = {tuple(b["input_word_ids"].shape): b for b in batches}
+    for b in firsts.values():  # the trace, and each shape's first step
       float(v.step_fn(b)[v.task.loss])
     print(f"[{encoder} seq {seq} {name}] {len(batches)} batches, {real} real "
           f"of {computed} positions, (width, predictions) {shapes}; "
-          f"warm-up pass {time.process_time() - t0:.1f} CPU-s", flush=True)
+          f"warm-up {time.process_time() - t0:.1f} CPU-s", flush=True)
     sides[name] = dict(v=v, batches=batches, real=real, computed=computed,
                        shapes=shapes, cpu=[], wall=[])
   loads = [os.getloadavg()[0]]
