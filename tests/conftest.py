@@ -137,6 +137,25 @@ def pretraining_records(tmp_path_factory, cased_vocab) -> str:
   return str(d / "r-*.tfrecord")
 
 
+@pytest.fixture(scope="session")
+def prose_records(tmp_path_factory, prose_slice, small_vocab):
+  """A function of a records mode ("single", "nsp"): the glob of the
+  TINY_SEQ records of prose_slice in small_vocab, written once a mode (the
+  unit tier's pretraining records; blocks of many lengths)."""
+  from official_spanbert.data.pretraining.records import pretraining_records as pr
+  written = {}
+
+  def records(mode="single"):
+    if mode not in written:
+      prefix = str(tmp_path_factory.mktemp("prose_" + mode) / "r")
+      pr.create_pretraining_records([prose_slice], small_vocab, prefix,
+                                    max_seq_length=TINY_SEQ, mode=mode,
+                                    progress=False)
+      written[mode] = prefix + "-*.tfrecord"
+    return written[mode]
+  return records
+
+
 def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,
                 **trainer):
   """A 1-layer, hidden-64 pretraining experiment on `records`; `trainer`

@@ -141,7 +141,14 @@ def _masking(report):
 
 
 def _pretraining_step(report):
-  assert all(r["masked"] > 0 for r in report["rows"]), report
+  rows = report["rows"]
+  if rows and "side" in rows[0]:  # --padding: padded vs length_buckets
+    padded, bucketed = rows
+    assert padded["real_tokens"] == bucketed["real_tokens"], report
+    assert bucketed["computed_positions"] < padded["computed_positions"]
+    assert bucketed["shapes"] <= bucketed["length_buckets"], report
+    return
+  assert all(r["masked"] > 0 for r in rows), report
 
 
 # Beside the checks every report gets (_check_report).
@@ -208,6 +215,16 @@ def test_smoke_mode_runs(name, capsys, monkeypatch):
             if any(f in line for f in FAILED_ROWS)]
   assert not failed, failed
   check_report(name, out)
+
+
+@pytest.mark.unit
+def test_pretraining_step_padding_mode_runs(capsys):
+  """bench_pretraining_step --padding (issue 58 item 2): the same blocks
+  padded and in length buckets, fewer positions computed, few shapes."""
+  module = importlib.import_module("benchmarks.bench_pretraining_step")
+  module.main(["--smoke", "--padding"])
+  report = check_report("bench_pretraining_step", capsys.readouterr().out)
+  assert [r["side"] for r in report["rows"]] == ["padded", "bucketed"]
 
 
 @pytest.mark.unit
