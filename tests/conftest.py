@@ -49,6 +49,16 @@ os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _registered_experiments():
+  """Registers the experiments and tasks, as every binary does
+  (official_spanbert.registry_imports; no library module imports it): a
+  test that builds a config by name then passes whichever tests its worker
+  ran before (demo/pipeline_test.py's bf16 test failed alone, 2026-12-06)."""
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+
+
+
 # What a unit test sees as $SPANBERT_DATA_DIR, itself and in the processes it
 # starts (the Makefile's NO_DATA_DIR): nothing there. The real folder is read
 # once, here, before any test changes the variable.
