@@ -69,7 +69,9 @@ venv: $(STAMP)
 # (Apache Beam 2.77) the records pipeline's
 # (tests/data/pretraining/records/beam_records_test.py); keras3 (keras-hub
 # 0.29.1; its torch backend comes with interop) the keras-hub preset's
-# (tests/interop/keras_hub_preset_test.py); without them those tests skip.
+# (tests/interop/keras_hub_preset_test.py); bench (onnxruntime, onnx) the
+# ONNX Runtime sides of bench_finetuned_serving's smoke mode; without them
+# those tests skip.
 # --no-compile: Python compiles what it imports on first use, instead of pip
 # byte-compiling every file of TensorFlow, torch and Beam up front.
 # $(call install,EXTRAS): .venv if missing, then the package with EXTRAS.
@@ -80,7 +82,7 @@ define install
 	@touch $@
 endef
 
-EXTRAS := test,interop,linguistic,beam,keras3
+EXTRAS := test,interop,linguistic,beam,keras3,bench
 $(STAMP): setup.py
 	$(call install,$(EXTRAS))
 

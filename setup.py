@@ -87,6 +87,12 @@ setuptools.setup(
         # beside TF 2.20 without changing tensorflow, numpy or protobuf
         # (pip install --dry-run, 2026-12-06).
         "int8": ["neural-compressor-tf==3.10"],
+        # The peers' fast paths in benchmarks/bench_finetuned_serving.py:
+        # ONNX Runtime float32 (its BERT optimizer) and int8
+        # (quantize_dynamic) beside the exports. 1.32.0 / 1.23.2 resolve
+        # beside TF 2.20 and torch 2.13.0 on Python 3.11 without changing
+        # numpy or protobuf (pip install --dry-run, 2026-12-06).
+        "bench": ["onnxruntime==1.32.0", "onnx==1.23.2"],
         # Keras 3 users (docs/keras3.md): spanbert-export-keras-hub writes a
         # keras-hub preset that keras_hub.models.BertBackbone.from_preset
         # loads (tests/interop/keras_hub_preset_test.py, TensorFlow and torch

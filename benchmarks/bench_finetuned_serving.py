@@ -57,45 +57,64 @@ sentences for classify. Every call gets new inputs, the same on both sides.
 Round by round (the order of the sides rotates), each test runs on every
 side: --calls_1 calls at batch 1, --calls_16 calls at batch 16, per round.
 Per side: p50 / p90 wall latency per call, CPU seconds per call (the
-process's own), throughput = batch / mean latency; ratio = HF / TF (above 1:
-the export is faster). The answers of the timed calls are compared (same
-character span; same label) and the number of windows each side ran is
-printed. TF's intra-op pool is TF's default (one thread per core, or
---tf_threads). There is one HF worker per --torch_threads count (default
-2 and 1): 2 is TF's thread count; 1 is there because on a loaded 2-core
+process's own), throughput = batch / mean latency, p50 / TF float32's; then
+ours / fastest peer: the fastest peer's p50 over our fastest side's (above
+1: the export is faster). The answers of the timed calls are compared with
+TF float32's (same character span; same label) and the number of windows
+each side ran is printed. TF's intra-op pool is TF's default (one thread per
+core, or --tf_threads). There is one peers' worker per --torch_threads count
+(default 2 and 1): 2 is TF's thread count; 1 is there because on a loaded 2-core
 machine torch's OpenMP threads spin at every op's barrier while the other
 thread waits for a core, which makes 2 threads far slower and noisier than 1.
 Start the script on a quiet machine if you can; the load is printed.
 
-The encoder alone (--parts encoder; issue 45 items 3 and 6), at
---encoder_shapes [batch, seq] (default [1,160] (a median-context window
-unpadded), [1,384] and [8,384] (a ~5,000-char context's windows)), on
-seeded random ids (latency does not depend on them), interleaved rounds as
-above, the same converted weights on every side:
+The peers at their fastest (issue 57 item 4), as sides of the same rounds:
+the HF pipelines with the model in torch_dtype=torch.bfloat16 beside
+float32; ONNX Runtime float32 (BertForQuestionAnswering exported to ONNX,
+onnxruntime.transformers' BERT optimizer) and int8 (quantize_dynamic of that
+model) behind the fast tokenizer's windows (hf_pipeline_worker.py); and the
+package's own: `answer` exported in each of --tf_precisions where this CPU
+runs it natively (bfloat16: AVX512-BF16 or AMX; int8: VNNI or AMX-INT8,
+with the `int8` extra); a precision the export refuses here gets one line
+and "n/a" in the tables. The ONNX Runtime sides need onnxruntime and onnx
+(the `bench` extra) in the worker's venv and are left out, with one line,
+without them; the pipelines need transformers 4.x (--hf_python). Without
+--hf_python's venv the peers' worker runs in this venv (transformers 5:
+ONNX Runtime and the encoder's torch sides, no pipelines).
+
+The encoder alone (--parts encoder; issue 45 items 3 and 6, issue 57 item
+4), at --encoder_shapes [batch, seq] (default [1,160] (a median-context
+window unpadded), [1,384], [16,160] and [8,384] (a ~5,000-char context's
+windows)), on seeded random ids (latency does not depend on them),
+interleaved rounds as above, the same converted weights on every side:
 
   * TF: the package's Model Garden BertEncoderV2 restored from the
-    conversion, in one tf.function, with Keras' attention as Model Garden
-    builds it (its scores one tf.einsum), and with the scores as one batched
-    matmul (modeling/attention_layout.py, what the serving modules run);
-    --tf_chunks K adds, for each batch above K, the einsum encoder over
-    chunks of K windows through tf.map_fn (serving/qa_module.py's
-    encoder_batch_windows path);
-  * torch eager: BertModel (transformers 4.x, its default attention);
+    conversion, in one tf.function, with the scores as one batched matmul
+    (modeling/attention_layout.py, what the serving modules run), in float32
+    and (where the CPU runs it natively) mixed bfloat16 as
+    `--precision=bfloat16` builds it; --tf_einsum adds Keras' attention as
+    Model Garden builds it (its scores one tf.einsum); --tf_chunks K adds,
+    for each batch above K, the einsum encoder over chunks of K windows
+    through tf.map_fn (serving/qa_module.py's encoder_batch_windows path);
+  * torch eager: BertModel (transformers, its default attention), in
+    float32 and under torch.autocast("cpu", dtype=torch.bfloat16);
   * ONNX Runtime: that BertModel exported to ONNX and optimized by
-    onnxruntime.transformers' BERT optimizer, --torch_threads intra-op
-    threads, sequential (both in the HF worker).
+    onnxruntime.transformers' BERT optimizer, and that model quantized by
+    quantize_dynamic (int8), --torch_threads intra-op threads, sequential
+    (all in the worker).
 
 Per side: p50 wall ms, CPU ms per call, achieved GFLOP/s (model FLOPs:
-2 * batch * seq * layers * (4H^2 + 2H*FFN + 2*seq*H), over the p50 wall and
-over the CPU time) against one core's float32 peak (utils/cpu_features:
-FMA width x pipes x the cpuinfo clock), the p50 ratio to ONNX Runtime, and
-the largest |difference| of the outputs from TF's.
+2 * batch * seq * layers * (4H^2 + 2H*FFN + 2*seq*H), the matmuls, over the
+p50 wall and over the CPU time) against the float32 peak of the side's
+threads (utils/cpu_features: FMA width x pipes x the cpuinfo clock, named
+in the output), the p50 ratio to TF float32, and the largest |difference|
+of the outputs from TF float32's; then the issue's table: p50 of each of
+ours and each peer, and ours / fastest peer.
 
 --smoke runs a random 1-layer BERT (made with interop.tf_to_hf, converted
 back as all-MiniLM-L6-v2 is) on questions and sentences made from
 tests/fixtures/austen_slice.txt, one call per test, and the encoder at
-[1,16] and [2,16] (chunks of 1); without the HF venv it times the TF side
-alone.
+[1,16] and [2,16] (chunks of 1); the peers are those its venv runs.
 
   .venv/bin/python -m benchmarks.bench_finetuned_serving            # RESULTS.md
   .venv/bin/python -m benchmarks.bench_finetuned_serving --rounds 2 \
@@ -103,12 +122,13 @@ alone.
   .venv/bin/python -m benchmarks.bench_finetuned_serving --smoke    # seconds
   .venv/bin/python -m benchmarks.bench_finetuned_serving --parts encoder \
       --tf_threads 1 --torch_threads 1 --tf_chunks 1 2 4   # the encoder alone
-  # the HF venv (outside the repository), once (then --hf_python):
-  python3.11 -m venv /work/tmp/hf4venv && /work/tmp/hf4venv/bin/pip install \
-      torch==2.13.0 'transformers<5' onnxruntime onnx
+  # the HF venv (outside git: .scratch/ is ignored), once (then --hf_python):
+  python3.11 -m venv .scratch/hf4venv && .scratch/hf4venv/bin/pip install \
+      torch==2.13.0 'transformers<5' onnxruntime==1.32.0 onnx==1.23.2
 """
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -117,17 +137,18 @@ import tempfile
 import time
 
 from benchmarks.hf_pipeline_worker import (  # pylint: disable=g-multiple-import
-    QUERY, SEQ_QA, STRIDE, Worker)
+    PIPELINES, QUERY, SEQ_QA, STRIDE, Worker)
 from benchmarks.common import (  # pylint: disable=g-multiple-import
     REPO, cpu_model, data_path, load_avg, parse_args, report_rows)
-from benchmarks.finetuned_serving_encoder import encoder_part, percentile
+from benchmarks.finetuned_serving_encoder import (  # pylint: disable=g-multiple-import
+    encoder_part, percentile, refusal, short_refusal)
 from benchmarks.finetuned_serving_inputs import (  # pylint: disable=g-multiple-import
     Cursor, build_exports, smoke_inputs, squad_pairs, sst2_sentences)
 # Stdlib only (no TensorFlow): main's machine lines count the usable cores.
 from official_spanbert.utils import cpu_features
 
-HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON",
-                           "/work/tmp/hf4venv/bin/python")
+HF_PYTHON = os.environ.get("SPANBERT_HF4_PYTHON", os.path.join(
+    REPO, ".scratch", "hf4venv", "bin", "python"))
 PARTS = ("pipelines", "encoder")
 TESTS = (  # name, kind, batch
     ("answer, median context", "qa_median", 1),
@@ -137,6 +158,12 @@ TESTS = (  # name, kind, batch
     ("classify, SST-2", "cls", 1),
     ("classify, SST-2", "cls", 16),
 )
+# The worker's engines of `answer` as the tables name them (classify: the
+# pipelines only).
+ENGINES = {"pipeline": "HF pipeline float32", "pipeline_bf16":
+           "HF pipeline bf16", "ort": "ORT float32 (fast tokenizer)",
+           "ort_int8": "ORT int8 (fast tokenizer)"}
+TF_REF = "TF float32"
 
 def tf_windows(q_pieces: int, doc_pieces: int) -> int:
   """Windows the `answer` graph cuts (qa_module: step doc_stride)."""
@@ -178,32 +205,43 @@ def main(argv=None):
                   help="untimed batch-16 calls per side and test")
   ap.add_argument("--long_chars", type=int, default=5000)
   ap.add_argument("--torch_threads", type=int, nargs="+", default=[2, 1],
-                  help="one HF worker per count (the first: TF's core count)")
+                  help="one peers' worker per count (the encoder part: the "
+                  "last)")
   ap.add_argument("--tf_threads", type=int, default=0,
                   help="TF intra-op threads (0: TF's default, one per core)")
   ap.add_argument("--hf_doc_stride", type=int, default=STRIDE,
                   help="the HF pipeline's doc_stride (window overlap)")
   ap.add_argument("--hf_python", default=HF_PYTHON,
-                  help="python of a venv with torch and transformers 4.x")
+                  help="python of a venv with torch, transformers 4.x and "
+                  "onnxruntime (without it: this venv, no pipelines)")
   ap.add_argument("--tests", nargs="*", default=None,
                   help="kinds to run: qa_median qa_long cls (default all)")
   ap.add_argument("--batches", type=int, nargs="+", default=[1, 16],
                   choices=[1, 16], help="batch sizes to run (default both)")
   ap.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
-                  help="pipelines: answer/classify vs HF pipelines; encoder: "
-                  "the encoder alone vs torch eager and ONNX Runtime")
-  ap.add_argument("--encoder_shapes", nargs="+", default=["1x160", "1x384",
-                                                          "8x384"],
+                  help="pipelines: answer/classify vs the peers' pipelines; "
+                  "encoder: the encoder alone vs torch and ONNX Runtime")
+  ap.add_argument("--peers", nargs="+", default=list(ENGINES),
+                  choices=list(ENGINES),
+                  help="the worker's engines of the pipelines part")
+  ap.add_argument("--encoder_shapes", nargs="+", default=[
+      "1x160", "1x384", "16x160", "8x384"],
                   help="BATCHxSEQ shapes of the encoder part")
   ap.add_argument("--encoder_calls", type=int, default=3,
                   help="timed encoder calls per side, shape and round")
+  ap.add_argument("--tf_einsum", action="store_true",
+                  help="also time the encoder with Keras' einsum attention")
+  ap.add_argument("--emulated_bf16", action="store_true",
+                  help="time the bfloat16 encoder even where the export "
+                  "refuses it (emulated; not counted as ours)")
   ap.add_argument("--tf_chunks", type=int, nargs="*", default=[],
-                  help="also time TF's encoder over chunks of this many "
-                  "windows (tf.map_fn, as serving's encoder_batch_windows)")
-  ap.add_argument("--tf_precision", default="float32",
-                  choices=("float32", "bfloat16"),
-                  help="the TF exports' --precision (bfloat16: CPUs with "
-                  "native bf16; the HF side stays float32)")
+                  help="also time TF's einsum encoder over chunks of this "
+                  "many windows (tf.map_fn, as serving's "
+                  "encoder_batch_windows)")
+  ap.add_argument("--tf_precisions", nargs="+", default=[
+      "float32", "bfloat16", "int8"], choices=("float32", "bfloat16", "int8"),
+                  help="the TF exports' --precision, each a side (one this "
+                  "CPU does not run natively: one line, n/a)")
   ap.add_argument("--seed", type=int, default=1)
   ap.add_argument("--work_dir", default=None,
                   help="keep the converted model and exports here")
@@ -234,13 +272,16 @@ def main(argv=None):
     for path in (squad, sst2):
       if not os.path.exists(path):
         sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
-    hf_python = args.hf_python
-    if not os.path.exists(hf_python):
-      if not args.smoke:
-        sys.exit(f"no {hf_python}: make a venv with torch and transformers "
-                 "4.x (see --help) and pass --hf_python")
-      print(f"HF pipelines: left out (no {hf_python}; see --help)")
-      hf_python = None
+    peers_python = args.hf_python
+    if not os.path.exists(peers_python):
+      print(f"peers: in this venv ({sys.executable}; no {peers_python}: the "
+            "HF pipelines need a venv with transformers 4.x, see --help)")
+      peers_python = sys.executable
+      if not all(importlib.util.find_spec(m) for m in ("torch",
+                                                       "transformers")):
+        print("peers: left out (no torch and transformers here: the interop "
+              "extra)")
+        peers_python = None
     minilm, model_name = args.minilm, os.path.basename(
         (args.minilm or "").rstrip("/"))
     if minilm is None:
@@ -278,60 +319,121 @@ def main(argv=None):
           f"{len(sentences)} SST-2 dev sentences".format(
               *stats["long_chars"], stats["long_questions"]), flush=True)
 
-    if "encoder" in args.parts:
-      encoder_part(args, work, minilm, hf_python)
-    if "pipelines" not in args.parts:
-      print(f"load at start {load_start}, at end {load_avg()}; "
-            f"{time.time() - start:.0f} s in all")
-      return
-    t0 = time.perf_counter()
-    qa_dir, cls_dir, heads = build_exports(work, minilm, args.seed,
-                                           args.tf_precision)
-    answer = tf.saved_model.load(qa_dir).signatures["answer"]
-    classify = tf.saved_model.load(cls_dir).signatures["classify"]
-    print(f"converted {model_name}, exported answer + classify (random "
-          f"heads, seed {args.seed}, copied into the HF heads) in "
-          f"{time.perf_counter() - t0:.0f} s", flush=True)
-    print(f"TF {tf.__version__}: intra-op threads "
-          f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
-          f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
-          f" (0 = TF's default: one per core, {cpu_features.usable_cores()} "
-          f"here); exports in {args.tf_precision}")
-    workers = {}
+    exports, heads = {}, None
+    if "pipelines" in args.parts:
+      exports, heads = tf_exports(args, work, minilm, model_name)
+    workers, encoder_rows, sides, results = {}, [], [], {}
     try:
-      for threads in args.torch_threads if hf_python else ():
-        hf = Worker(hf_python, minilm, heads, threads, args.hf_doc_stride)
-        workers[f"HF {threads}t"] = hf
-        info = hf.info
-        print(f"HF {threads}t: worker ({hf_python}) torch {info['torch']}"
-              f" (threads {info['threads']}, inter-op "
+      for threads in args.torch_threads if peers_python else ():
+        workers[threads] = Worker(peers_python, minilm, heads, threads,
+                                  args.hf_doc_stride)
+        info = workers[threads].info
+        print(f"peers, {threads} thread(s): worker ({peers_python}) torch "
+              f"{info['torch']} (threads {info['threads']}, inter-op "
               f"{info['interop_threads']}, OMP_WAIT_POLICY "
               f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), transformers "
-              f"{info['transformers']}, attention {info['attention']}",
+              f"{info['transformers']}, pipelines' attention "
+              f"{info['attention']}; engines {', '.join(info['engines'])}",
               flush=True)
-      sides, results = run(args, tests, answer, classify, workers,
-                           median_pairs, long_pairs, sentences)
+        for line in info["missing"] if threads == args.torch_threads[0] \
+            else ():
+          print(f"peers: left out: {line}")
+      if "encoder" in args.parts:
+        encoder_rows = encoder_part(args, work, minilm,
+                                    workers.get(args.torch_threads[-1]))
+      if "pipelines" in args.parts:
+        peers = peer_sides(args, workers, work)
+        sides, results = run(args, tests, exports, peers,
+                             median_pairs, long_pairs, sentences)
     finally:
       for hf in workers.values():
         hf.close()
-  report(tests, sides, results, load_start, start)
+  rows, agreed = [], []
+  if results:
+    rows, agreed = report(tests, sides, results, exports)
+  print(f"load at start {load_start}, at end {load_avg()}; "
+        f"{time.time() - start:.0f} s in all")
+  report_rows(rows + encoder_rows, positive=[
+      "p50_ms", "p90_ms", "cpu_s", "calls", "throughput", "cpu_ms",
+      "gflops_wall"], agreement=agreed, sides=list(sides),
+              encoder_sides=sorted({r["side"] for r in encoder_rows}))
 
 
-def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
-        sentences):
-  """Warmup, then the interleaved rounds; returns per-test measurements.
+def tf_exports(args, work, minilm, model_name):
+  """({side: (answer, classify) or a refusal line}, heads.npz): the
+  package's exports, one per --tf_precisions, the same random heads."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  exports, heads = {}, None
+  for precision in args.tf_precisions:
+    side = f"TF {precision}"
+    line = refusal(precision)
+    if line:
+      exports[side] = line
+      print(f"{side}: {short_refusal(line)} ({line})")
+      continue
+    t0 = time.perf_counter()
+    try:
+      qa_dir, cls_dir, heads = build_exports(
+          os.path.join(work, precision), minilm, args.seed, precision)
+    except Exception as e:  # pylint: disable=broad-except
+      if precision == "float32":
+        raise
+      # int8, say, calibrates on the run's training records, which these
+      # random-head runs do not have.
+      exports[side] = f"export failed: {str(e).splitlines()[0]}"
+      print(f"{side}: n/a ({exports[side]})")
+      continue
+    exports[side] = (tf.saved_model.load(qa_dir).signatures["answer"],
+                     tf.saved_model.load(cls_dir).signatures["classify"])
+    print(f"{side}: converted {model_name}, exported answer + classify "
+          f"(random heads, seed {args.seed}, copied into the peers' heads) "
+          f"in {time.perf_counter() - t0:.0f} s", flush=True)
+  print(f"TF {tf.__version__}: intra-op threads "
+        f"{tf.config.threading.get_intra_op_parallelism_threads()}, "
+        f"inter-op {tf.config.threading.get_inter_op_parallelism_threads()}"
+        f" (0 = TF's default: one per core, {cpu_features.usable_cores()} "
+        "here)")
+  return exports, heads
 
-  workers: {side name: Worker}; the sides are "TF" and these.
+
+def peer_sides(args, workers, work):
+  """{side name: (worker, engine)} of the pipelines part; builds the ONNX
+  Runtime engines of `answer` in each worker that has them."""
+  peers = {}
+  for threads, hf in workers.items():
+    engines = [e for e in args.peers if e in hf.info["engines"]]
+    if any(e not in PIPELINES for e in engines):
+      info = hf.ask(op="ort_qa", work=work)
+      print(f"peers, {threads} thread(s): onnxruntime {info['onnxruntime']}"
+            f" QA model: fused {info['fused']}; int8: {info['int8_ops']} "
+            f"quantized ops; export, optimizer and quantization "
+            f"{info['export_seconds']:.0f} s", flush=True)
+    for engine in engines:
+      peers[f"{ENGINES[engine]} {threads}t"] = (hf, engine)
+  return peers
+
+
+def run(args, tests, exports, peers, median_pairs, long_pairs, sentences):
+  """Warmup, then the interleaved rounds; returns (sides, measurements).
+
+  exports: {"TF <precision>": (answer, classify) or a refusal line};
+  peers: {side name: (Worker, engine)}.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  sides = ["TF"] + list(workers)
+  ours = [side for side, fns in exports.items() if not isinstance(fns, str)]
+  sides = ours + list(peers)
   cursors = {"qa_median": Cursor(median_pairs), "qa_long": Cursor(long_pairs),
              "cls": Cursor(sentences)}
+
+  def sides_of(kind):  # classify: ours and the pipelines
+    return [s for s in sides if kind != "cls" or s in ours
+            or peers[s][1] in PIPELINES]
 
   def inputs(kind, batch, calls):
     return [cursors[kind].take(batch) for _ in range(calls)]
 
-  def tf_side(kind, calls):
+  def tf_side(side, kind, calls):
+    answer, classify = exports[side]
     walls, cpus, results = [], [], []
     for items in calls:
       if kind == "cls":
@@ -355,86 +457,93 @@ def run(args, tests, answer, classify, workers, median_pairs, long_pairs,
                         for i in range(len(items))])
     return {"wall": walls, "cpu": cpus, "results": results}
 
-  def hf_side(side, kind, calls):
+  def peer_side(side, kind, calls):
+    hf, engine = peers[side]
     if kind == "cls":
-      return workers[side].ask(op="cls", calls=calls)
-    return workers[side].ask(op="qa", calls=[
+      return hf.ask(op="cls", engine=engine, calls=calls)
+    return hf.ask(op="qa", engine=engine, calls=[
         [[q for q, _ in items], [c for _, c in items]] for items in calls])
 
   def every(kind, calls, order):
-    return {side: tf_side(kind, calls) if side == "TF" else
-            hf_side(side, kind, calls) for side in order}
+    return {side: tf_side(side, kind, calls) if side in ours else
+            peer_side(side, kind, calls) for side in order}
 
   for _, kind, batch in tests:
     t0 = time.perf_counter()
     every(kind, inputs(kind, batch, args.warmup if batch == 1 else
-                       args.warmup_16), sides)
+                       args.warmup_16), sides_of(kind))
     print(f"warmup {kind} batch {batch}: {time.perf_counter() - t0:.1f} s",
           flush=True)
 
-  results = {(kind, batch): dict({side: [] for side in sides}, pairs=[])
+  results = {(kind, batch): dict({side: [] for side in sides_of(kind)},
+                                 pairs=[])
              for _, kind, batch in tests}
   for r in range(args.rounds):
-    order = sides[r % len(sides):] + sides[:r % len(sides)]
     t0 = time.perf_counter()
     for _, kind, batch in tests:
+      names = sides_of(kind)
+      order = names[r % len(names):] + names[:r % len(names)]
       calls = inputs(kind, batch, args.calls_1 if batch == 1 else
                      args.calls_16)
       got = every(kind, calls, order)
       cell = results[(kind, batch)]
-      for side in sides:
+      for side in names:
         cell[side].append(got[side])
       cell["pairs"] += [x for items in calls for x in items]
-    print(f"round {r + 1}/{args.rounds} ({'/'.join(order)} first) "
-          f"{time.perf_counter() - t0:.0f} s, load {load_avg()}",
-          flush=True)
+    print(f"round {r + 1}/{args.rounds} {time.perf_counter() - t0:.0f} s, "
+          f"load {load_avg()}", flush=True)
   # Windows per question on each side, for the QA inputs that were timed
-  # (the HF worker counts the wordpieces).
-  first = next(iter(workers.values()), None)
+  # (the worker's fast tokenizer counts the wordpieces).
+  first = next(iter(peers.values()), (None,))[0]
   for (kind, batch), cell in results.items():
     if kind != "cls" and first is not None:
       rows = first.ask(op="windows", pairs=cell["pairs"])["rows"]
       cell["windows"] = dict({side: [w for _, _, w in rows]
-                              for side in workers},
-                             TF=[tf_windows(q, d) for q, d, _ in rows],
+                              for side in peers},
+                             **{side: [tf_windows(q, d) for q, d, _ in rows]
+                                for side in ours},
                              doc_pieces=[d for _, d, _ in rows])
   return sides, results
 
 
-def agreement(kind, tf_rounds, hf_rounds):
+def agreement(kind, ref_rounds, other_rounds):
   """(agreeing, total, detail) of two sides' outputs on the same inputs."""
-  tf_out = [x for rnd in tf_rounds for call in rnd["results"] for x in call]
-  hf_out = [x for rnd in hf_rounds for call in rnd["results"] for x in call]
-  assert len(tf_out) == len(hf_out)
+  ref = [x for rnd in ref_rounds for call in rnd["results"] for x in call]
+  other = [x for rnd in other_rounds for call in rnd["results"] for x in call]
+  assert len(ref) == len(other)
   if kind == "cls":
-    same = [a[0] == b[0] for a, b in zip(tf_out, hf_out)]
-    diff = max((abs(a[1] - b[1]) for a, b in zip(tf_out, hf_out)
+    same = [a[0] == b[0] for a, b in zip(ref, other)]
+    diff = max((abs(a[1] - b[1]) for a, b in zip(ref, other)
                 if a[0] == b[0]), default=float("nan"))
     return sum(same), len(same), f"largest probability difference {diff:.1e}"
-  same = [a[0] == b[0] and a[1] == b[1] for a, b in zip(tf_out, hf_out)]
-  text = [a[2].strip() == b[2].strip() for a, b in zip(tf_out, hf_out)]
+  same = [a[0] == b[0] and a[1] == b[1] for a, b in zip(ref, other)]
+  text = [a[2].strip() == b[2].strip() for a, b in zip(ref, other)]
   return sum(same), len(same), f"same text {sum(text)}"
 
 
-def report(tests, sides, results, load_start, start):
-  """The markdown table, per-round ratios, agreement and window counts."""
+def report(tests, sides, results, exports):
+  """The markdown tables, per-round ratios, agreement and window counts;
+  returns (rows, agreement) for report_rows."""
+  refused = {side: line for side, line in exports.items()
+             if isinstance(line, str)}
+  ref = TF_REF if TF_REF in sides else sides[0]
   print()
   print("| test | batch | side | p50 ms | p90 ms | CPU s per call | "
-        "throughput /s | windows per question | calls | HF / TF p50 | "
-        "TF / HF throughput |")
-  print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-  rows, agreed = [], []
+        f"throughput /s | windows per question | calls | p50 / {ref} |")
+  print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+  rows, agreed, best = [], [], {}
   for name, kind, batch in tests:
     cell = results[(kind, batch)]
     row = {}
-    for side in sides:
+    names = [s for s in sides if s in cell]
+    for side in names:
       walls = [w for rnd in cell[side] for w in rnd["wall"]]
       cpus = [c for rnd in cell[side] for c in rnd["cpu"]]
       row[side] = dict(p50=percentile(walls, 50) * 1e3,
                        p90=percentile(walls, 90) * 1e3,
                        cpu=statistics.mean(cpus), n=len(walls),
                        thr=batch / statistics.mean(walls))
-    for side in sides:
+    for side in names:
       x = row[side]
       rows.append(dict(test=name, batch=batch, side=side, p50_ms=x["p50"],
                        p90_ms=x["p90"], cpu_s=x["cpu"], calls=x["n"],
@@ -442,56 +551,70 @@ def report(tests, sides, results, load_start, start):
       win = ""
       if "windows" in cell:
         win = f"{statistics.mean(cell['windows'][side]):.2f}"
-      ratio = " | "
-      if side != "TF":
-        ratio = (f"{x['p50'] / row['TF']['p50']:.2f}x | "
-                 f"{row['TF']['thr'] / x['thr']:.2f}x")
       print(f"| {name} | {batch} | {side} | {x['p50']:,.0f} | "
             f"{x['p90']:,.0f} | {x['cpu']:.3f} | {x['thr']:.2f} | {win} | "
-            f"{x['n']} | {ratio} |")
+            f"{x['n']} | {x['p50'] / row[ref]['p50']:.2f}x |")
+    for side, line in refused.items():
+      print(f"| {name} | {batch} | {side} | {short_refusal(line)} | | | | | "
+            "| |")
+    ours = [s for s in names if s.startswith("TF")]
+    peers = [s for s in names if s not in ours]
+    if peers:
+      a = min(ours, key=lambda s: row[s]["p50"])
+      b = min(peers, key=lambda s: row[s]["p50"])
+      best[(name, batch)] = (a, row[a]["p50"], b, row[b]["p50"])
   print()
-  if len(sides) == 1:
-    print("TF alone (no HF worker): no ratios or agreement to report")
-    tests = ()
-  else:
-    print("Per round, HF / TF of the round's mean latency: median [range]:")
-  for name, kind, batch in tests:
+  if best:
+    print("Ours / fastest peer (the peer's p50 over ours: above 1x, ours is "
+          "faster):")
+    print()
+    print("| test | batch | our fastest | p50 ms | fastest peer | p50 ms | "
+          "ours / fastest peer |")
+    print("|---|---:|---|---:|---|---:|---:|")
+    for (name, batch), (a, pa, b, pb) in best.items():
+      print(f"| {name} | {batch} | {a} | {pa:,.0f} | {b} | {pb:,.0f} | "
+            f"**{pb / pa:.2f}x** |")
+    print()
+    print(f"Per round, side / {ref} of the round's mean latency: median "
+          "[range]:")
+  for name, kind, batch in tests if best else ():
     cell = results[(kind, batch)]
+    if len([s for s in sides if s in cell]) < 2:
+      continue
     parts = []
-    for side in sides[1:]:
+    for side in [s for s in sides if s in cell and s != ref]:
       ratios = [statistics.mean(h["wall"]) / statistics.mean(t["wall"])
-                for t, h in zip(cell["TF"], cell[side])]
+                for t, h in zip(cell[ref], cell[side])]
       parts.append(f"{side} {statistics.median(ratios):.2f}x "
                    f"[{min(ratios):.2f} .. {max(ratios):.2f}]")
     print(f"  {name}, batch {batch}: {'; '.join(parts)} "
-          f"({len(cell['TF'])} rounds)")
-  if tests:
+          f"({len(cell[ref])} rounds)")
+  if len(sides) > 1:
     print()
-    print("Agreement with TF on the timed inputs (random heads, the same on "
-          "both sides):")
-  for name, kind, batch in tests:
+    print(f"Agreement with {ref} on the timed inputs (random heads, the same "
+          "on every side; \"exact\": both sides float32):")
+  for name, kind, batch in tests if len(sides) > 1 else ():
     cell = results[(kind, batch)]
+    if len([s for s in sides if s in cell]) < 2:
+      continue
     parts = []
-    for side in sides[1:]:
-      same, total, detail = agreement(kind, cell["TF"], cell[side])
+    for side in [s for s in sides if s in cell and s != ref]:
+      same, total, detail = agreement(kind, cell[ref], cell[side])
+      exact = "float32" in side
       agreed.append(dict(test=name, batch=batch, side=side, same=same,
-                         total=total))
+                         total=total, exact=exact))
       what = "same label" if kind == "cls" else "same character span"
       parts.append(f"{side}: {what} {same} of {total} ({detail})")
     extra = ""
     if "windows" in cell:
-      one = sum(1 for w in cell["windows"]["TF"] if w == 1)
+      one = sum(1 for w in cell["windows"][ref] if w == 1)
       extra = (f"; passage wordpieces median "
                f"{statistics.median(cell['windows']['doc_pieces']):.0f}, "
-               f"{one} of {len(cell['windows']['TF'])} questions in one TF "
+               f"{one} of {len(cell['windows'][ref])} questions in one TF "
                "window")
     print(f"  {name}, batch {batch}: {'; '.join(parts)}{extra}")
   print()
-  print(f"load at start {load_start}, at end {load_avg()}; "
-        f"{time.time() - start:.0f} s in all")
-  report_rows(rows, positive=["p50_ms", "p90_ms", "cpu_s", "calls",
-                              "throughput"], agreement=agreed,
-              sides=list(sides))
+  return rows, agreed
 
 
 if __name__ == "__main__":

@@ -61,6 +61,21 @@ slower form, so the column shows less than the whole saving.)
 
 Target (issue): SBO costs <= 5% of the step at base size.
 
+`--padding` measures instead what `length_buckets` saves (issue 58 item 2):
+`--blocks` blocks drawn at random (fixed seed) from records of `--corpus`
+(all of it by default) go through the loader's own transform twice, as
+batches padded to seq_length and as `--length_buckets` bucketed batches cut
+to their bucket's width (the same blocks, so the same real tokens; the last
+batch of each bucket may be short). One spanbert/pretraining model a side,
+its train step traced over the dataset's element_spec as the trainer does
+(one trace, the sequence axis dynamic when bucketed). After a warm-up step
+of each batch shape, rounds alternate a pass of each side; reported per side:
+real (input_mask) tokens and computed positions per CPU-second (median over
+rounds) and their paired ratio. `--threads N` limits TensorFlow's pools.
+
+  .venv/bin/python -m benchmarks.bench_pretraining_step --padding \
+      --encoders demo --seqs 512 --corpus $SPANBERT_DATA_DIR/corpus/linux-doc.txt
+
   .venv/bin/python -m benchmarks.bench_pretraining_step            # defaults
   .venv/bin/python -m benchmarks.bench_pretraining_step --warmup 1  # RESULTS.md
   .venv/bin/python -m benchmarks.bench_pretraining_step --encoders tiny \
@@ -71,6 +86,7 @@ Target (issue): SBO costs <= 5% of the step at base size.
 import argparse
 import gc
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -327,6 +343,111 @@ def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
   return results
 
 
+def sampled_blocks(records: str, blocks: int, seed: int = 0):
+  """`blocks` serialized records drawn at random (fixed seed), in the order
+  drawn."""
+  files = sorted(tf.io.gfile.glob(records))
+  every = list(tf.data.TFRecordDataset(files).as_numpy_iterator())
+  return random.Random(seed).sample(every, min(blocks, len(every)))
+
+
+def padding_stream(records, vocab, seq, batch, buckets, blocks):
+  """(batches, element_spec): `blocks` through the loader's transform."""
+  params = pretrain_dataloader.SpanBertPretrainDataConfig(
+      input_path=records, vocab_file=vocab, seq_length=seq,
+      max_predictions_per_seq=max_predictions(seq), global_batch_size=batch,
+      is_training=False, drop_remainder=False, seed=1, masking_scheme="span",
+      length_buckets=buckets)
+  loader = pretrain_dataloader.SpanBertPretrainDataLoader(params)
+  dataset = loader.transform_and_batch(
+      tf.data.Dataset.from_tensor_slices(blocks))
+  return list(dataset), dataset.element_spec
+
+
+def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
+                  blocks, num_layers=0):
+  """One row a side (padded, bucketed) of what the cut saves."""
+  model_yaml = yaml_files.path(f"models/{encoder}.yaml")
+  picked = sampled_blocks(records, blocks)
+  sides = {}
+  for name, n in (("padded", 0), ("bucketed", buckets)):
+    batches, spec = padding_stream(records, vocab, seq, batch, n, picked)
+    v = Variant("spanbert/pretraining", model_yaml, num_layers)
+    v.step_fn = tf.function(
+        lambda x, v=v: v.task.train_step(x, v.model, v.optimizer, v.metrics),
+        input_signature=[spec])
+    real = sum(int(tf.reduce_sum(b["input_mask"])) for b in batches)
+    computed = sum(int(tf.size(b["input_mask"])) for b in batches)
+    shapes = sorted({(b["input_word_ids"].shape[1],
+                      b["masked_lm_ids"].shape[1]) for b in batches})
+    t0 = time.process_time()
+    firsts = {tuple(b["input_word_ids"].shape): b for b in batches}
+    for b in firsts.values():  # the trace, and each shape's first step
+      float(v.step_fn(b)[v.task.loss])
+    print(f"[{encoder} seq {seq} {name}] {len(batches)} batches, {real} real "
+          f"of {computed} positions, (width, predictions) {shapes}; "
+          f"warm-up {time.process_time() - t0:.1f} CPU-s", flush=True)
+    sides[name] = dict(v=v, batches=batches, real=real, computed=computed,
+                       shapes=shapes, cpu=[], wall=[])
+  loads = [os.getloadavg()[0]]
+  for r in range(rounds):
+    for name in (("padded", "bucketed") if r % 2 == 0 else
+                 ("bucketed", "padded")):
+      side = sides[name]
+      w0, c0 = time.perf_counter(), time.process_time()
+      for b in side["batches"]:
+        out = side["v"].step_fn(b)
+      float(out[side["v"].task.loss])
+      side["wall"].append(time.perf_counter() - w0)
+      side["cpu"].append(time.process_time() - c0)
+    loads.append(os.getloadavg()[0])
+    print(f"[{encoder} seq {seq}] round {r + 1}/{rounds}: " + ", ".join(
+        f"{k} {s['cpu'][-1]:.2f} CPU-s ({s['real'] / s['cpu'][-1]:.0f} real "
+        "tokens/CPU-s)" for k, s in sides.items())
+          + f" (load {loads[-1]:.2f})", flush=True)
+  pad, buck = sides["padded"], sides["bucketed"]
+  ratios = [p / b for p, b in zip(pad["cpu"], buck["cpu"])]
+  rows = []
+  for name, side in sides.items():
+    cpu = med(side["cpu"])
+    rows.append(dict(
+        encoder=encoder, seq=seq, batch=batch, side=name,
+        length_buckets=buckets if name == "bucketed" else 0,
+        batches=len(side["batches"]), shapes=len(side["shapes"]),
+        real_tokens=side["real"], computed_positions=side["computed"],
+        padding_share=1 - side["real"] / side["computed"],
+        cpu_s_per_pass=cpu, wall_s_per_pass=med(side["wall"]),
+        real_tokens_per_cpu_s=side["real"] / cpu,
+        positions_per_cpu_s=side["computed"] / cpu,
+        speedup=med(ratios) if name == "bucketed" else 1.0,
+        speedup_range=[min(ratios), max(ratios)] if name == "bucketed"
+        else [1.0, 1.0],
+        rounds=rounds, load=[min(loads), max(loads)]))
+  del sides
+  gc.collect()
+  tf_keras.backend.clear_session()
+  return rows
+
+
+def report_padding(rows):
+  print("\n| encoder | seq x batch | batches | shapes | real / computed "
+        "positions (padding) | CPU-s a pass | real tokens / CPU-s | computed "
+        "positions / CPU-s | vs padded, paired [min .. max] | load 1-min |")
+  print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+  for r in rows:
+    side = ("padded" if r["side"] == "padded" else
+            f"{r['length_buckets']} buckets")
+    print(f"| {r['encoder']}, {side} | {r['seq']} x {r['batch']} | "
+          f"{r['batches']} | {r['shapes']} | {r['real_tokens']:,} / "
+          f"{r['computed_positions']:,} ({100 * r['padding_share']:.0f}%) | "
+          f"{r['cpu_s_per_pass']:.2f} | {r['real_tokens_per_cpu_s']:,.0f} | "
+          f"{r['positions_per_cpu_s']:,.0f} | {r['speedup']:.2f}x "
+          f"[{r['speedup_range'][0]:.2f} .. {r['speedup_range'][1]:.2f}] | "
+          f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+  report_rows(rows, positive=["real_tokens", "cpu_s_per_pass",
+                              "real_tokens_per_cpu_s", "speedup"])
+
+
 def med(xs) -> float:
   return statistics.median(xs)
 
@@ -424,15 +545,30 @@ def main(argv=None):
                                                    "austen.txt"))
   ap.add_argument("--vocab", default=os.path.join(
       DATA, "vocab", "bert-base-cased-vocab.txt"))
+  ap.add_argument("--padding", action="store_true",
+                  help="padded vs length_buckets batches (module docstring)")
+  ap.add_argument("--length_buckets", type=int, default=8)
+  ap.add_argument("--blocks", type=int, default=256,
+                  help="--padding: blocks drawn from the records")
+  ap.add_argument("--corpus_bytes", type=int, default=0,
+                  help="--padding: records of the corpus's first bytes "
+                  "(0: all of it)")
+  ap.add_argument("--padding_rounds", type=int, default=3)
+  ap.add_argument("--threads", type=int, default=0,
+                  help="TensorFlow intra- and inter-op threads (0: TF's)")
   # Smoke: tiny with 1 of its 2 layers (fewer ops for the three train steps
   # and four head functions to trace), one step of each.
   args = parse_args(ap, argv, smoke=dict(
       encoders="tiny", num_layers=1, seqs="64", batch_128=4, warmup=1,
       head_rounds=1, tiny_head_reps=1, tiny_rounds=1, tiny_steps=1,
-      corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB))
+      corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB, length_buckets=4,
+      padding_rounds=1, blocks=32))
   for path in (args.corpus, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
+  if args.threads:
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
   encoders = args.encoders.split(",")
   seqs = [int(s) for s in args.seqs.split(",")]
   batches = {s: args.batch_128 if s <= 128 else args.batch_512 for s in seqs}
@@ -450,6 +586,9 @@ def main(argv=None):
   print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}", flush=True)
   start = time.perf_counter()
   results = []
+  if args.padding:
+    main_padding(args, encoders, seqs, batches)
+    return
   with tempfile.TemporaryDirectory() as tmp:
     records = {}
     for s in seqs:
@@ -464,6 +603,31 @@ def main(argv=None):
                        args.num_layers)
   print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end {load_avg()}")
   report(results)
+
+
+def main_padding(args, encoders, seqs, batches):
+  """--padding: padded vs bucketed batches of the same blocks."""
+  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
+  print(f"processor: {cpu_features.read().describe()}; threads "
+        f"{args.threads or 'TF default'}", flush=True)
+  start = time.perf_counter()
+  rows = []
+  with tempfile.TemporaryDirectory() as tmp:
+    for seq in seqs:
+      d = os.path.join(tmp, str(seq))
+      os.makedirs(d)
+      t0 = time.perf_counter()
+      records = make_records(args.corpus, args.vocab, seq, d,
+                             max_bytes=args.corpus_bytes or 2**62)
+      print(f"records of {args.corpus} at seq {seq} in "
+            f"{time.perf_counter() - t0:.0f}s", flush=True)
+      for e in encoders:
+        rows += bench_padding(e, seq, batches[seq], args.length_buckets,
+                              args.padding_rounds, records, args.vocab,
+                              args.blocks, args.num_layers)
+  print(f"\ntotal {time.perf_counter() - start:.0f}s; load at end "
+        f"{load_avg()}")
+  report_padding(rows)
 
 
 if __name__ == "__main__":

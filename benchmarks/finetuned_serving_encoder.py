@@ -14,23 +14,35 @@
 
 """The encoder alone: `--parts encoder` of bench_finetuned_serving.py.
 
-The converted encoder as a tf.function (Keras einsum attention, the matmul
-attention serving runs, and optionally over chunks of windows with
-tf.map_fn) next to torch eager and ONNX Runtime in the Hugging Face worker,
-on random ids of the given shapes: latency, CPU time, GFLOP/s against one
-core's float32 peak, and each side's largest difference from TF's output.
+The converted encoder as a tf.function (the matmul attention serving runs,
+in float32 and, where the CPU runs it natively, in mixed bfloat16 as
+`--precision=bfloat16` exports it; optionally Keras' einsum attention and
+chunks of windows with tf.map_fn) next to the peers in the worker (torch
+eager in float32 and under autocast(bfloat16), ONNX Runtime float32 and
+int8), on random ids of the given shapes: latency, CPU time, GFLOP/s
+against the cores' float32 peak, each side's largest difference from TF
+float32's output, and the fastest of ours against the fastest peer.
 """
 
+import importlib.util
 import os
 import statistics
 import time
 
 from benchmarks.common import load_avg
-from benchmarks.hf_pipeline_worker import Worker
 from official_spanbert.utils import cpu_features
 
 TF_EINSUM = "TF Model Garden (Keras einsum attention)"
-TF_MATMUL = "TF, matmul attention (as served)"
+TF_MATMUL = "TF float32 (matmul attention, as served)"
+TF_BF16 = "TF bfloat16 (as --precision=bfloat16 serves)"
+# The worker's encoder engines, as the tables name them.
+PEERS = {"torch": "torch eager float32",
+         "torch_bf16": "torch autocast(bfloat16)",
+         "ort": "ONNX Runtime float32 (BERT optimizer)",
+         "ort_int8": "ONNX Runtime int8 (quantize_dynamic)"}
+# The summary's columns: ours, then the peers.
+OURS = (("TF float32", TF_MATMUL), ("TF bfloat16", TF_BF16),
+        ("TF int8", None))
 
 
 def percentile(xs, q):
@@ -48,7 +60,7 @@ def encoder_flops(batch: int, seq: int, layers: int, hidden: int,
                                        + 2 * seq * hidden)
 
 
-def tf_encoders(minilm: str, work: str, chunks):
+def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
   """(encoder sizes, {side: tf.function(ids, mask, types) -> [b, s, H]})."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert import interop  # pylint: disable=g-import-not-at-top
@@ -56,12 +68,24 @@ def tf_encoders(minilm: str, work: str, chunks):
   from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
+  import tf_keras  # pylint: disable=g-import-not-at-top
   converted = os.path.join(work, "minilm")
   if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
     interop.hf_to_tf(minilm, converted)
   config = hf_files.read_hf_config(minilm)
 
-  def restored():
+  def restored(precision="float32"):
+    # As export_precision.scope builds it, without its check (--emulated_bf16
+    # times bfloat16 where the export refuses it).
+    before = tf_keras.mixed_precision.global_policy()
+    if precision == "bfloat16":
+      tf_keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+      return built()
+    finally:
+      tf_keras.mixed_precision.set_global_policy(before)
+
+  def built():
     model = interop.build_model(config.encoder_config(), config.tf_activation,
                                 use_next_sentence=False)
     model(span_bert_pretrainer.dummy_inputs(1, 8, 4))
@@ -73,14 +97,20 @@ def tf_encoders(minilm: str, work: str, chunks):
   attention_layout.use_matmul_attention(matmul)  # what serving runs
 
   def call(ids, mask, types, encoder=encoder):
-    return encoder(dict(input_word_ids=ids, input_mask=mask,
-                        input_type_ids=types),
-                   training=False)["sequence_output"]
+    return tf.cast(encoder(dict(input_word_ids=ids, input_mask=mask,
+                                input_type_ids=types),
+                           training=False)["sequence_output"], tf.float32)
 
   spec = [tf.TensorSpec([None, None], tf.int32)] * 3
-  sides = {TF_EINSUM: tf.function(call, input_signature=spec),
-           TF_MATMUL: tf.function(lambda *x: call(*x, encoder=matmul),
+  sides = {TF_MATMUL: tf.function(lambda *x: call(*x, encoder=matmul),
                                   input_signature=spec)}
+  if einsum or chunks:
+    sides[TF_EINSUM] = tf.function(call, input_signature=spec)
+  if bf16:
+    half = restored("bfloat16")
+    attention_layout.use_matmul_attention(half)
+    sides[TF_BF16] = tf.function(lambda *x: call(*x, encoder=half),
+                                 input_signature=spec)
   for k in chunks:
     def chunked(ids, mask, types, k=k):
       b, s = tf.shape(ids)[0], tf.shape(ids)[1]
@@ -93,24 +123,66 @@ def tf_encoders(minilm: str, work: str, chunks):
   return config, sides
 
 
-def encoder_part(args, work: str, minilm: str, hf_python) -> None:
-  """The encoder alone: TF (whole, chunked), torch eager, ONNX Runtime."""
+def refusal(precision: str):
+  """None if this CPU runs `precision` natively (and int8's library is
+  installed), else the reason in one line (export_precision.check's)."""
+  from official_spanbert.serving import export_precision  # pylint: disable=g-import-not-at-top
+  try:
+    export_precision.check(precision)
+  except export_precision.PrecisionError as e:
+    return str(e)
+  if precision == "int8" and not importlib.util.find_spec(
+      "neural_compressor"):
+    return ("--precision=int8 needs Intel Neural Compressor (the package's "
+            "int8 extra), not installed here")
+  return None
+
+
+def short_refusal(line: str) -> str:
+  """The table cell of a refused precision."""
+  for words, cell in (("no AVX512-VNNI", "n/a: no VNNI"),
+                      ("no AVX512-BF16", "n/a: no native bf16"),
+                      ("Neural Compressor", "n/a: int8 extra not installed")):
+    if words in line:
+      return cell
+  return "n/a: export failed"
+
+
+def encoder_part(args, work: str, minilm: str, worker) -> list:
+  """The encoder alone: ours (float32, bfloat16, int8 where this CPU runs
+  them) and the peers of `worker` (None: ours alone); returns the rows."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   shapes = [tuple(int(x) for x in s.split("x")) for s in args.encoder_shapes]
-  config, tf_sides = tf_encoders(minilm, work, args.tf_chunks)
+  refused = {p: refusal(p) for p in ("bfloat16", "int8")}
+  config, tf_sides = tf_encoders(
+      minilm, work, args.tf_chunks, args.tf_einsum,
+      refused["bfloat16"] is None or args.emulated_bf16)
+  for p, line in refused.items():
+    if line:
+      print(f"encoder part, TF {p}: {short_refusal(line)} ({line})")
+  if refused["bfloat16"] and args.emulated_bf16:
+    print(f"encoder part, {TF_BF16}: timed all the same (--emulated_bf16); "
+          "not one of ours in ours / fastest peer")
+  if refused["int8"] is None:  # int8 runs here: bench_int8 times its encoder
+    print("encoder part, TF int8: this CPU runs it; its encoder is timed by "
+          "benchmarks/bench_int8.py, not here")
   cpu = cpu_features.read()
-  peak = cpu.peak_flops_per_cycle("float32") * (cpu.mhz or 0) * 1e6
-  worker = None
-  if hf_python:
-    worker = Worker(hf_python, minilm, None, args.torch_threads[-1],
-                    args.hf_doc_stride)
+  tf_threads = args.tf_threads or cpu_features.usable_cores()
+  peer_threads = args.torch_threads[-1]
+  peak_core = cpu.peak_flops_per_cycle("float32") * (cpu.mhz or 0) * 1e6
+  engines = []
+  if worker:
     info = worker.ask(op="encoder", work=work)
+    engines = [e for e in PEERS if e in worker.info["encoders"]]
+    ort_line = (f"onnxruntime {info['onnxruntime']} (fused "
+                f"{info['fused']}; int8: {info['int8_ops']} quantized ops; "
+                f"export, optimizer and quantization "
+                f"{info['export_seconds']:.0f} s)"
+                if "onnxruntime" in info else "no ONNX Runtime")
     print(f"encoder part: torch {info['torch']} eager (attention "
-          f"{info['attention']}), onnxruntime {info['onnxruntime']}, "
-          f"{info['threads']} thread(s) each; ONNX export + optimizer "
-          f"{info['export_seconds']:.0f} s, fused {info['fused']}",
-          flush=True)
+          f"{info['attention']}), {ort_line}; {info['threads']} thread(s) "
+          "each", flush=True)
   rng = np.random.default_rng(args.seed)
   inputs = {}
   for b, n in shapes:
@@ -120,9 +192,10 @@ def encoder_part(args, work: str, minilm: str, hf_python) -> None:
     inputs[(b, n)] = (ids, np.ones((b, n), np.int32), types)
 
   def sides_for(b):
-    names = [TF_EINSUM, TF_MATMUL] + [f"TF, chunks of {k}" for k in
-                                      args.tf_chunks if k < b and b % k == 0]
-    return names + (["torch eager", "ONNX Runtime"] if worker else [])
+    names = [TF_MATMUL] + [n for n in (TF_BF16, TF_EINSUM) if n in tf_sides]
+    names += [f"TF, chunks of {k}" for k in args.tf_chunks
+              if k < b and b % k == 0]
+    return names + [PEERS[e] for e in engines]
 
   def time_side(side, shape, calls, save=None):
     ids, mask, types = inputs[shape]
@@ -138,12 +211,13 @@ def encoder_part(args, work: str, minilm: str, hf_python) -> None:
       if save:
         np.save(save, out)
       return {"wall": walls, "cpu": cpus}
-    return worker.ask(op="encoder", engine="ort" if side == "ONNX Runtime"
-                      else "torch", ids=ids.tolist(), mask=mask.tolist(),
-                      types=types.tolist(), calls=calls, save=save)
+    engine = next(e for e, name in PEERS.items() if name == side)
+    return worker.ask(op="encoder", engine=engine, ids=ids.tolist(),
+                      mask=mask.tolist(), types=types.tolist(), calls=calls,
+                      save=save)
 
   diffs = {}
-  for shape in shapes:  # warmup; each side's output against TF's
+  for shape in shapes:  # warmup; each side's output against TF float32's
     ref = None
     for side in sides_for(shape[0]):
       path = os.path.join(work, "encoder_out.npy")
@@ -151,6 +225,7 @@ def encoder_part(args, work: str, minilm: str, hf_python) -> None:
       out = np.load(path)
       ref = out if ref is None else ref
       diffs[(shape, side)] = float(np.abs(out - ref).max())
+    diffs[shape] = float(np.abs(ref).max())
   results = {(shape, side): {"wall": [], "cpu": []} for shape in shapes
              for side in sides_for(shape[0])}
   for r in range(args.rounds):
@@ -166,32 +241,70 @@ def encoder_part(args, work: str, minilm: str, hf_python) -> None:
           flush=True)
   print()
   print(f"Encoder alone ({config.num_hidden_layers} layers, hidden "
-        f"{config.hidden_size}, FFN {config.intermediate_size}); one core's "
-        f"float32 peak {peak / 1e9:.0f} GFLOP/s "
+        f"{config.hidden_size}, FFN {config.intermediate_size}); TF "
+        f"{tf_threads} thread(s), the peers {peer_threads}; one core's "
+        f"float32 peak {peak_core / 1e9:.0f} GFLOP/s "
         f"({cpu.peak_flops_per_cycle('float32')} FLOPs/cycle at "
-        f"{cpu.mhz or 0:.0f} MHz):")
+        f"{cpu.mhz or 0:.0f} MHz, the cpuinfo clock), \"of peak\" against "
+        "the side's threads x that:")
+  print(f"processor: {cpu.describe()}")
   print()
   print("| shape | side | p50 ms | CPU ms / call | GFLOP/s (p50 wall) | "
-        "GFLOP/s (CPU) | of peak (CPU) | p50 / ONNX Runtime | "
-        "max abs diff vs TF | calls |")
+        "GFLOP/s (CPU) | of peak (p50 wall) | p50 / TF float32 | "
+        "max abs diff vs TF float32 | calls |")
   print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+  rows = []
   for shape in shapes:
     flops = encoder_flops(*shape, config.num_hidden_layers,
                           config.hidden_size, config.intermediate_size)
-    ort_p50 = None
-    if worker:
-      ort_p50 = percentile(results[(shape, "ONNX Runtime")]["wall"], 50)
+    ref_p50 = percentile(results[(shape, TF_MATMUL)]["wall"], 50)
     for side in sides_for(shape[0]):
       cell = results[(shape, side)]
       p50 = percentile(cell["wall"], 50)
       cpu_s = statistics.median(cell["cpu"])
-      by_cpu = flops / cpu_s if cpu_s > 0 else float("nan")
-      share = f"{by_cpu / peak:.0%}" if peak else "?"
-      ratio = f"{p50 / ort_p50:.2f}x" if ort_p50 else ""
+      threads = tf_threads if side.startswith("TF") else peer_threads
+      peak = peak_core * threads
+      share = f"{flops / p50 / peak:.0%}" if peak else "?"
+      rows.append(dict(shape=f"{shape[0]}x{shape[1]}", side=side,
+                       p50_ms=p50 * 1e3, cpu_ms=cpu_s * 1e3,
+                       gflops_wall=flops / p50 / 1e9,
+                       max_abs_diff=diffs[(shape, side)],
+                       max_abs_output=diffs[shape],
+                       calls=len(cell["wall"])))
+      by_cpu = f"{flops / cpu_s / 1e9:.0f}" if cpu_s > 0 else "?"
       print(f"| [{shape[0]},{shape[1]}] | {side} | {p50 * 1e3:,.1f} | "
             f"{cpu_s * 1e3:,.1f} | {flops / p50 / 1e9:.0f} | "
-            f"{by_cpu / 1e9:.0f} | {share} | {ratio} | "
+            f"{by_cpu} | {share} | {p50 / ref_p50:.2f}x | "
             f"{diffs[(shape, side)]:.1e} | {len(cell['wall'])} |")
   print()
-  if worker:
-    worker.close()
+  summary(shapes, results, refused, engines)
+  return rows
+
+
+def summary(shapes, results, refused, engines) -> None:
+  """The issue's table: p50 ms of ours and of each peer, and the fastest of
+  ours against the fastest peer (above 1x: ours is faster)."""
+  columns = list(OURS) + [(PEERS[e], PEERS[e]) for e in engines]
+  print("p50 ms a call; ours / fastest peer = the fastest peer's p50 over "
+        "our fastest's (above 1x: ours is faster):")
+  print()
+  print("| shape | " + " | ".join(c for c, _ in columns) +
+        " | ours / fastest peer |")
+  print("|---|" + "---:|" * (len(columns) + 1))
+  for shape in shapes:
+    cells, ours, peers = [], [], []
+    for title, side in columns:
+      line = refused.get(title.split()[-1])
+      if side is None or (shape, side) not in results:
+        cells.append(short_refusal(line) if line else "n/a")
+        continue
+      p50 = percentile(results[(shape, side)]["wall"], 50) * 1e3
+      if line:  # timed with --emulated_bf16: the export refuses it
+        cells.append(f"{short_refusal(line)} (emulated: {p50:,.1f})")
+        continue
+      (ours if title.startswith("TF") else peers).append(p50)
+      cells.append(f"{p50:,.1f}")
+    ratio = f"{min(peers) / min(ours):.2f}x" if peers else ""
+    print(f"| [{shape[0]},{shape[1]}] | " + " | ".join(cells) +
+          f" | {ratio} |")
+  print()

@@ -38,8 +38,15 @@ gradients, against the formula.
 """
 
 import argparse
+import os
 
-import official_spanbert  # noqa: F401  (before tensorflow)
+# The cross-check reads the CPU allocator's peak, which only TensorFlow's BFC
+# allocator keeps: its default where oneDNN is on by default (CPUs with
+# AVX-512 VNNI / BF16 / AMX), not on an AVX2-only CPU ("Cannot reset memory
+# stats for device 'CPU:0'"). Read before TensorFlow starts.
+os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
+
+import official_spanbert  # noqa: E402,F401  (before tensorflow)
 import tensorflow as tf
 import tf_keras
 

@@ -49,6 +49,16 @@ os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _registered_experiments():
+  """Registers the experiments and tasks, as every binary does
+  (official_spanbert.registry_imports; no library module imports it): a
+  test that builds a config by name then passes whichever tests its worker
+  ran before (demo/pipeline_test.py's bf16 test failed alone, 2026-12-06)."""
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+
+
+
 # What a unit test sees as $SPANBERT_DATA_DIR, itself and in the processes it
 # starts (the Makefile's NO_DATA_DIR): nothing there. The real folder is read
 # once, here, before any test changes the variable.
@@ -135,6 +145,25 @@ def pretraining_records(tmp_path_factory, cased_vocab) -> str:
   pr.create_pretraining_records(files, cased_vocab, str(d / "r"),
                                 max_seq_length=TINY_SEQ, progress=False)
   return str(d / "r-*.tfrecord")
+
+
+@pytest.fixture(scope="session")
+def prose_records(tmp_path_factory, prose_slice, small_vocab):
+  """A function of a records mode ("single", "nsp"): the glob of the
+  TINY_SEQ records of prose_slice in small_vocab, written once a mode (the
+  unit tier's pretraining records; blocks of many lengths)."""
+  from official_spanbert.data.pretraining.records import pretraining_records as pr
+  written = {}
+
+  def records(mode="single"):
+    if mode not in written:
+      prefix = str(tmp_path_factory.mktemp("prose_" + mode) / "r")
+      pr.create_pretraining_records([prose_slice], small_vocab, prefix,
+                                    max_seq_length=TINY_SEQ, mode=mode,
+                                    progress=False)
+      written[mode] = prefix + "-*.tfrecord"
+    return written[mode]
+  return records
 
 
 def tiny_params(records, vocab, experiment="spanbert/pretraining", steps=8,

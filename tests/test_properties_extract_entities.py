@@ -105,8 +105,14 @@ def test_a_batch_gets_what_its_rows_get_alone(ner, batch):
       continue
     alone, = _entities(ner, [text])
     n = max(len(alone[0]), int((together[i][0] >= 0).sum()))
-    for a, b in zip(together[i], alone):
+    *spans, score = together[i]
+    for a, b in zip(spans, alone):  # starts, ends, types: the same
       assert np.array_equal(a[:n], b[:n]), (batch, i)
+    # Scores to float32's rounding: a batch of 2 multiplies in other blocks
+    # than a batch of 1 (8e-5 apart seen on a score of 0.904, the longest
+    # row, which no padding touches; 2026-12-06).
+    np.testing.assert_allclose(score[:n], alone[3][:n], atol=1e-3,
+                               err_msg=str((batch, i)))
 
 
 @given(batch=ph.batches().filter(lambda b: any(map(ph.has_words, b))))

@@ -182,3 +182,66 @@ def test_max_sbo_targets_is_one_setting_the_models(pretraining_records,
       r"^task.validation_data.max_sbo_targets=15 differs from task.model."
       r"max_sbo_targets=4, .*; remove task.validation_data.max_sbo_targets")):
     params.task.validate(("train_data",))
+
+
+def test_bucketed_batches_keep_the_padded_batches_losses(prose_records,
+                                                         small_vocab):
+  """length_buckets: a batch cut to its bucket's width has the MLM and SBO
+  losses and the gradients of the same batch padded to seq_length (float32,
+  dropout off), and each block run alone, cut to its own length, gives its
+  share of them: no block sees another or the padding."""
+  from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import pretrain_dataloader as pdl  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import pretraining  # pylint: disable=g-import-not-at-top
+  params = tiny_params(prose_records(), small_vocab)
+  params.task.model.encoder.bert_v2.vocab_size = tokenization.load_vocab(
+      small_vocab).size
+  params = params_dict.override_params_dict(  # as a YAML file sets it
+      params, "task: {validation_data: {length_buckets: 4}}", is_strict=True)
+  data = pretraining.loader_config(
+      params.task, params.task.validation_data.replace(
+          drop_remainder=False, seed=2, use_xla_masking=False),
+      "validation_data")
+  loader = pdl.SpanBertPretrainDataLoader(data)
+  files = sorted(tf.io.gfile.glob(data.input_path))
+  cut, padded = (list(loader.transform_and_batch(
+      tf.data.TFRecordDataset(files), trim=trim)) for trim in (True, False))
+  # The first batch of each width.
+  pairs = {int(a["input_word_ids"].shape[1]): (a, b)
+           for a, b in reversed(list(zip(cut, padded)))}
+  assert len(pairs) >= 3 and min(pairs) < 64
+  task = task_factory.get_task(params.task)
+  model = task.build_model()
+
+  def losses_and_grads(batch):
+    with tf.GradientTape() as tape:
+      losses = task.compute_losses(batch, model(batch, training=False))
+    grads = tape.gradient(losses["total"], model.trainable_variables)
+    return losses, [None if g is None else tf.convert_to_tensor(g)
+                    for g in grads]  # None: the unused pooler
+
+  for width in sorted(pairs, reverse=True):
+    a, b = pairs[width]
+    (la, ga), (lb, gb) = losses_and_grads(a), losses_and_grads(b)
+    for key in ("mlm_loss", "sbo_loss", "total"):
+      np.testing.assert_allclose(la[key], lb[key], rtol=1e-5, err_msg=key)
+    for x, y, v in zip(ga, gb, model.trainable_variables):
+      assert (x is None) == (y is None), v.name
+      if x is not None:
+        np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-6,
+                                   err_msg=v.name)
+  # One block at a time (of the narrowest batch), each cut to its own length.
+  lengths = a["input_mask"].numpy().sum(1)
+  sums = {"mlm_loss": 0.0, "sbo_loss": 0.0}
+  for row, length in enumerate(lengths):
+    one = {k: v[row:row + 1, :length] if v.shape[1] == a[
+        "input_word_ids"].shape[1] else v[row:row + 1] for k, v in a.items()}
+    alone = task.compute_losses(one, model(one, training=False))
+    for key, weights in (("mlm_loss", "masked_lm_weights"),
+                         ("sbo_loss", "sbo_weights")):
+      sums[key] += float(alone[key]) * float(tf.reduce_sum(one[weights]))
+  for key, weights in (("mlm_loss", "masked_lm_weights"),
+                       ("sbo_loss", "sbo_weights")):
+    np.testing.assert_allclose(sums[key] / float(tf.reduce_sum(a[weights])),
+                               la[key], rtol=1e-5)

@@ -28,7 +28,7 @@ Example:
 """
 
 import dataclasses
-from typing import Dict, Optional
+from typing import Optional
 
 import tensorflow as tf
 
@@ -36,8 +36,7 @@ from official.common import dataset_fn
 from official.core import input_reader
 from official.nlp.data import data_loader_factory
 from official.nlp.data import sentence_prediction_dataloader as loader_lib
-
-_SEQUENCE_KEYS = ("input_word_ids", "input_mask", "input_type_ids")
+from official_spanbert.data import batch_trimming
 
 
 @dataclasses.dataclass
@@ -50,12 +49,8 @@ class ClassificationDataConfig(loader_lib.SentencePredictionDataConfig):
   trim_batch_padding: bool = False
 
 
-def trim_batch(batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
-  """The batch's sequence tensors cut to its longest row's length."""
-  longest = tf.reduce_max(tf.reduce_sum(batch["input_mask"], axis=1))
-  longest = tf.maximum(longest, 1)
-  return {k: v[:, :longest] if k in _SEQUENCE_KEYS else v
-          for k, v in batch.items()}
+# The batch's sequence tensors cut to its longest row's length (input_mask).
+trim_batch = batch_trimming.trim_batch
 
 
 @data_loader_factory.register_data_loader_cls(ClassificationDataConfig)

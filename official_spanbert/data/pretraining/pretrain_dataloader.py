@@ -16,7 +16,7 @@
 
 import dataclasses
 import random
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from absl import logging
 import tensorflow as tf
@@ -25,6 +25,7 @@ from official.core import config_definitions as cfg
 from official.core import input_reader
 from official.nlp.data import data_loader
 from official.nlp.data import data_loader_factory
+from official_spanbert.data import batch_trimming
 from official_spanbert.data.pretraining.masking import masking
 from official_spanbert.data.pretraining.masking import masking_config
 from official_spanbert.data.pretraining.records import record_format
@@ -34,6 +35,16 @@ from official_spanbert.data import tokenization
 
 
 RANDOM_TOKEN_DISTRIBUTIONS = ("unigram", "uniform")
+# The [batch, seq_length] outputs a bucketed batch is cut in (positions,
+# labels and SBO boundaries index real tokens, so they stay as they are).
+_SEQUENCE_KEYS = batch_trimming.SEQUENCE_KEYS + ("original_word_ids",
+                                                 "maskable")
+# The [batch, max_predictions_per_seq] outputs (real predictions first), cut
+# to the most a block of the bucket's width can mask.
+_PREDICTION_KEYS = ("masked_lm_positions", "masked_lm_ids",
+                    "masked_lm_weights", "sbo_left_positions",
+                    "sbo_right_positions", "sbo_relative_positions",
+                    "sbo_weights")
 
 # The records checks (records_check.py), under the names callers use.
 RecordsMismatchError = records_check.RecordsMismatchError
@@ -67,6 +78,18 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
       records a full shuffle lowered held-out MLM loss by 0.04-0.09 nats at
       300-1,200 steps (benchmarks/RESULTS.md, "Pretraining parity"). About
       3 KB a block at seq 512 (30 MB).
+    length_buckets: 0 (default): every batch is padded to seq_length. N > 0:
+      blocks are grouped by their framed length into N buckets of even width
+      (batch_trimming.bucket_widths: 64, 128, ..., 512 for N = 8 at 512)
+      before batching, and each batch, once masked, is cut to its bucket's
+      width, and its masked_lm_* and sbo_* features to the most positions a
+      block of that width masks (ceil(15%)): no encoder or MLM/SBO head
+      compute on most of the padding, N batch shapes at most. Masks, labels
+      and SBO boundaries are the padded batch's (masking runs before the cut,
+      which keeps every real token and prediction); the losses too.
+      Off by default: it changes which blocks share a batch (similar
+      lengths together), so the run's batches, and its curve, are not a
+      padded run's. docs/pretraining.md, "Batches without padding".
     max_sbo_targets: not a setting: the pretraining task fills it with the
       model's, task.model.max_sbo_targets (the one setting). A params.yaml
       written before sets it here too; the task refuses it if it differs.
@@ -82,6 +105,7 @@ class SpanBertPretrainDataConfig(cfg.DataConfig, masking_config.MaskingConfig):
   random_token_distribution: str = "unigram"
   use_next_sentence_label: bool = False
   file_type: str = "tfrecord"
+  length_buckets: int = 0
   max_sbo_targets: Optional[int] = None
 
 
@@ -174,10 +198,69 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
     self._seed = (params.seed if params.seed is not None
                   else random.randint(0, 2**31 - 1))
     self._mode = "nsp" if params.use_next_sentence_label else "single"
+    if params.length_buckets < 0:
+      raise masking_config.MaskingConfigError(
+          f"data config: length_buckets must be >= 0 (0: off), not "
+          f"{params.length_buckets}")
+    self._widths = tuple(batch_trimming.bucket_widths(
+        params.seq_length, params.length_buckets)
+                         if params.length_buckets else ())
+    specials = record_format.special_tokens(self._mode)
+    self._prediction_widths = tuple(
+        min(params.max_predictions_per_seq,
+            self._masking.max_budget(w - specials, segments=specials - 1))
+        for w in self._widths)
 
   @property
   def masking(self) -> masking_config.MaskingParams:
     return self._masking
+
+  @property
+  def bucket_widths(self) -> Tuple[int, ...]:
+    """The widths bucketed batches are cut to (() without length_buckets)."""
+    return self._widths
+
+  @property
+  def prediction_widths(self) -> Tuple[int, ...]:
+    """Each bucket's masked_lm_* and sbo_* width: the most a block of its
+    width masks (the masking budget), at most max_predictions_per_seq."""
+    return self._prediction_widths
+
+  def _cut(self, batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+    """A masked batch cut to its bucket's widths (see length_buckets)."""
+    batch = batch_trimming.trim_batch(batch, _SEQUENCE_KEYS, self._widths)
+    width = tf.shape(batch["input_word_ids"])[1:2]
+    bucket = tf.searchsorted(tf.constant(self._widths, tf.int32), width)[0]
+    predictions = tf.gather(tf.constant(self._prediction_widths, tf.int32),
+                            bucket)
+    return {k: v[:, :predictions] if k in _PREDICTION_KEYS else v
+            for k, v in batch.items()}
+
+  def _framed_length(self, serialized: tf.Tensor) -> tf.Tensor:
+    """One record's length once framed (as _frame frames it), int32."""
+    ids = tf.io.parse_single_example(
+        serialized, {"input_ids": record_format.feature_spec()["input_ids"]})
+    return tf.minimum(
+        tf.size(ids["input_ids"], out_type=tf.int32) +
+        record_format.special_tokens(self._mode), self._params.seq_length)
+
+  def _bucketed_batches(self, dataset: tf.data.Dataset, batch_size: int
+                        ) -> tf.data.Dataset:
+    """Batches of serialized records of one length bucket each, in the
+    order the buckets fill (tf.data's group_by_window)."""
+    widths = tf.constant(self._widths, tf.int32)
+
+    def bucket(length, unused_serialized):
+      return tf.cast(tf.searchsorted(widths, tf.reshape(length, [1]))[0],
+                     tf.int64)
+
+    dataset = dataset.map(lambda x: (self._framed_length(x), x),
+                          num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.group_by_window(
+        key_func=bucket, window_size=batch_size,
+        reduce_func=lambda unused_key, window: window.batch(
+            batch_size, drop_remainder=self._params.drop_remainder))
+    return dataset.map(lambda unused_lengths, serialized: serialized)
 
   def _frame(self, records: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
     """[CLS] A [SEP] (B [SEP]), padded; plus what masking needs."""
@@ -283,18 +366,30 @@ class SpanBertPretrainDataLoader(data_loader.DataLoader):
 
   def transform_and_batch(self, dataset: tf.data.Dataset,
                           input_context: Optional[tf.distribute.InputContext]
-                          = None, diagnostics: bool = False
-                          ) -> tf.data.Dataset:
-    """Batches serialized records, then parses, frames and masks each batch."""
+                          = None, diagnostics: bool = False,
+                          trim: bool = True) -> tf.data.Dataset:
+    """Batches serialized records, then parses, frames and masks each batch
+    (with length_buckets: batches one bucket's records, and cuts each masked
+    batch to its bucket's width unless `trim` is False)."""
     batch_size = (input_context.get_per_replica_batch_size(
         self._params.global_batch_size) if input_context
                   else self._params.global_batch_size)
     pipeline_id = input_context.input_pipeline_id if input_context else 0
-    dataset = dataset.batch(batch_size,
-                            drop_remainder=self._params.drop_remainder)
-    return dataset.enumerate().map(
-        lambda i, x: self._parse_frame_mask(i, x, pipeline_id, diagnostics),
-        num_parallel_calls=tf.data.AUTOTUNE)
+    if self._widths:
+      dataset = self._bucketed_batches(dataset, batch_size)
+    else:
+      dataset = dataset.batch(batch_size,
+                              drop_remainder=self._params.drop_remainder)
+    cut = bool(self._widths) and trim
+
+    @tf.autograph.experimental.do_not_convert  # see _parse_frame_mask
+    def parse_frame_mask(index, serialized):
+      out = self._parse_frame_mask(index, serialized, pipeline_id,
+                                   diagnostics)
+      return self._cut(out) if cut else out
+
+    return dataset.enumerate().map(parse_frame_mask,
+                                   num_parallel_calls=tf.data.AUTOTUNE)
 
   def load(self, input_context: Optional[tf.distribute.InputContext] = None,
            diagnostics: bool = False) -> tf.data.Dataset:

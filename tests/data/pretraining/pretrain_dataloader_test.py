@@ -121,3 +121,74 @@ def test_tf_data_service_workers_draw_different_masks(same_length_records,
     assert not np.array_equal(a["masked_lm_positions"],
                               b["masked_lm_positions"])
   assert apart >= 6, apart
+
+
+def test_bucketed_batches_keep_the_padded_batches_masks(prose_records,
+                                                        small_vocab):
+  """length_buckets: each batch holds blocks of one bucket and is cut to its
+  width after masking. Cut or not, the same batches carry the same masked
+  ids, positions, labels and SBO boundaries; every position indexes a real
+  token below the cut, and every block has ceil(15%) of its wordpieces
+  masked (at most max_predictions_per_seq)."""
+  config = pdl.SpanBertPretrainDataConfig(
+      input_path=prose_records(), vocab_file=small_vocab, seq_length=64,
+      max_predictions_per_seq=12, global_batch_size=4, is_training=False,
+      drop_remainder=False, masking_scheme="span", seed=5, length_buckets=4,
+      use_xla_masking=False)
+  loader = pdl.SpanBertPretrainDataLoader(config)
+  assert loader.bucket_widths == (16, 32, 48, 64)
+  assert loader.prediction_widths == (3, 5, 7, 10)  # ceil(15% of width - 2)
+  files = sorted(tf.io.gfile.glob(config.input_path))
+  cut, padded = (list(loader.transform_and_batch(
+      tf.data.TFRecordDataset(files), diagnostics=True,
+      trim=trim).as_numpy_iterator()) for trim in (True, False))
+  assert len(cut) == len(padded) >= 8
+  widths = set()
+  for a, b in zip(cut, padded):
+    width = a["input_word_ids"].shape[1]
+    lengths = b["input_mask"].sum(1)
+    widths.add(width)
+    # The smallest bucket width that holds the longest block; one bucket.
+    assert width == min(w for w in loader.bucket_widths
+                        if w >= lengths.max())
+    assert all(min(w for w in loader.bucket_widths if w >= n) == width
+               for n in lengths)
+    predictions = loader.prediction_widths[
+        loader.bucket_widths.index(width)]
+    assert set(a) == set(b)
+    for key, value in b.items():
+      cut = {64: width, 12: predictions}.get(
+          value.shape[1] if value.ndim >= 2 else None)
+      if cut:
+        # [batch, seq_length] or [batch, max_predictions_per_seq]: what is
+        # cut off is padding.
+        np.testing.assert_array_equal(a[key], value[:, :cut], key)
+        assert not value[:, cut:].any() or key == "input_word_ids", key
+      else:
+        np.testing.assert_array_equal(a[key], value, key)
+    for key in ("masked_lm_positions", "sbo_left_positions",
+                "sbo_right_positions"):
+      assert (a[key] < lengths[:, None]).all(), key
+    np.testing.assert_array_equal(
+        a["masked_lm_weights"].sum(1),
+        np.minimum(np.ceil(0.15 * a["maskable"].sum(1)), 12))
+  assert len(widths) >= 3
+
+
+def test_bucketed_training_batches_take_few_shapes(prose_records,
+                                                   small_vocab):
+  """A training pipeline (shuffled, repeated, full batches) yields at most
+  length_buckets shapes, each a bucket width."""
+  config = _config(prose_records(), small_vocab, length_buckets=3,
+                   shuffle_buffer_size=100).replace(
+                       seq_length=64, max_predictions_per_seq=10)
+  loader = pdl.SpanBertPretrainDataLoader(config)
+  shapes = {(b["input_word_ids"].shape, b["masked_lm_ids"].shape)
+            for b in loader.load().take(40).as_numpy_iterator()}
+  assert loader.bucket_widths == (24, 48, 64)
+  assert loader.prediction_widths == (4, 7, 10)
+  assert {s[1] for s in shapes} <= {(4, p) for p in (4, 7, 10)}
+  assert {s[0] for s in shapes} <= {(4, w) for w in (24, 48, 64)}
+  assert 2 <= len(shapes) <= 3
+  with pytest.raises(ValueError, match="length_buckets must be >= 0"):
+    pdl.SpanBertPretrainDataLoader(config.replace(length_buckets=-1))
