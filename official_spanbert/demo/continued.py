@@ -335,8 +335,9 @@ def _pick_steps(probe, warmup, start, seconds, precision, log):
       time_budget.after_training_s(precision, seconds["measure_before_cpu"]) +
       time_budget.resume_overhead_cpu_s(seconds["warmup_cpu"], probe,
                                         warmup))
+  whole = time_budget.whole_steps(probe)  # the warm-up's are cheaper
   steps = time_budget.pick_steps(
-      probe, cores, spent_cpu_s, after_s, done=warmup,
+      whole, cores, spent_cpu_s, after_s, done=warmup,
       low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
   busy = time_budget.busy_line(probe, cores)
   if busy:
@@ -344,7 +345,7 @@ def _pick_steps(probe, warmup, start, seconds, precision, log):
   return steps, {
       "cpu_kind": time_budget.cpu_kind(cpu_features.read()), "cores": cores,
       "probe": dataclasses.asdict(probe),
-      "idle_step_s": round(time_budget.idle_step_s(probe, cores), 3),
+      "idle_step_s": round(time_budget.idle_step_s(whole, cores), 3),
       "busy_factor": round(time_budget.busy(probe, cores), 2),
       "busy": bool(busy), "spent_cpu_s": round(spent_cpu_s, 1),
       "spent_wall_s": round(time.time() - start, 1),

@@ -488,6 +488,15 @@ def _write_summary(summary: dict, output_dir: str, print_fn) -> dict:
   return summary
 
 
+def _onednn_on():
+  """Whether TensorFlow runs its oneDNN kernels (None if it cannot say)."""
+  try:
+    from tensorflow.python.util import _pywrap_util_port  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+    return bool(_pywrap_util_port.IsMklEnabled())
+  except (ImportError, AttributeError):
+    return None
+
+
 def _candidates(out) -> list:
   """fill_spans' MLM (and SBO) top-5 of each [MASK] of the first text."""
   candidates = []
@@ -546,7 +555,8 @@ def run_continued(output_dir: str, train_steps: Optional[int] = None,
   keys = ("masked_lm_accuracy", "masked_lm_top5_accuracy", "mlm_loss",
           "sbo_accuracy", "sbo_loss", "masked_tokens", "sbo_targets")
   summary = dict(act, precision=precision, cpu=time_budget.cpu_name(),
-                 corpus=stats, heldout_fills=fills, sentence=sentence,
+                 onednn=_onednn_on(), corpus=stats, heldout_fills=fills,
+                 sentence=sentence,
                  filled=out["filled_text"].numpy()[0].decode(),
                  candidates=_candidates(out), export=paths,
                  seconds={k: round(v, 1) for k, v in seconds.items()})

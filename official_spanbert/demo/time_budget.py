@@ -64,6 +64,11 @@ AFTER_PER_BEFORE = 3.0
 # A pilot whose wall time is this many times an idle machine's (its CPU time
 # over TRAIN_PARALLELISM) ran on a busy machine.
 BUSY_FACTOR = 1.3
+# A head warm-up step runs the forward pass and the heads' backward only
+# (modeling/head_warmup.py); a whole step costs this many times its CPU time.
+# The demo's MiniLM on an AVX2-only Zen 3, 2026-12-06: 7.7 examples per
+# CPU-second in the warm-up, 4.3 in whole steps.
+FULL_PER_WARMUP_STEP = 1.8
 # The trainer's logs a Probe is read from (training/trainer.py).
 PROBE_TAGS = ("examples_per_second", "examples_per_cpu_second")
 
@@ -88,6 +93,14 @@ class Probe:
     examples = steps * batch
     return cls(steps, batch, cpu_s=examples / examples_per_cpu_second,
                wall_s=examples / examples_per_second)
+
+
+def whole_steps(warmup: Probe) -> Probe:
+  """What the probe's loop would have taken with whole steps, from a loop of
+  head warm-up steps."""
+  return dataclasses.replace(warmup,
+                             cpu_s=warmup.cpu_s * FULL_PER_WARMUP_STEP,
+                             wall_s=warmup.wall_s * FULL_PER_WARMUP_STEP)
 
 
 def train_parallelism(cores: int) -> float:

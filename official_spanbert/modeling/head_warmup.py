@@ -158,6 +158,46 @@ class HeadWarmupOptimizer(tf_keras.optimizers.legacy.Optimizer):
     return [masked(g) if g is not None and is_encoder(v) else g
             for g, v in zip(grads, variables)]
 
+  def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
+                variables: List[tf.Variable]) -> List:
+    """`tape.gradient(loss, variables)`, the encoder's zeros before step N.
+
+    In a tf.function the encoder's backward pass does not run before step N:
+    a tf.cond takes the heads' gradients only (the encoder's are zeros of the
+    same kind), so a warm-up step costs the forward pass and the heads'
+    backward, not a whole step (`tape` must be persistent: each branch asks
+    it). Eagerly, the gradients are computed and then masked.
+
+      with tf.GradientTape(persistent=True) as tape:
+        loss = ...
+      grads = optimizer.gradients(tape, loss, model.trainable_variables)
+    """
+    if self.head_warmup_steps <= 0 or tf.executing_eagerly():
+      return self.mask_gradients(tape.gradient(loss, variables), variables)
+    is_encoder = self._is_encoder()
+    traced = {}
+
+    def everything():
+      grads = tape.gradient(loss, variables)
+      traced["grads"] = grads  # which exist, and their kinds, for the other
+      return [g for g in grads if g is not None]
+
+    def heads_only():
+      # cond traces the true branch first; if not, the gradients are traced
+      # here only to be read (a function runs only what its outputs need).
+      if "grads" not in traced:
+        traced["grads"] = tape.gradient(loss, variables)
+      grads = traced["grads"]
+      wanted = [v for g, v in zip(grads, variables)
+                if g is not None and not is_encoder(v)]
+      heads = iter(tape.gradient(loss, wanted))
+      return [_zeros_like(g, v) if is_encoder(v) else next(heads)
+              for g, v in zip(grads, variables) if g is not None]
+
+    kept = iter(tf.cond(self.training_encoder(), everything, heads_only,
+                        name="head_warmup_gradients"))
+    return [None if g is None else next(kept) for g in traced["grads"]]
+
   def _split(self, grads_and_vars):
     pairs = [(g, v) for g, v in grads_and_vars if g is not None]
     grads = self.mask_gradients([g for g, _ in pairs], [v for _, v in pairs])
@@ -214,6 +254,16 @@ class HeadWarmupOptimizer(tf_keras.optimizers.legacy.Optimizer):
     return {"name": self._name, "head_warmup_steps": self.head_warmup_steps,
             "encoder_warmup_steps": self.encoder_schedule.warmup_steps,
             "head_optimizer": self.head_optimizer.get_config()}
+
+
+def _zeros_like(grad, variable: tf.Variable):
+  """A zero gradient of `grad`'s kind (IndexedSlices: no rows)."""
+  if isinstance(grad, tf.IndexedSlices):
+    return tf.IndexedSlices(
+        tf.zeros([0] + variable.shape.as_list()[1:], grad.values.dtype),
+        tf.zeros([0], grad.indices.dtype),
+        tf.shape(variable, out_type=grad.dense_shape.dtype))
+  return tf.zeros(variable.shape, grad.dtype)
 
 
 def find(optimizer) -> Optional[HeadWarmupOptimizer]:

@@ -429,7 +429,8 @@ class SpanBertPretrainTask(base_task.Task):
   def train_step(self, inputs, model: tf_keras.Model,
                  optimizer: tf_keras.optimizers.Optimizer, metrics=None):
     """Forward, loss (scaled for replicas and fp16), backward, update."""
-    with tf.GradientTape() as tape:
+    warmup = head_warmup.find(optimizer)
+    with tf.GradientTape(persistent=warmup is not None) as tape:
       outputs = model(inputs, training=True)
       losses = self.compute_losses(inputs, outputs)
       loss = losses["total"]
@@ -440,9 +441,11 @@ class SpanBertPretrainTask(base_task.Task):
       if isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer):
         scaled_loss = optimizer.get_scaled_loss(scaled_loss)
     tvars = model.trainable_variables
-    grads_and_vars = [(g, v) for g, v in
-                      zip(tape.gradient(scaled_loss, tvars), tvars)
-                      if g is not None]
+    # Before task.head_warmup_steps the encoder's gradients are zeros (not
+    # computed), so that the norm and the clip are the heads'.
+    grads = (tape.gradient(scaled_loss, tvars) if warmup is None
+             else warmup.gradients(tape, scaled_loss, tvars))
+    grads_and_vars = [(g, v) for g, v in zip(grads, tvars) if g is not None]
     grads = [g for g, _ in grads_and_vars]
     tvars = [v for _, v in grads_and_vars]
     # Sum over replicas here, so that clipping (AdamWeightDecay clips each
@@ -452,13 +455,7 @@ class SpanBertPretrainTask(base_task.Task):
     is_lso = isinstance(optimizer, tf_keras.mixed_precision.LossScaleOptimizer)
     if is_lso:
       grads = optimizer.get_unscaled_gradients(grads)
-    warmup = head_warmup.find(optimizer)
-    encoder_lr = None
-    if warmup is not None:
-      # Before task.head_warmup_steps the encoder's gradients are zeros, so
-      # that the norm and the clip are the heads' (the step counter decides).
-      encoder_lr = warmup.encoder_learning_rate()
-      grads = warmup.mask_gradients(grads, tvars)
+    encoder_lr = None if warmup is None else warmup.encoder_learning_rate()
     # The norm (clip and metric) of the dense gradient, as fairseq's.
     grads = [summed_rows(g) for g in grads]
     if self.task_config.gradient_normalization == "reference":

@@ -64,6 +64,8 @@ def act_two(tmp_path_factory):
 def test_the_warm_up_kept_the_encoder_and_moved_the_heads(act_two):
   result, s = act_two
   assert s["warmup_steps"] == WARMUP and s["train_steps"] == STEPS
+  # The binary turns oneDNN on where TensorFlow leaves it off (AVX2-only).
+  assert s["onednn"] is True
   assert s["lower_case"] is True
   # The encoder's weights after the head-only steps are the base's, bit for
   # bit; the heads learned (held-out MLM loss below the fresh heads').
@@ -137,6 +139,11 @@ def test_the_pick_ignores_wall_time_and_says_when_the_machine_is_busy(
   steps, picked = continued._pick_steps(idle, 20, time.time(), seconds,
                                         "bfloat16", lines.append)
   assert lines == [] and not picked["busy"]
+  # A whole step costs FULL_PER_WARMUP_STEP warm-up steps (no encoder
+  # backward in the warm-up).
+  assert picked["idle_step_s"] == pytest.approx(
+      time_budget.FULL_PER_WARMUP_STEP * 1.51 / time_budget.TRAIN_PARALLELISM,
+      abs=1e-3)
   assert 20 + continued.MIN_STEPS < steps < 20 + continued.MAX_STEPS
   busy_steps, picked = continued._pick_steps(busy, 20, time.time(), seconds,
                                              "bfloat16", lines.append)

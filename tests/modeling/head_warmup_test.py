@@ -203,3 +203,45 @@ def test_float16_wraps_the_warmup_optimizer_in_a_loss_scale_optimizer():
     assert int(optimizer.iterations) == N + 1
   finally:
     tf_keras.mixed_precision.set_global_policy("float32")
+
+
+def _matmuls(graph_def, function_name):
+  """The matrix products (MatMul, BatchMatMulV2, Einsum) that a function of
+  `graph_def`'s library runs: those its outputs need (TensorFlow prunes the
+  rest of a function's stateless nodes when it runs it)."""
+  fn, = [f for f in graph_def.library.function
+         if f.signature.name == function_name]
+  nodes = {n.name: n for n in fn.node_def}
+  todo = [r.split(":")[0] for r in fn.ret.values()]
+  needed = set()
+  while todo:
+    name = todo.pop()
+    if name in needed or name not in nodes:  # an argument
+      continue
+    needed.add(name)
+    todo += [i.lstrip("^").split(":")[0] for i in nodes[name].input]
+  return sum(nodes[n].op in ("MatMul", "BatchMatMulV2", "Einsum")
+             for n in needed)
+
+
+def test_a_warmup_step_runs_no_backward_pass_of_the_encoder():
+  """The warm-up's branch of the step has the heads' gradient products only;
+  the other branch has the encoder's too (2 per dense layer and attention
+  product)."""
+  params = _params()
+  task = task_factory.get_task(params.task)
+  model = task.build_model()
+  optimizer = train_utils.create_optimizer(task, params)
+  step = tf.function(lambda x: task.train_step(x, model, optimizer))
+  batch = next(iter(task.build_inputs(params.task.train_data)))
+  graph_def = step.get_concrete_function(batch).graph.as_graph_def()
+  conds = [n for n in graph_def.node
+           if n.name.startswith("head_warmup_gradients")
+           and n.op in ("If", "StatelessIf")]
+  assert len(conds) == 1, [n.name for n in conds]
+  everything = _matmuls(graph_def, conds[0].attr["then_branch"].func.name)
+  heads_only = _matmuls(graph_def, conds[0].attr["else_branch"].func.name)
+  # The encoder's layer: the query, key, value and output projections, two
+  # attention products, two feed-forward layers: 8 products, 2 gradients each.
+  assert everything - heads_only >= 16, (everything, heads_only)
+  assert heads_only > 0
