@@ -23,6 +23,7 @@ offline evaluation on real data.
 
 import concurrent.futures
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -36,6 +37,7 @@ from official_spanbert.serving import export_lib
 from official_spanbert.serving import qa_module
 from official_spanbert.serving import registry
 from official_spanbert.serving import serving_module
+from conftest import built_once
 import serving_client
 
 SMALL = {"task": {"model": {"encoder": {"bert_v2": {
@@ -69,15 +71,25 @@ def _run_dir(path, params):
   return model
 
 
+def shared_qa_export(tmp_path_factory, small_vocab) -> str:
+  """A folder of a random squad_v2 run of small_vocab (run/) and its
+  registry export (export/1/), written once per pytest run: this file's
+  qa_export and serving/qa_module_test.py load the same export."""
+
+  def build(d):
+    _run_dir(os.path.join(d, "run"), _qa_params(small_vocab))
+    registry.export(registry.load_run(os.path.join(d, "run")), {},
+                    os.path.join(d, "export"), version=1)
+  return built_once(tmp_path_factory, "qa_export", build)
+
+
 @pytest.fixture(scope="module")
 def qa_export(tmp_path_factory, small_vocab):
-  d = tmp_path_factory.mktemp("qa_export")
-  params = _qa_params(small_vocab)
-  _run_dir(d / "run", params)
+  d = pathlib.Path(shared_qa_export(tmp_path_factory, small_vocab))
   run = registry.load_run(str(d / "run"))
-  paths = registry.export(run, {}, str(d / "export"))
-  loaded = tf.saved_model.load(paths["model"])
-  return {"dir": d, "model": paths["model"], "experiment": run.experiment,
+  model = str(d / "export" / "1")
+  loaded = tf.saved_model.load(model)
+  return {"dir": d, "model": model, "experiment": run.experiment,
           "loaded": loaded, "answer": loaded.signatures["answer"]}
 
 
@@ -131,13 +143,13 @@ def test_run_dir_names_its_experiment_and_exports_answer(qa_export):
   assert (start, end, text) == (-1, -1, "") or CONTEXT[start:end] == text
 
 
-def test_pretraining_export_of_a_squad_run_is_one_line(qa_export):
+def test_pretraining_export_of_a_squad_run_is_one_line(qa_export, tmp_path):
   run = str(qa_export["dir"] / "run")
   params = export_lib.load_params("spanbert/pretraining", run)
   with pytest.raises(ValueError) as e:
     registry.export(
         serving_module.Run(params, "spanbert/pretraining", model_dir=run), {},
-        str(qa_export["dir"] / "wrong"))
+        str(tmp_path / "wrong"))
   message = str(e.value)
   assert "\n" not in message and len(message) < 400, message
   assert "spanbert/squad_v" in message and "spanbert/pretraining" in message
