@@ -15,6 +15,7 @@
 """Shared pytest helpers: where the real data lives, and the two test tiers."""
 
 import ast
+import fcntl
 import functools
 import glob
 import inspect
@@ -125,6 +126,29 @@ def prose_slice() -> str:
   """52 lines (3 documents, BERT corpus format) of austen.txt, committed in
   tests/fixtures/: the unit tier's corpus."""
   return os.path.join(FIXTURES, "austen_slice.txt")
+
+
+def built_once(tmp_path_factory, name: str, build) -> str:
+  """The directory `build(path)` writes, built once per pytest run.
+
+  For what several test files load (a tiny model's export), on any xdist
+  worker: the first process that asks builds it under a file lock in the
+  run's temp folder (above each worker's), the others wait and reuse it.
+
+  Example:
+    export_dir = built_once(tmp_path_factory, "qa_export", write_export)
+  """
+  root = str(tmp_path_factory.getbasetemp())
+  if os.environ.get("PYTEST_XDIST_WORKER"):
+    root = os.path.dirname(root)  # the run's, shared by its workers
+  path = os.path.join(root, "built-" + name)
+  with open(path + ".lock", "w", encoding="utf-8") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    if not os.path.exists(path):
+      partial = f"{path}.partial-{os.getpid()}"
+      build(partial)
+      os.replace(partial, path)
+  return path
 
 
 # Copies whole documents of a corpus file up to about max_bytes.

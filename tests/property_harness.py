@@ -136,10 +136,13 @@ class SignatureWorker:
     env.setdefault("TF_NUM_INTEROP_THREADS", "1")
     command = [sys.executable, os.path.join(HERE, "property_worker.py")]
     if not os.path.exists(os.path.join(self.args[-1], "saved_model.pb")):
-      done = subprocess.run(command + self.args, env=env, check=False,
-                            capture_output=True, text=True,
-                            timeout=START_SECONDS)
-      assert done.returncode == 0, done.stderr[-3000:]
+      # Exported here, in the test process that has TensorFlow and the
+      # package imported already: a process of its own for the export
+      # paid ~10 s of CPU to import them again (AVX2 EPYC). Only serving
+      # needs the lean process below.
+      import property_worker  # pylint: disable=g-import-not-at-top
+      kind, vocab, lower_case, export_dir = self.args
+      property_worker.export(kind, vocab, lower_case == "1", export_dir)
     return subprocess.Popen(  # pylint: disable=consider-using-with
         command + self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, env=env)

@@ -138,7 +138,9 @@ def _module(kind, vocab, lower_case):
   raise ValueError(f"kind {kind!r} is not one of {KINDS}")
 
 
-def _export(kind, vocab, lower_case, export_dir):
+def export(kind, vocab, lower_case, export_dir):
+  """Saves the tiny model of `kind` to `export_dir` (property_harness
+  calls it in the test's process)."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   module = _module(kind, vocab, lower_case)
   signatures = module.signatures()
@@ -164,7 +166,7 @@ def main(argv) -> None:
   kind, vocab, lower_case, export_dir = argv[1:5]
   if not os.path.exists(os.path.join(export_dir, "saved_model.pb")):
     import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-    _export(kind, vocab, lower_case == "1", export_dir)
+    export(kind, vocab, lower_case == "1", export_dir)
     return
   # Serving needs TensorFlow and tf.text only: a lean process, whose memory
   # is the model's.

@@ -79,14 +79,17 @@ def _model(seed):
 def exported(tmp_path_factory, cased_vocab):
   base = str(tmp_path_factory.mktemp("reliability") / "spanbert")
   model = _model(1)
-  dirs = pretraining_module.SpanBertServingModule(
-      model, cased_vocab, seq_length=SEQ).write(base, version=1)
-  return {**dirs, "keras": model, "vocab": cased_vocab}
+  module = pretraining_module.SpanBertServingModule(
+      model, cased_vocab, seq_length=SEQ)
+  dirs = module.write(base, version=1)
+  return {**dirs, "keras": model, "vocab": cased_vocab, "module": module}
 
 
 def _module(exported):
-  return pretraining_module.SpanBertServingModule(
-      exported["keras"], exported["vocab"], seq_length=SEQ)
+  """The module the fixture wrote: another write of it reuses its traced
+  signatures (a new module traced them again, ~6 s of CPU a write); what
+  these tests check is where the export's directories go."""
+  return exported["module"]
 
 
 @pytest.fixture(scope="module")

@@ -18,24 +18,23 @@ bounds` instead of an answer of no rows. Through a saved and loaded
 SavedModel, as a server runs it.
 """
 
+import os
+
 import pytest
 import tensorflow as tf
 
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import qa_module
-from official_spanbert.serving import serving_module
-from test_qa_export import _qa_params
+from test_qa_export import shared_qa_export
 
 _NO_TEXT = tf.constant([], tf.string)
 
 
 @pytest.fixture(scope="module")
 def answer(small_vocab, tmp_path_factory):
-  module = qa_module.QuestionAnsweringModule.from_run(
-      serving_module.Run(_qa_params(small_vocab)),
-      qa_module.QuestionAnsweringModule.Params())
-  path = str(tmp_path_factory.mktemp("qa"))
-  tf.saved_model.save(module, path, module.signatures())
+  """`answer` of test_qa_export.py's export (QuestionAnsweringModule of a
+  random squad_v2 model, written once a run), loaded."""
+  path = os.path.join(shared_qa_export(tmp_path_factory, small_vocab),
+                      "export", "1")
   return tf.saved_model.load(path).signatures["answer"]
 
 
