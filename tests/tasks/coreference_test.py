@@ -38,7 +38,8 @@ from official_spanbert.metrics import coref_evaluate
 from official_spanbert.tasks import coreference
 
 # 200 steps at a peak lr of 2e-3 memorise the openings (CoNLL F1 96 and 98
-# in two runs; 150 steps gave 81): 300 at 1e-3 took a third more CPU.
+# in two runs; 150 steps gave 81); 300 at 1e-3 took 5-18 CPU-s more (the
+# training fixture's 55-60 CPU-s are mostly tracing and evaluation).
 WORDS, STEPS, LEARNING_RATE = 300, 200, 2e-3
 
 
