@@ -25,6 +25,8 @@ from official.core import task_factory
 from official.core import train_utils
 from official_spanbert.training import train_lib
 from conftest import tiny_params
+from train_helpers import copy_run
+from train_helpers import trained  # noqa: F401  pylint: disable=unused-import
 
 def test_tiny_model_lowers_mlm_and_sbo_loss(pretraining_records, cased_vocab):
   params = tiny_params(pretraining_records, cased_vocab)
@@ -35,7 +37,7 @@ def test_tiny_model_lowers_mlm_and_sbo_loss(pretraining_records, cased_vocab):
   step = tf.function(lambda x: task.train_step(x, model, optimizer, metrics))
   it = iter(task.build_inputs(params.task.train_data))
   history = []
-  for _ in range(120):
+  for _ in range(60):  # mlm and sbo losses fall by ~2.5 in 60 steps
     for m in metrics:
       m.reset_states()
     step(next(it))
@@ -58,46 +60,45 @@ def _events(model_dir, sub="train"):
 
 
 def test_binary_resumes_from_checkpoint_and_logs_summaries(
-    pretraining_records, cased_vocab, tmp_path):
-  model_dir = str(tmp_path / "run")
-  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=4),
-                model_dir)
-  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-4")
+    pretraining_records, cased_vocab, trained, tmp_path):
+  # train_helpers' run of 8 steps (ckpt-4, ckpt-8), shared with the
+  # test_train_* files: this test resumes it.
+  model_dir = copy_run(trained, tmp_path)
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
   reader = tf.train.load_checkpoint(model_dir)
   saved_m = {k: reader.get_tensor(k) for k, _ in
              tf.train.list_variables(model_dir) if "/m/" in k}
   assert saved_m and any(np.any(v != 0) for v in saved_m.values())
 
-  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=8),
+  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=12),
                 model_dir)
-  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-12")
   tags = _events(model_dir)
   for tag in ("mlm_loss", "sbo_loss", "masked_lm_accuracy", "sbo_accuracy",
               "learning_rate", "gradient_norm", "examples_per_second",
               "examples_per_cpu_second", "training_loss"):
     assert tag in tags, sorted(tags)
-  # The second run started at step 4: it logged steps 8 only (not 4 again).
-  assert sorted(tags["mlm_loss"]) == [4, 8]
+  # The second run started at step 8: it logged step 12 only (not 4 or 8
+  # again).
+  assert sorted(tags["mlm_loss"]) == [4, 8, 12]
   reader = tf.train.load_checkpoint(model_dir)
-  assert reader.get_tensor("global_step/.ATTRIBUTES/VARIABLE_VALUE") == 8
-  # Optimizer state came back too: its step counter continued from 4.
+  assert reader.get_tensor("global_step/.ATTRIBUTES/VARIABLE_VALUE") == 12
+  # Optimizer state came back too: its step counter continued from 8.
   iters = [k for k, _ in tf.train.list_variables(model_dir)
            if k.startswith("optimizer/iter")]
-  assert reader.get_tensor(iters[0]) == 8
+  assert reader.get_tensor(iters[0]) == 12
 
 
 def test_nan_loss_stops_with_clear_error_and_keeps_last_checkpoint(
-    pretraining_records, cased_vocab, tmp_path):
-  model_dir = str(tmp_path / "nan")
-  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=4),
-                model_dir)
-  params = tiny_params(pretraining_records, cased_vocab, steps=12)
+    pretraining_records, cased_vocab, trained, tmp_path):
+  model_dir = copy_run(trained, tmp_path)
+  params = tiny_params(pretraining_records, cased_vocab, steps=16)
   params.task.sbo_weight = float("nan")
   with pytest.raises(train_lib.TrainingDivergedError,
-                     match=r"diverged at step 8: .*NaN.*Last good checkpoint: "
-                     r".*ckpt-4"):
+                     match=r"diverged at step 12: .*NaN.*Last good checkpoint: "
+                     r".*ckpt-8"):
     train_lib.run(params, model_dir)
-  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-4")
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-8")
 
 
 def test_init_checkpoint_restores_encoder(pretraining_records, cased_vocab,
