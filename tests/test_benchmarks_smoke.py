@@ -113,7 +113,8 @@ def _finetuned_serving(report):
   assert peers <= set(report["encoder_sides"]), report["encoder_sides"]
   # Each side's answers match TF float32's on one-window contexts where
   # both compute in float32 (the sides choose between windows differently).
-  assert report["agreement"], report
+  # Without the bench extra (ONNX Runtime) no peer answers beside TF here.
+  assert report["agreement"] or report["sides"] == ["TF float32"], report
   for a in report["agreement"]:
     exact = a["exact"] and a["test"].startswith("answer, median")
     assert a["same"] == a["total"] > 0 if exact else a["total"] > 0, a

@@ -19,25 +19,14 @@ pipeline's names are loaded on first use, so `spanbert-build-demo-corpus`
 stays light.
 """
 
-import os
+from official_spanbert.utils import console
 
 _PIPELINE_NAMES = ("run_demo", "DEFAULT_SENTENCE", "DEFAULT_STEPS")
 
 
-def prefer_onednn() -> None:
-  """Turns TensorFlow's oneDNN kernels on unless TF_ENABLE_ONEDNN_OPTS is set.
-
-  TensorFlow does so by itself only on CPUs with AVX-512 VNNI, BF16 or AMX;
-  on an AVX2-only Zen 3 oneDNN made the demo's MiniLM steps 1.18x cheaper in
-  CPU time (docs/demo.md). The demo's binary calls this before TensorFlow is
-  imported (later it has no effect); library code never does.
-  """
-  os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-
-
 def __getattr__(name):
   if name == "run":  # spanbert-demo: the binary's, which registers experiments
-    prefer_onednn()
+    console.prefer_onednn()
     from official_spanbert.demo import __main__ as binary  # pylint: disable=g-import-not-at-top
     return binary.run
   if name in _PIPELINE_NAMES:

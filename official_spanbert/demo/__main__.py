@@ -21,9 +21,10 @@ pipeline.py, leaves that to its caller), and runs pipeline.main.
   python -m official_spanbert.demo --act=scratch --output_dir=/tmp/demo
 """
 
+from official_spanbert.utils import console
+
 if __name__ == "__main__":  # before TensorFlow is imported
-  from official_spanbert import demo  # pylint: disable=g-import-not-at-top
-  demo.prefer_onednn()
+  console.prefer_onednn()
 
 from official_spanbert import registry_imports  # noqa: E402,F401  pylint: disable=unused-import,g-import-not-at-top
 from official_spanbert.demo import pipeline  # noqa: E402  pylint: disable=g-import-not-at-top

@@ -100,6 +100,16 @@ class SplitLearningRateOptimizer(tf.Module):
     """The encoder's learning rate (the trainer logs it)."""
     return self.encoder_optimizer.learning_rate
 
+  def _create_all_weights(self, var_list):
+    """Both optimizers' slots for their variables (training/trainer.py
+    creates them before the first step)."""
+    encoder = {v.ref() for v in self._encoder_variables()}
+    # pylint: disable=protected-access
+    self.encoder_optimizer._create_all_weights(
+        [v for v in var_list if v.ref() in encoder])
+    self.head_optimizer._create_all_weights(
+        [v for v in var_list if v.ref() not in encoder])
+
   def apply_gradients(self, grads_and_vars: Iterable[Tuple[tf.Tensor,
                                                            tf.Variable]]):
     pairs = [(g, v) for g, v in grads_and_vars if g is not None]

@@ -117,6 +117,8 @@ class SpanBertTrainer(base_trainer.Trainer):
     self._progress = progress_lib.Progress("train", sink="auto")
     self._progress_started = False
     self._loop_start = None
+    with self.strategy.scope():
+      create_slots(self.optimizer, self.model.trainable_variables)
 
   def train_step(self, iterator):
     """Model Garden's train step; with XLA, the task's step compiled."""
@@ -214,6 +216,24 @@ class SpanBertTrainer(base_trainer.Trainer):
       # run on these logs next) would; returns whether it will restore.
       self._divergence(logs)
     return logs
+
+
+def create_slots(optimizer, variables) -> None:
+  """Creates `optimizer`'s slot (and step) variables for `variables` now.
+
+  A tf.function that creates variables on its first call is traced twice
+  (once to create them, once more without): the train loop's first call
+  created the optimizer's slots, so every run traced its train step twice
+  (2 traces for a 4-step run of a tiny model, 1 with the slots made first).
+  Variables that get no gradient (a pooler without NSP) get slots that stay
+  zero. A restored checkpoint's slots are restored into them at once.
+  """
+  if not variables or optimizer is None:
+    return
+  if hasattr(optimizer, "_create_all_weights"):  # tf_keras legacy, LSO
+    optimizer._create_all_weights(variables)  # pylint: disable=protected-access
+  elif hasattr(optimizer, "build"):  # tf_keras' new optimizers
+    optimizer.build(variables)
 
 
 def empty_evaluation(config, step: int) -> EmptyEvaluationError:

@@ -55,3 +55,27 @@ def test_orbit_logs_instead_of_printing_inside_the_scope(capsys):
     orbit_controller._log("train | step: 1 | output: {...}")  # pylint: disable=protected-access
   assert orbit_controller._log is original  # pylint: disable=protected-access
   assert capsys.readouterr().out == ""
+
+
+def test_a_run_traces_its_train_step_once(tmp_path, monkeypatch):
+  """The optimizer's slots exist before the first step, so the train loop's
+  tf.function is not traced a second time after creating them."""
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import dummy_inputs  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  from conftest import tiny_params  # pylint: disable=g-import-not-at-top
+  params = tiny_params(dummy_inputs.DUMMY, "", steps=4)
+  params.task.model.encoder.bert_v2.vocab_size = 128  # dummy ids < 100
+  traces = []
+  build = task_factory.get_task
+
+  def counted(config, **kwargs):
+    task = build(config, **kwargs)
+    step = task.train_step
+    monkeypatch.setattr(task, "train_step",
+                        lambda *a, **k: traces.append(1) or step(*a, **k))
+    return task
+
+  monkeypatch.setattr(task_factory, "get_task", counted)
+  train_lib.run(params, str(tmp_path / "run"), mode="train")
+  assert len(traces) == 1

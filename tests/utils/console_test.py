@@ -161,3 +161,12 @@ def test_a_tensorflow_without_the_absl_symbol_quiets_less_and_warns(
   assert "no absl::SetMinLogLevel in " in caplog.text
   assert "may show in quiet mode" in caplog.text
 
+
+
+def test_prefer_onednn_sets_the_variable_unless_it_is_set(monkeypatch):
+  monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+  console.prefer_onednn()
+  assert os.environ["TF_ENABLE_ONEDNN_OPTS"] == "1"
+  monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the user's choice stays
+  console.prefer_onednn()
+  assert os.environ["TF_ENABLE_ONEDNN_OPTS"] == "0"
