@@ -143,20 +143,27 @@ class HeadWarmupOptimizer(tf_keras.optimizers.legacy.Optimizer):
 
   def mask_gradients(self, grads: List[Optional[tf.Tensor]],
                      variables: List[tf.Variable]) -> List:
-    """`grads` with the encoder's replaced by zeros before step N (tf.where,
-    so a NaN or Inf there cannot leak)."""
+    """`grads` with the encoder's replaced by zeros before step N.
+
+    One tf.cond picks the encoder's gradients as they are or zeros of the
+    same kind: no NaN or Inf there can leak into the encoder's Adam moments,
+    and from step N the gradients pass through without a copy.
+    """
     if self.head_warmup_steps <= 0:
       return list(grads)
-    train = self.training_encoder()
     is_encoder = self._is_encoder()
-
-    def masked(g):
-      if isinstance(g, tf.IndexedSlices):
-        return tf.IndexedSlices(masked(g.values), g.indices, g.dense_shape)
-      return tf.where(train, g, tf.zeros_like(g))
-
-    return [masked(g) if g is not None and is_encoder(v) else g
-            for g, v in zip(grads, variables)]
+    picked = [i for i, (g, v) in enumerate(zip(grads, variables))
+              if g is not None and is_encoder(v)]
+    if not picked:
+      return list(grads)
+    kept = tf.cond(
+        self.training_encoder(), lambda: [grads[i] for i in picked],
+        lambda: [_zeros_like(grads[i], variables[i]) for i in picked],
+        name="head_warmup_mask")
+    out = list(grads)
+    for i, g in zip(picked, kept):
+      out[i] = g
+    return out
 
   def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
                 variables: List[tf.Variable]) -> List:
@@ -257,12 +264,14 @@ class HeadWarmupOptimizer(tf_keras.optimizers.legacy.Optimizer):
 
 
 def _zeros_like(grad, variable: tf.Variable):
-  """A zero gradient of `grad`'s kind (IndexedSlices: no rows)."""
+  """A zero gradient of `grad`'s kind (IndexedSlices: no rows, and a
+  dense_shape only if `grad` has one)."""
   if isinstance(grad, tf.IndexedSlices):
     return tf.IndexedSlices(
         tf.zeros([0] + variable.shape.as_list()[1:], grad.values.dtype),
         tf.zeros([0], grad.indices.dtype),
-        tf.shape(variable, out_type=grad.dense_shape.dtype))
+        None if grad.dense_shape is None
+        else tf.shape(variable, out_type=grad.dense_shape.dtype))
   return tf.zeros(variable.shape, grad.dtype)
 
 

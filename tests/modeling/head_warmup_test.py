@@ -245,3 +245,43 @@ def test_a_warmup_step_runs_no_backward_pass_of_the_encoder():
   # attention products, two feed-forward layers: 8 products, 2 gradients each.
   assert everything - heads_only >= 16, (everything, heads_only)
   assert heads_only > 0
+
+
+def test_mask_gradients_zeroes_nan_before_step_n_and_passes_through_after():
+  """Before step N the encoder's gradients become zeros of the same kind
+  (a NaN cannot reach its Adam moments; IndexedSlices stay IndexedSlices,
+  with or without a dense_shape); from step N they pass through unchanged.
+  The step's graph masks with one tf.cond, not a select over each
+  gradient."""
+  params = _params()
+  task = task_factory.get_task(params.task)
+  model = task.build_model()
+  optimizer = train_utils.create_optimizer(task, params)
+  warmup = head_warmup.find(optimizer)
+  encoder = model.encoder_network.trainable_variables[:2]
+  encoder_refs = {v.ref() for v in model.encoder_network.trainable_variables}
+  head = [v for v in model.trainable_variables
+          if v.ref() not in encoder_refs][0]
+  nan = tf.fill(encoder[0].shape, float("nan"))
+  rows = tf.IndexedSlices(tf.ones([2] + encoder[1].shape.as_list()[1:]),
+                          tf.constant([0, 1]))  # no dense_shape
+  grads = [nan, rows, tf.ones(head.shape)]
+  variables = [encoder[0], encoder[1], head]
+
+  masked = warmup.mask_gradients(grads, variables)
+  np.testing.assert_array_equal(masked[0], np.zeros(encoder[0].shape))
+  assert isinstance(masked[1], tf.IndexedSlices)
+  assert masked[1].values.shape[0] == 0 and masked[1].dense_shape is None
+  assert masked[2] is grads[2]
+
+  optimizer.iterations.assign(N)
+  masked = warmup.mask_gradients(grads, variables)
+  assert np.isnan(masked[0].numpy()).all()
+  np.testing.assert_array_equal(masked[1].values, rows.values)
+
+  graph = tf.function(warmup.mask_gradients).get_concrete_function(
+      [tf.TensorSpec(encoder[0].shape), tf.TensorSpec(head.shape)],
+      [encoder[0], head]).graph.as_graph_def()
+  ops = [n.op for n in graph.node]
+  assert "Select" not in ops and "SelectV2" not in ops, ops
+  assert sum(op in ("If", "StatelessIf") for op in ops) == 1, ops
