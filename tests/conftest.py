@@ -31,6 +31,7 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
+import fork_server
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The console scripts' modules (tests run them by path or with -m).
@@ -489,7 +490,21 @@ def pytest_xdist_make_scheduler(config, log):
   return GroupScheduling(config, log)
 
 
+def pytest_configure(config):
+  """The tests' Python processes fork from a server that imported
+  TensorFlow (fork_server.py); SPANBERT_TEST_FORK=0, or Bazel, starts each
+  afresh."""
+  if (os.environ.get("SPANBERT_TEST_FORK", "1") != "0"
+      and "TEST_SRCDIR" not in os.environ
+      and not hasattr(config, "_spanbert_fork_dir")):
+    config._spanbert_fork_dir = tempfile.mkdtemp(prefix="spanbert-fork-")  # pylint: disable=protected-access
+    fork_server.install(config._spanbert_fork_dir)  # pylint: disable=protected-access
+
+
 def pytest_unconfigure(config):
+  fork_dir = getattr(config, "_spanbert_fork_dir", None)
+  if fork_dir:  # its servers stop within a second
+    shutil.rmtree(fork_dir, ignore_errors=True)
   groups_dir = getattr(config, "_spanbert_groups_dir", None)
   if groups_dir:
     shutil.rmtree(groups_dir, ignore_errors=True)
