@@ -61,6 +61,14 @@ def _registered_experiments():
 
 
 
+@pytest.fixture
+def fresh_python(monkeypatch):
+  """The processes this test starts run the real interpreter, not a child
+  forked from a server that imported TensorFlow (fork_server.py): the test
+  compares their pids or what a fresh interpreter has imported."""
+  monkeypatch.setenv("SPANBERT_FRESH_PYTHON", "1")
+
+
 # What a unit test sees as $SPANBERT_DATA_DIR, itself and in the processes it
 # starts (the Makefile's NO_DATA_DIR): nothing there. The real folder is read
 # once, here, before any test changes the variable.

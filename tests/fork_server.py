@@ -137,6 +137,21 @@ def _parse(argv):
   return None
 
 
+def _inherited_fds():
+  """Open descriptors beyond 0-2 (pass_fds, multiprocessing's spawn pipes):
+  only the real interpreter inherits them."""
+  fds = []
+  for name in os.listdir("/proc/self/fd"):
+    fd = int(name)
+    if fd > 2:
+      try:
+        os.fstat(fd)
+      except OSError:  # the listing's own descriptor, closed by now
+        continue
+      fds.append(fd)
+  return fds
+
+
 def _exec_real(argv):
   real = os.environ.get(_ENV_REAL) or "/usr/bin/python3"
   os.execv(real, [real] + argv)
@@ -148,7 +163,7 @@ def launcher_main(argv):
   parsed = _parse(argv)
   fork_dir = os.environ.get(_ENV_DIR)
   if (parsed is None or not fork_dir or os.environ.get(_ENV_OFF) == "1"
-      or not os.path.isdir(fork_dir)):
+      or not os.path.isdir(fork_dir) or _inherited_fds()):
     _exec_real(argv)
   env = dict(os.environ)
   if parsed[3]:
@@ -195,23 +210,33 @@ def launcher_main(argv):
                      "closed before the child ended\n")
     os._exit(1)  # pylint: disable=protected-access
   if status.get("signal"):
-    signal.signal(status["signal"], signal.SIG_DFL)
+    if status["signal"] not in (signal.SIGKILL, signal.SIGSTOP):
+      signal.signal(status["signal"], signal.SIG_DFL)
     os.kill(os.getpid(), status["signal"])
   os._exit(status.get("code", 1))  # pylint: disable=protected-access
 
 
-def _start_server(fork_dir, path, env):
-  """Starts a server for env's start-up variables (once: a lock file), in
+def _start_server(fork_dir, path, env, force=False):
+  """Starts a server for env's start-up variables (once: lock files), in
   the background; this request runs the real interpreter meanwhile."""
-  try:
-    fd = os.open(path + ".starting", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-  except OSError:
+  # A set of start-up variables seen once may not come again: its server
+  # (~8 CPU-s) starts at the second request.
+  for marker in (".seen", ".starting"):
+    try:
+      fd = os.open(path + marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except OSError:
+      continue
+    os.close(fd)
+    if marker == ".seen" and not force:
+      return
+    break
+  else:
     return
-  os.close(fd)
-  real = os.environ.get(_ENV_REAL)
+  real = env.get(_ENV_REAL)
   if not real:
     return
-  if os.fork() == 0:  # detach: the launcher's caller does not wait for it
+  pid = os.fork()
+  if pid == 0:  # detach: the launcher's caller does not wait for it
     os.setsid()
     if os.fork() == 0:
       devnull = os.open(os.devnull, os.O_RDWR)
@@ -219,12 +244,15 @@ def _start_server(fork_dir, path, env):
       os.dup2(devnull, 0)
       os.dup2(devnull, 1)
       os.dup2(log, 2)
-      server_env = {k: v for k, v in env.items() if k != _ENV_OFF}
+      # No PYTHONPATH: sys.path as a fresh interpreter's without it (each
+      # request's own entries go in front of it in the child).
+      server_env = {k: v for k, v in env.items()
+                    if k not in (_ENV_OFF, "PYTHONPATH")}
       os.chdir("/")
       os.execve(real, [real, os.path.abspath(__file__), "serve", path],
                 server_env)
     os._exit(0)  # pylint: disable=protected-access
-  os.wait()
+  os.waitpid(pid, 0)
 
 
 # The server -------------------------------------------------------------------
@@ -255,12 +283,12 @@ def _child_path(request, base_path):
   return [first] + extra + base_path
 
 
-def _same_package(path) -> bool:
+def _same_package(path, cwd) -> bool:
   """Whether a fresh interpreter on `path` finds the package the server
   imported (or none on the path, as the server)."""
   import importlib.machinery  # pylint: disable=g-import-not-at-top
   spec = importlib.machinery.PathFinder.find_spec(
-      "official_spanbert", [p or os.getcwd() for p in path])
+      "official_spanbert", [p or cwd for p in path])
   loaded = os.path.dirname(os.path.abspath(
       sys.modules["official_spanbert"].__file__))
   if spec is None or not spec.submodule_search_locations:
@@ -272,9 +300,8 @@ def serve(path):
   """Accepts requests on the UNIX socket `path` until the owner exits."""
   import select  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
-  own = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))
+  base_path = list(sys.path[1:])  # started without PYTHONPATH
   _preload()
-  base_path = [p for p in sys.path[1:] if p not in own]
   owner = int(os.environ.get(_ENV_OWNER, "0"))
   namespaces = _namespaces()
   listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -358,7 +385,8 @@ def _accept(listener, children, base_path, namespaces):
     conn.close()
     return
   child_path = _child_path(request, base_path)
-  if (request["namespaces"] != namespaces or not _same_package(child_path)):
+  if (request["namespaces"] != namespaces
+      or not _same_package(child_path, request["cwd"])):
     for fd in fds:
       os.close(fd)
     _send(conn, {"fallback": True})
@@ -424,6 +452,8 @@ def _run_child(request, fds, child_path):
       exec(compile(target, "<string>", "exec"), main.__dict__)  # pylint: disable=exec-used
     elif kind == "-m":
       sys.argv = [target] + request["args"]
+      # A fresh interpreter has not imported it (runpy would warn).
+      sys.modules.pop(target, None)
       runpy.run_module(target, run_name="__main__", alter_sys=True)
     else:
       sys.argv = [target] + request["args"]
@@ -441,7 +471,8 @@ def _run_child(request, fds, child_path):
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGINT)
   except BaseException:  # pylint: disable=broad-except
-    sys.excepthook(*sys.exc_info())
+    etype, value, tb = sys.exc_info()
+    sys.excepthook(etype, value, tb.tb_next)  # not this function's frame
     code = 1
   _finish(threading, atexit)
   os._exit(code & 0xFF)  # pylint: disable=protected-access
@@ -463,6 +494,23 @@ def _finish(threading, atexit):
 
 
 # Set-up from conftest ----------------------------------------------------------
+
+
+def ensure_server(env=None, timeout_s: float = 300.0) -> str:
+  """Starts the server for `env` (default: this process's) if none runs,
+  and waits until it accepts requests; returns its socket's path."""
+  import time  # pylint: disable=g-import-not-at-top
+  env = dict(os.environ if env is None else env)
+  path = os.path.join(env[_ENV_DIR], _key(env) + ".sock")
+  if not os.path.exists(path):
+    _start_server(env[_ENV_DIR], path, env, force=True)
+  deadline = time.time() + timeout_s
+  while not os.path.exists(path):
+    if time.time() > deadline:
+      raise TimeoutError(f"no fork server at {path} after {timeout_s:.0f} s "
+                         f"(its log: {path}.log)")
+    time.sleep(0.2)
+  return path
 
 
 def install(tmp_dir: str) -> str:
