@@ -502,11 +502,18 @@ def pytest_configure(config):
   """The tests' Python processes fork from a server that imported
   TensorFlow (fork_server.py); SPANBERT_TEST_FORK=0, or Bazel, starts each
   afresh."""
-  if (os.environ.get("SPANBERT_TEST_FORK", "1") != "0"
-      and "TEST_SRCDIR" not in os.environ
-      and not hasattr(config, "_spanbert_fork_dir")):
+  if (os.environ.get("SPANBERT_TEST_FORK", "1") == "0"
+      or "TEST_SRCDIR" in os.environ):
+    return
+  inherited = os.environ.get("SPANBERT_FORK_DIR")  # an xdist worker's
+  if inherited and os.path.isdir(inherited):
+    fork_server.install(inherited)
+  elif not hasattr(config, "_spanbert_fork_dir"):
     config._spanbert_fork_dir = tempfile.mkdtemp(prefix="spanbert-fork-")  # pylint: disable=protected-access
-    fork_server.install(config._spanbert_fork_dir)  # pylint: disable=protected-access
+    controller = (bool(getattr(config.option, "numprocesses", None))
+                  and not hasattr(config, "workerinput"))
+    fork_server.install(config._spanbert_fork_dir,  # pylint: disable=protected-access
+                        set_executable=not controller)
 
 
 def pytest_unconfigure(config):

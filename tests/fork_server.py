@@ -27,11 +27,12 @@ launcher forwards signals to the child and exits as it did.
 
 Anything the child could not reproduce runs the real interpreter instead
 (os.execv, the same command): interpreter options other than -m / -c / -u,
-environment variables read when TensorFlow is imported (TF_CPP_MIN_LOG_LEVEL,
-TF_ENABLE_ONEDNN_OPTS, ...: one server per distinct set, started on first
-use), another mount / user / PID namespace (`unshare`), a package found
-elsewhere on the request's sys.path, or SPANBERT_FRESH_PYTHON=1 (tests that
-measure a fresh process: its memory, its imports).
+descriptors beyond 0-2, environment variables read when TensorFlow is
+imported (TF_CPP_MIN_LOG_LEVEL, TF_ENABLE_ONEDNN_OPTS, ...) with values no
+server was started for (install starts two: the pytest process's and
+TF_CPP_MIN_LOG_LEVEL=3), another mount / user / PID namespace (`unshare`),
+a package found elsewhere on the request's sys.path, or
+SPANBERT_FRESH_PYTHON=1 (tests that compare pids or what a start-up imports).
 
   fork_server.install(tmp_dir)   # conftest, once per pytest process
   subprocess.run([sys.executable, "-m", "official_spanbert.tools.train", ...])
@@ -48,15 +49,17 @@ _ENV_DIR = "SPANBERT_FORK_DIR"        # where the servers' sockets live
 _ENV_REAL = "SPANBERT_REAL_PYTHON"    # the interpreter the launcher stands for
 _ENV_OWNER = "SPANBERT_FORK_OWNER"    # the pytest process's pid
 _ENV_OFF = "SPANBERT_FRESH_PYTHON"    # "1": always the real interpreter
-# Read by TensorFlow, the allocator or Python when a process starts or imports
-# TensorFlow: a request with other values gets a server of its own.
-_START_PREFIXES = ("TF_", "XLA_", "OMP_", "KMP_", "MKL", "ONEDNN_", "DNNL_",
-                   "LD_", "MALLOC", "PYTHON", "CUDA_")
-# ... except these, read later (when the runtime starts, or by the child).
-_RUNTIME_VARS = {"TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
-                 "TF_CPU_ALLOCATOR_USE_BFC", "TF_FORCE_GPU_ALLOW_GROWTH",
-                 "TF_DETERMINISTIC_OPS", "CUDA_VISIBLE_DEVICES",
-                 "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
+# Read when a process starts or imports TensorFlow (by TF, the loader or
+# Python itself), so a child forked from a server started with other values
+# would not see them: a request's values must be its server's. Variables
+# read later (TF_NUM_INTRAOP_THREADS, CUDA_VISIBLE_DEVICES, OMP_* / KMP_*
+# when torch is imported, ...) are set in the child's os.environ in time.
+_START_VARS = ("TF_CPP_MIN_LOG_LEVEL", "TF_CPP_MAX_VLOG_LEVEL",
+               "TF_CPP_VMODULE", "TF_ENABLE_ONEDNN_OPTS", "TF_USE_LEGACY_KERAS",
+               "TF_XLA_FLAGS", "XLA_FLAGS", "LD_PRELOAD", "PYTHONHASHSEED",
+               "PYTHONWARNINGS", "PYTHONIOENCODING", "PYTHONUTF8",
+               "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONOPTIMIZE",
+               "PYTHONNOUSERSITE", "PYTHONHOME", "PYTHONSAFEPATH")
 _LIMITS = ("RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_NOFILE",
            "RLIMIT_CPU", "RLIMIT_CORE", "RLIMIT_STACK")
 _NAMESPACES = ("mnt", "pid", "user", "net", "ipc", "uts")
@@ -65,8 +68,7 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
 
 
 def _start_env(env) -> dict:
-  return {k: v for k, v in env.items()
-          if k.startswith(_START_PREFIXES) and k not in _RUNTIME_VARS}
+  return {k: env[k] for k in _START_VARS if k in env}
 
 
 def _key(env) -> str:
@@ -152,7 +154,17 @@ def _inherited_fds():
   return fds
 
 
-def _exec_real(argv):
+def _exec_real(argv, reason=""):
+  """Runs the real interpreter; the reason goes to <fork dir>/fallbacks.log."""
+  fork_dir = os.environ.get(_ENV_DIR)
+  if reason and fork_dir and os.path.isdir(fork_dir):
+    try:
+      with open(os.path.join(fork_dir, "fallbacks.log"), "a",
+                encoding="utf-8") as f:
+        f.write(json.dumps({"reason": reason, "argv": argv[:3],
+                            "key": _key(os.environ)}) + "\n")
+    except OSError:
+      pass
   real = os.environ.get(_ENV_REAL) or "/usr/bin/python3"
   os.execv(real, [real] + argv)
 
@@ -162,9 +174,13 @@ def launcher_main(argv):
   real interpreter otherwise."""
   parsed = _parse(argv)
   fork_dir = os.environ.get(_ENV_DIR)
-  if (parsed is None or not fork_dir or os.environ.get(_ENV_OFF) == "1"
-      or not os.path.isdir(fork_dir) or _inherited_fds()):
-    _exec_real(argv)
+  if parsed is None:
+    _exec_real(argv, "options")
+  if (not fork_dir or os.environ.get(_ENV_OFF) == "1"
+      or not os.path.isdir(fork_dir)):
+    _exec_real(argv, "off")
+  if _inherited_fds():
+    _exec_real(argv, "descriptors")
   env = dict(os.environ)
   if parsed[3]:
     env["PYTHONUNBUFFERED"] = "1"
@@ -174,8 +190,17 @@ def launcher_main(argv):
     sock.connect(path)
   except OSError:
     sock.close()
-    _start_server(fork_dir, path, env)
-    _exec_real(argv)
+    # Servers are started by the pytest processes only (install): one
+    # started here would pass this process's limits, nice value and
+    # namespaces on to every child.
+    if not _wait_for_server(path):
+      _exec_real(argv, "no server for these start-up variables: " +
+                 json.dumps(_start_env(env), sort_keys=True))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+      sock.connect(path)
+    except OSError:
+      _exec_real(argv, "server not reachable")
   import resource  # pylint: disable=g-import-not-at-top
   limits = {n: resource.getrlimit(getattr(resource, n)) for n in _LIMITS}
   request = {"kind": parsed[0], "target": parsed[1], "args": parsed[2],
@@ -188,7 +213,7 @@ def launcher_main(argv):
   reply, _ = _recv(sock)
   if not reply or "pid" not in reply:
     sock.close()
-    _exec_real(argv)
+    _exec_real(argv, "refused (namespace or package path)")
   pid = reply["pid"]
 
   def forward(signum, _):
@@ -216,22 +241,33 @@ def launcher_main(argv):
   os._exit(status.get("code", 1))  # pylint: disable=protected-access
 
 
-def _start_server(fork_dir, path, env, force=False):
-  """Starts a server for env's start-up variables (once: lock files), in
-  the background; this request runs the real interpreter meanwhile."""
-  # A set of start-up variables seen once may not come again: its server
-  # (~8 CPU-s) starts at the second request.
-  for marker in (".seen", ".starting"):
+def _wait_for_server(path, timeout_s: float = 60.0) -> bool:
+  """Waits while a server for `path` is starting (its pid in .starting is
+  alive): it is ready sooner than a fresh interpreter would import."""
+  import time  # pylint: disable=g-import-not-at-top
+  deadline = time.time() + timeout_s
+  while not os.path.exists(path):
     try:
-      fd = os.open(path + marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except OSError:
-      continue
-    os.close(fd)
-    if marker == ".seen" and not force:
-      return
-    break
-  else:
+      with open(path + ".starting", encoding="utf-8") as f:
+        pid = int(f.read().strip() or 0)
+      if pid:
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+      return False
+    if time.time() > deadline:
+      return False
+    time.sleep(0.1)
+  return True
+
+
+def _start_server(fork_dir, path, env):
+  """Starts a server for env's start-up variables (once: a lock file), in
+  the background; this request runs the real interpreter meanwhile."""
+  try:
+    fd = os.open(path + ".starting", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+  except OSError:  # another request started it
     return
+  os.close(fd)
   real = env.get(_ENV_REAL)
   if not real:
     return
@@ -249,6 +285,8 @@ def _start_server(fork_dir, path, env, force=False):
       server_env = {k: v for k, v in env.items()
                     if k not in (_ENV_OFF, "PYTHONPATH")}
       os.chdir("/")
+      with open(path + ".starting", "w", encoding="utf-8") as f:
+        f.write(str(os.getpid()))  # the server's, after the exec
       os.execve(real, [real, os.path.abspath(__file__), "serve", path],
                 server_env)
     os._exit(0)  # pylint: disable=protected-access
@@ -496,16 +534,18 @@ def _finish(threading, atexit):
 # Set-up from conftest ----------------------------------------------------------
 
 
-def ensure_server(env=None, timeout_s: float = 300.0) -> str:
+def ensure_server(env=None, timeout_s: float = 300.0, wait: bool = True
+                  ) -> str:
   """Starts the server for `env` (default: this process's) if none runs,
-  and waits until it accepts requests; returns its socket's path."""
+  and waits until it accepts requests (unless not `wait`); returns its
+  socket's path."""
   import time  # pylint: disable=g-import-not-at-top
   env = dict(os.environ if env is None else env)
   path = os.path.join(env[_ENV_DIR], _key(env) + ".sock")
   if not os.path.exists(path):
-    _start_server(env[_ENV_DIR], path, env, force=True)
+    _start_server(env[_ENV_DIR], path, env)
   deadline = time.time() + timeout_s
-  while not os.path.exists(path):
+  while wait and not os.path.exists(path):
     if time.time() > deadline:
       raise TimeoutError(f"no fork server at {path} after {timeout_s:.0f} s "
                          f"(its log: {path}.log)")
@@ -513,12 +553,22 @@ def ensure_server(env=None, timeout_s: float = 300.0) -> str:
   return path
 
 
-def install(tmp_dir: str) -> str:
+def install(tmp_dir: str, set_executable: bool = True) -> str:
   """Points sys.executable at a launcher in tmp_dir/bin (beside links to the
-  real interpreter's bin/ entries), for this process and its children;
-  returns the real interpreter."""
+  real interpreter's bin/ entries), for this process and its children (an
+  xdist worker inherits its controller's: one set of servers a session);
+  returns the real interpreter.
+
+  set_executable: False in xdist's controller, which starts its workers
+    with sys.executable and runs no test.
+  """
   real = os.environ.get(_ENV_REAL) or sys.executable
-  bin_dir = os.path.join(tmp_dir, "bin")
+  launcher = os.path.join(tmp_dir, "bin", "python")
+  if os.path.exists(launcher):
+    if set_executable:
+      sys.executable = launcher
+    return real
+  bin_dir = os.path.dirname(launcher)
   os.makedirs(bin_dir, exist_ok=True)
   real_bin = os.path.dirname(real)
   for name in os.listdir(real_bin):
@@ -527,19 +577,24 @@ def install(tmp_dir: str) -> str:
         os.symlink(os.path.join(real_bin, name), os.path.join(bin_dir, name))
       except FileExistsError:
         pass
-  launcher = os.path.join(bin_dir, "python")
   here = os.path.dirname(os.path.abspath(__file__))
-  with open(launcher, "w", encoding="utf-8") as f:
+  with open(launcher + ".tmp", "w", encoding="utf-8") as f:
     f.write(f"#!{real} -IS\n"
             "import sys\n"
             f"sys.path.insert(0, {here!r})\n"
             "import fork_server\n"
             "fork_server.launcher_main(sys.argv[1:])\n")
-  os.chmod(launcher, 0o755)
+  os.chmod(launcher + ".tmp", 0o755)
+  os.rename(launcher + ".tmp", launcher)
   os.environ[_ENV_DIR] = tmp_dir
   os.environ[_ENV_REAL] = real
   os.environ[_ENV_OWNER] = str(os.getpid())
-  sys.executable = launcher
+  if set_executable:
+    sys.executable = launcher
+  # The two sets of start-up variables most tests' processes have: this
+  # process's, and TF_CPP_MIN_LOG_LEVEL=3 (train_helpers.env()).
+  for extra in ({}, {"TF_CPP_MIN_LOG_LEVEL": "3"}):
+    ensure_server(dict(os.environ, **extra), wait=False)
   return real
 
 
