@@ -14,23 +14,24 @@
 
 """The tests' Python processes forked from one that imported TensorFlow.
 
-The tests start ~150 Python processes (the binaries, workers, exports); each
-paid TensorFlow's and Model Garden's imports again, ~7-9 CPU-seconds on the
-2-core CI machines. tests/conftest.py points `sys.executable` at a `python`
-launcher (install()): a stdlib-only client that hands its argv, environment,
-working directory, resource limits and standard streams to a server of its
-pytest worker. The server imported TensorFlow, tf_keras, tensorflow_text,
-Model Garden and the package once, without starting TensorFlow's runtime, and
-forks a child per request that runs the script, `-m` module or `-c` code as
-a fresh interpreter would (sys.path, __main__, atexit, exit status). The
-launcher forwards signals to the child and exits as it did.
+The tests start a hundred and more Python processes (binaries, workers,
+exports); each paid TensorFlow's and Model Garden's imports again, ~7-9
+CPU-s on the 2-core CI machines. tests/conftest.py points `sys.executable`
+at a `python` launcher (install()): a stdlib-only client that hands its
+argv, environment, working directory, resource limits and standard streams
+to a server of its pytest session. The server imported TensorFlow, tf_keras,
+tensorflow_text, Model Garden and the package once, without starting
+TensorFlow's runtime, and forks a child per request that runs the script,
+`-m` module or `-c` code as a fresh interpreter would (sys.path, __main__,
+atexit, exit status). The launcher forwards signals to the child and exits
+as it did.
 
 Anything the child could not reproduce runs the real interpreter instead
 (os.execv, the same command): interpreter options other than -m / -c / -u,
 descriptors beyond 0-2, environment variables read when TensorFlow is
 imported (TF_CPP_MIN_LOG_LEVEL, TF_ENABLE_ONEDNN_OPTS, ...) with values no
-server was started for (install starts two: the pytest process's and
-TF_CPP_MIN_LOG_LEVEL=3), another mount / user / PID namespace (`unshare`),
+server was started for (install starts three: TF_CPP_MIN_LOG_LEVEL 3, 2
+or unset), another mount / user / PID namespace (`unshare`),
 a package found elsewhere on the request's sys.path, or
 SPANBERT_FRESH_PYTHON=1 (tests that compare pids or what a start-up imports).
 
@@ -112,7 +113,7 @@ def _recv(sock, maxfds=0):
   return json.loads(data[4:4 + struct.unpack("!I", data[:4])[0]]), fds
 
 
-# The launcher (stdlib only: it runs with -I -S) --------------------------------
+# The launcher (stdlib only: it runs with -I -S) -----------------------------
 
 
 def _parse(argv):
@@ -298,13 +299,14 @@ def _start_server(fork_dir, path, env):
 
 def _preload():
   """What every child would import first, without starting TF's runtime."""
-  import official_spanbert  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  import tensorflow  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  import tensorflow_text  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  import tf_keras  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  import numpy  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-  from official_spanbert.training import train_lib  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  # pylint: disable=g-import-not-at-top,unused-import,import-outside-toplevel
+  import numpy  # noqa: F401
+  import official_spanbert  # noqa: F401
+  import tensorflow  # noqa: F401
+  import tensorflow_text  # noqa: F401
+  import tf_keras  # noqa: F401
+  from official_spanbert import registry_imports  # noqa: F401
+  from official_spanbert.training import train_lib  # noqa: F401
 
 
 def _child_path(request, base_path):
@@ -487,7 +489,8 @@ def _run_child(request, fds, child_path):
       main = types.ModuleType("__main__")
       main.__builtins__ = __builtins__
       sys.modules["__main__"] = main
-      exec(compile(target, "<string>", "exec"), main.__dict__)  # pylint: disable=exec-used
+      code_object = compile(target, "<string>", "exec")
+      exec(code_object, main.__dict__)  # pylint: disable=exec-used
     elif kind == "-m":
       sys.argv = [target] + request["args"]
       # A fresh interpreter has not imported it (runpy would warn).
@@ -531,7 +534,7 @@ def _finish(threading, atexit):
       pass
 
 
-# Set-up from conftest ----------------------------------------------------------
+# Set-up from conftest -------------------------------------------------------
 
 
 def ensure_server(env=None, timeout_s: float = 300.0, wait: bool = True
@@ -591,10 +594,14 @@ def install(tmp_dir: str, set_executable: bool = True) -> str:
   os.environ[_ENV_OWNER] = str(os.getpid())
   if set_executable:
     sys.executable = launcher
-  # The two sets of start-up variables most tests' processes have: this
-  # process's, and TF_CPP_MIN_LOG_LEVEL=3 (train_helpers.env()).
-  for extra in ({}, {"TF_CPP_MIN_LOG_LEVEL": "3"}):
-    ensure_server(dict(os.environ, **extra), wait=False)
+  # The sets of start-up variables the tests' processes have: this
+  # process's with TF_CPP_MIN_LOG_LEVEL 3 (train_helpers.env()), 2 (the
+  # property workers) or unset (the demo's tests); ~7 CPU-s a server.
+  for level in ("3", "2", None):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    if level:
+      env["TF_CPP_MIN_LOG_LEVEL"] = level
+    ensure_server(env, wait=False)
   return real
 
 
