@@ -31,6 +31,7 @@ import official_spanbert  # noqa: F401  (TF_USE_LEGACY_KERAS before TF)
 import pytest
 
 from official_spanbert.data.pretraining import corpus as corpus_lib
+import fork_server
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The console scripts' modules (tests run them by path or with -m).
@@ -58,6 +59,14 @@ def _registered_experiments():
   ran before (demo/pipeline_test.py's bf16 test failed alone, 2026-12-06)."""
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
 
+
+
+@pytest.fixture
+def fresh_python(monkeypatch):
+  """The processes this test starts run the real interpreter, not a child
+  forked from a server that imported TensorFlow (fork_server.py): the test
+  compares their pids or what a fresh interpreter has imported."""
+  monkeypatch.setenv("SPANBERT_FRESH_PYTHON", "1")
 
 
 # What a unit test sees as $SPANBERT_DATA_DIR, itself and in the processes it
@@ -489,7 +498,28 @@ def pytest_xdist_make_scheduler(config, log):
   return GroupScheduling(config, log)
 
 
+def pytest_configure(config):
+  """The tests' Python processes fork from a server that imported
+  TensorFlow (fork_server.py); SPANBERT_TEST_FORK=0, or Bazel, starts each
+  afresh."""
+  if (os.environ.get("SPANBERT_TEST_FORK", "1") == "0"
+      or "TEST_SRCDIR" in os.environ):
+    return
+  inherited = os.environ.get("SPANBERT_FORK_DIR")  # an xdist worker's
+  if inherited and os.path.isdir(inherited):
+    fork_server.install(inherited)
+  elif not hasattr(config, "_spanbert_fork_dir"):
+    config._spanbert_fork_dir = tempfile.mkdtemp(prefix="spanbert-fork-")  # pylint: disable=protected-access
+    controller = (bool(getattr(config.option, "numprocesses", None))
+                  and not hasattr(config, "workerinput"))
+    fork_server.install(config._spanbert_fork_dir,  # pylint: disable=protected-access
+                        set_executable=not controller)
+
+
 def pytest_unconfigure(config):
+  fork_dir = getattr(config, "_spanbert_fork_dir", None)
+  if fork_dir:  # its servers stop within a second
+    shutil.rmtree(fork_dir, ignore_errors=True)
   groups_dir = getattr(config, "_spanbert_groups_dir", None)
   if groups_dir:
     shutil.rmtree(groups_dir, ignore_errors=True)

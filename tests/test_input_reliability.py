@@ -190,6 +190,7 @@ def test_seq_length_beyond_position_embeddings_fails_at_task_build(
       "task.model.encoder.bert_v2.max_position_embeddings")
 
 
+@pytest.mark.usefixtures("fresh_python")  # the lock names Popen.pid
 def test_second_records_run_on_a_prefix_refuses_and_spares_the_first(
     cased_vocab, tmp_path):
   """Issue 26, fault 2: two real create_pretraining_data processes."""

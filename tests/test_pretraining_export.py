@@ -82,6 +82,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.usefixtures("fresh_python")  # TF's ops before tf.text's import
 def test_op_audit_core_and_tf_text_only(exported):
   import json  # pylint: disable=g-import-not-at-top
   op_lists = [sorted(export_helpers.saved_ops(export_dir))
@@ -104,6 +105,7 @@ def _requests():
           "encode_pair:text": texts, "encode_pair:text_pair": pair}
 
 
+@pytest.mark.usefixtures("fresh_python")  # the client imports TF alone
 def test_fresh_process_outputs_match_keras(exported, tmp_path):
   requests = _requests()
   np.savez(tmp_path / "req.npz", **requests)

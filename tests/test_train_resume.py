@@ -56,6 +56,7 @@ from train_helpers import alarm  # noqa: F401  pylint: disable=unused-import
 from train_helpers import trained  # noqa: F401  pylint: disable=unused-import
 
 
+@pytest.mark.usefixtures("fresh_python")  # the lock names Popen.pid
 def test_second_training_run_refuses_the_locked_model_dir(
     pretraining_records, cased_vocab, trained, tmp_path):
   model_dir = copy_run(trained, tmp_path)
@@ -359,6 +360,7 @@ def _newest_intact(model_dir):
               if checkpoint_recovery.problem(p) is None)
 
 
+@pytest.mark.usefixtures("fresh_python")  # the lock names Popen.pid
 def test_kill_9_while_a_checkpoint_is_written_then_resume(
     pretraining_records, cased_vocab, trained, tmp_path):
   """Issue 39 probe (a), the riskiest of the five kills tried by hand

@@ -66,6 +66,7 @@ def _script(verbose: bool) -> subprocess.CompletedProcess:
       capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.usefixtures("fresh_python")  # what a start-up imports
 def test_quiet_by_default_and_the_detail_with_v():
   quiet = _script(verbose=False)
   assert quiet.returncode == 0, quiet.stderr
@@ -87,6 +88,7 @@ LIGHT_HELP_TOOLS = ("train", "export_savedmodel", "export_tfhub",
                     "build_demo_corpus")
 
 
+@pytest.mark.usefixtures("fresh_python")  # what a start-up imports
 @pytest.mark.parametrize("tool", LIGHT_HELP_TOOLS)
 def test_help_does_not_load_tensorflow(tool):
   """--help is answered while the flags are parsed, before main imports TF."""
