@@ -30,8 +30,8 @@ Anything the child could not reproduce runs the real interpreter instead
 (os.execv, the same command): interpreter options other than -m / -c / -u,
 descriptors beyond 0-2, environment variables read when TensorFlow is
 imported (TF_CPP_MIN_LOG_LEVEL, TF_ENABLE_ONEDNN_OPTS, ...) with values no
-server was started for (install starts three: TF_CPP_MIN_LOG_LEVEL 3, 2
-or unset), another mount / user / PID namespace (`unshare`),
+server was started for (install starts them for the pytest process's
+values, TF_CPP_MIN_LOG_LEVEL=3 too), another mount / user / PID namespace (`unshare`),
 a package found elsewhere on the request's sys.path, or
 SPANBERT_FRESH_PYTHON=1 (tests that compare pids or what a start-up imports).
 
@@ -594,14 +594,10 @@ def install(tmp_dir: str, set_executable: bool = True) -> str:
   os.environ[_ENV_OWNER] = str(os.getpid())
   if set_executable:
     sys.executable = launcher
-  # The sets of start-up variables the tests' processes have: this
-  # process's with TF_CPP_MIN_LOG_LEVEL 3 (train_helpers.env()), 2 (the
-  # property workers) or unset (the demo's tests); ~7 CPU-s a server.
-  for level in ("3", "2", None):
-    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    if level:
-      env["TF_CPP_MIN_LOG_LEVEL"] = level
-    ensure_server(env, wait=False)
+  # The two sets of start-up variables most tests' processes have: this
+  # process's, and TF_CPP_MIN_LOG_LEVEL=3 (train_helpers.env()).
+  for extra in ({}, {"TF_CPP_MIN_LOG_LEVEL": "3"}):
+    ensure_server(dict(os.environ, **extra), wait=False)
   return real
 
 
