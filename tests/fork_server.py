@@ -261,7 +261,7 @@ def _wait_for_server(path, timeout_s: float = 60.0) -> bool:
   return True
 
 
-def _start_server(fork_dir, path, env):
+def _start_server(path, env):
   """Starts a server for env's start-up variables (once: a lock file), in
   the background; this request runs the real interpreter meanwhile."""
   try:
@@ -546,7 +546,7 @@ def ensure_server(env=None, timeout_s: float = 300.0, wait: bool = True
   env = dict(os.environ if env is None else env)
   path = os.path.join(env[_ENV_DIR], _key(env) + ".sock")
   if not os.path.exists(path):
-    _start_server(env[_ENV_DIR], path, env)
+    _start_server(path, env)
   deadline = time.time() + timeout_s
   while wait and not os.path.exists(path):
     if time.time() > deadline:
