@@ -57,10 +57,14 @@ def test_orbit_logs_instead_of_printing_inside_the_scope(capsys):
   assert capsys.readouterr().out == ""
 
 
-def test_a_run_traces_its_train_step_once(tmp_path, monkeypatch):
+def test_a_run_traces_its_train_step_once_and_counts_no_flops(
+    tmp_path, monkeypatch):
   """The optimizer's slots exist before the first step, so the train loop's
-  tf.function is not traced a second time after creating them."""
+  tf.function is not traced a second time after creating them; and Model
+  Garden's FLOP count (the model traced again and frozen) is skipped during
+  the run, restored after it."""
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  from official.core import train_utils  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import dummy_inputs  # pylint: disable=g-import-not-at-top
   from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
   from conftest import tiny_params  # pylint: disable=g-import-not-at-top
@@ -77,5 +81,34 @@ def test_a_run_traces_its_train_step_once(tmp_path, monkeypatch):
     return task
 
   monkeypatch.setattr(task_factory, "get_task", counted)
+  flops = []
+  monkeypatch.setattr(train_utils, "try_count_flops",
+                      lambda *a, **k: flops.append(1))
+  count = train_utils.try_count_flops
   train_lib.run(params, str(tmp_path / "run"), mode="train")
   assert len(traces) == 1
+  assert not flops and train_utils.try_count_flops is count
+
+
+def test_nested_and_concurrent_runs_restore_the_flop_count():
+  import threading  # pylint: disable=g-import-not-at-top
+  from official.core import train_utils  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  count = train_utils.try_count_flops
+  inside, release = threading.Event(), threading.Event()
+
+  def other_run():
+    with train_lib._without_flop_count():  # pylint: disable=protected-access
+      inside.set()
+      release.wait(10)
+
+  thread = threading.Thread(target=other_run)
+  with train_lib._without_flop_count():  # pylint: disable=protected-access
+    thread.start()
+    assert inside.wait(10)
+    with train_lib._without_flop_count():  # pylint: disable=protected-access
+      assert train_utils.try_count_flops(None) is None
+  assert train_utils.try_count_flops is not count  # the other run goes on
+  release.set()
+  thread.join(10)
+  assert train_utils.try_count_flops is count
