@@ -413,7 +413,8 @@ def heldout_mlm(study: Study, arm: str, masking_scheme: str,
   task.initialize(model)
   metrics = task.build_metrics(training=False)
   step = tf.function(lambda batch: task.validation_step(batch, model,
-                                                        metrics))
+                                                        metrics),
+                     autograph=False)
   batches = 0
   dataset = task.build_inputs(params.task.validation_data)
   for batch in dataset.take(max_batches) if max_batches else dataset:

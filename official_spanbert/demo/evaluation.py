@@ -58,7 +58,7 @@ def heldout_metrics(task, model, data_config, steps: int) -> Dict[str, float]:
       k=5, name="masked_lm_top5_accuracy")
   dataset = task.build_inputs(data_config)
 
-  @tf.function
+  @tf.function(autograph=False)  # graph code already: a cheaper trace
   def step(inputs):  # the task's validation_step, keeping the logits
     outputs = task.inference_step(inputs, model)
     losses = task.compute_losses(inputs, outputs)

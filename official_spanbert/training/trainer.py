@@ -32,6 +32,7 @@ import tensorflow as tf
 from official.core import actions
 from official.core import base_trainer
 from orbit import controller as orbit_controller
+from orbit.utils import loop_fns
 from official_spanbert.utils import progress as progress_lib
 
 _SCOPE = "spanbert"
@@ -119,6 +120,27 @@ class SpanBertTrainer(base_trainer.Trainer):
     self._loop_start = None
     with self.strategy.scope():
       create_slots(self.optimizer, self.model.trainable_variables)
+
+  def create_train_loop_fn(self):
+    """Orbit's train loop (a tf.while_loop of train steps in one
+    tf.function), traced without AutoGraph: the steps' Python is graph code
+    already, and AutoGraph converting it and every Keras layer's call made
+    each trace cost more (a 2-layer model's 8-step run: 7.9 -> 5.5 CPU-s,
+    AVX2 EPYC). Orbit's own loop where its options ask for another kind."""
+    options = self._train_options
+    if (not options.use_tf_while_loop or
+        options.use_tpu_summary_optimization):
+      return super().create_train_loop_fn()
+    return tf.function(while_loop_fn(self.train_step), autograph=False)
+
+  def create_eval_loop_fn(self, has_state: bool):
+    """Orbit's eval loop; its step's tf.function (Model Garden runs eval steps
+    from Python) traced without AutoGraph, as the train loop."""
+    options = self._eval_options
+    if options.use_tf_while_loop or not options.use_tf_function:
+      return super().create_eval_loop_fn(has_state)
+    return loop_fns.create_loop_fn(
+        tf.function(self.eval_step, autograph=False))
 
   def train_step(self, iterator):
     """Model Garden's train step; with XLA, the task's step compiled."""
@@ -216,6 +238,31 @@ class SpanBertTrainer(base_trainer.Trainer):
       # run on these logs next) would; returns whether it will restore.
       self._divergence(logs)
     return logs
+
+
+def while_loop_fn(step_fn):
+  """loop_fn(iterator, num_steps) calling step_fn(iterator) num_steps times
+  in a tf.while_loop, as orbit's loop_fns.create_tf_while_loop_fn, written
+  without Python loops over tensors so that it traces without AutoGraph.
+
+    loop = tf.function(while_loop_fn(trainer.train_step), autograph=False)
+    loop(iterator, tf.constant(100))
+  """
+  def loop_fn(iterator, num_steps):
+    if not isinstance(num_steps, tf.Tensor):
+      raise ValueError("num_steps should be a tf.Tensor (a Python value "
+                       "retraces the loop for every value)")
+
+    def body(i):
+      with tf.name_scope(""):  # no "while/" prefix on the steps' ops
+        step_fn(iterator)
+      return (i + 1,)
+
+    tf.while_loop(lambda i: i < num_steps, body,
+                  (tf.zeros([], num_steps.dtype),),
+                  maximum_iterations=num_steps)
+
+  return loop_fn
 
 
 def create_slots(optimizer, variables) -> None:

@@ -19,6 +19,7 @@ log (issue 24)."""
 import io
 
 import numpy as np
+import pytest
 from orbit import controller as orbit_controller
 
 from official_spanbert.utils import progress
@@ -112,3 +113,21 @@ def test_nested_and_concurrent_runs_restore_the_flop_count():
   release.set()
   thread.join(10)
   assert train_utils.try_count_flops is count
+
+
+def test_the_while_loop_runs_its_steps_traced_without_autograph():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  steps = tf.Variable(0)
+  seen = tf.Variable(0)
+  dataset = iter(tf.data.Dataset.range(100))
+
+  def step(iterator):
+    seen.assign_add(tf.cast(next(iterator), tf.int32))
+    steps.assign_add(1)
+
+  loop = tf.function(trainer.while_loop_fn(step), autograph=False)
+  loop(dataset, tf.constant(3))
+  loop(dataset, tf.constant(2))
+  assert (int(steps.numpy()), int(seen.numpy())) == (5, 0 + 1 + 2 + 3 + 4)
+  with pytest.raises(ValueError, match="num_steps should be a tf.Tensor"):
+    loop(dataset, 3)
