@@ -210,21 +210,36 @@ def launcher_main(argv):
              "nice": os.getpriority(os.PRIO_PROCESS, 0),
              "affinity": sorted(os.sched_getaffinity(0))}
   os.umask(request["umask"])
-  _send(sock, request, fds=(0, 1, 2))
-  reply, _ = _recv(sock)
-  if not reply or "pid" not in reply:
-    sock.close()
-    _exec_real(argv, "refused (namespace or package path)")
-  pid = reply["pid"]
+  # A fresh interpreter keeps the signals its caller ignores ignored (a
+  # background job's SIGINT, say); the child does the same.
+  request["ignored"] = [s for s in _FORWARDED
+                        if signal.getsignal(s) == signal.SIG_IGN]
+  # Caught from before the request: a signal sent once the child has started
+  # (even before its pid is here) reaches it, not this process's default.
+  pending, pid = [], None
 
   def forward(signum, _):
+    if pid is None:
+      pending.append(signum)
+      return
     try:
       os.kill(pid, signum)
     except OSError:
       pass
 
-  for s in _FORWARDED:
-    signal.signal(s, forward)
+  before = {s: signal.signal(s, forward) for s in _FORWARDED}
+  _send(sock, request, fds=(0, 1, 2))
+  reply, _ = _recv(sock)
+  if not reply or "pid" not in reply:
+    sock.close()
+    for s, handler in before.items():
+      signal.signal(s, handler)
+    for s in pending:
+      os.kill(os.getpid(), s)
+    _exec_real(argv, "refused (namespace or package path)")
+  pid = reply["pid"]
+  for s in pending:
+    forward(s, None)
   while True:
     try:
       status, _ = _recv(sock)
@@ -454,9 +469,11 @@ def _run_child(request, fds, child_path):
   import types  # pylint: disable=g-import-not-at-top
   code = 0
   try:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for s in _FORWARDED[1:] + (signal.SIGCHLD,):
-      signal.signal(s, signal.SIG_DFL)
+    ignored = set(request.get("ignored", ()))
+    for s in _FORWARDED + (signal.SIGCHLD,):
+      signal.signal(s, signal.SIG_IGN if s in ignored else
+                    signal.default_int_handler if s == signal.SIGINT
+                    else signal.SIG_DFL)
     for target, fd in enumerate(fds):
       os.dup2(fd, target)
       os.close(fd)

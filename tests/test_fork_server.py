@@ -122,13 +122,31 @@ def test_signals_reach_the_child_and_its_death_is_the_callers(tmp_path):
   assert proc.wait(timeout=60) == 7
   assert proc.stdout.read().strip() == "terminated"
   # Unhandled: the caller sees the signal, as with a fresh interpreter.
+  # (SIGINT as in a terminal: a background job, CI's say, ignores it, and so
+  # would the interpreter.)
   proc = subprocess.Popen([sys.executable, "-c",
                            "print('ready', flush=True); "
                            "import time; time.sleep(60)"],
-                          stdout=subprocess.PIPE, text=True)
+                          stdout=subprocess.PIPE, text=True,
+                          preexec_fn=_sigint_as_in_a_terminal)
   assert proc.stdout.readline().strip() == "ready"
   proc.send_signal(signal.SIGINT)
   assert proc.wait(timeout=60) == -signal.SIGINT
+
+
+def _sigint_as_in_a_terminal():
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_a_signal_the_caller_ignores_stays_ignored():
+  """As in a fresh interpreter: a background job's ignored SIGINT is ignored
+  by the child too (it got Python's KeyboardInterrupt handler instead)."""
+  proc = subprocess.Popen(
+      [sys.executable, "-c", "import signal; print(signal.getsignal("
+       "signal.SIGINT) == signal.SIG_IGN, flush=True)"],
+      stdout=subprocess.PIPE, text=True,
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+  assert proc.communicate(timeout=60)[0].strip() == "True"
 
 
 def test_a_killed_launcher_takes_its_child_with_it(tmp_path):
