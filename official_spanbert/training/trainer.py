@@ -125,7 +125,7 @@ class SpanBertTrainer(base_trainer.Trainer):
     """Orbit's train loop (a tf.while_loop of train steps in one
     tf.function), traced without AutoGraph: the steps' Python is graph code
     already, and AutoGraph converting it and every Keras layer's call made
-    each trace cost more (a 2-layer model's 8-step run: 7.9 -> 5.5 CPU-s,
+    each trace cost more (a 2-layer model's 8-step run: 7.9 -> 5.0 CPU-s,
     AVX2 EPYC). Orbit's own loop where its options ask for another kind."""
     options = self._train_options
     if (not options.use_tf_while_loop or
