@@ -177,11 +177,12 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
   """
   seconds = {}
   start = process_start or time.time()
-  t = time.time()
+  t, c = time.time(), time.process_time()
   name, base_dir, base, records_dir, records, vocab = _base_and_records(
       output_dir, texts, base_model, seconds, t, log)
+  seconds["base_cpu"] = time.process_time() - c
 
-  t = time.time()
+  t, c = time.time(), time.process_time()
   params = _act_params(base_dir, base, records_dir, train_steps, warmup_steps,
                        precision)
   warmup = params.task.head_warmup_steps
@@ -191,40 +192,31 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
       os.path.join(records_dir, "train-*.tfrecord"), vocab)
   validation = params.task.validation_data
   batch = validation.global_batch_size
-  eval_steps = max(1, records["heldout"]["blocks"] // batch)
+  heldout = evaluation.heldout_batches(
+      task, validation, max(1, records["heldout"]["blocks"] // batch))
   unigram = evaluation.heldout_metrics(
-      task, evaluation.UnigramModel(log_probs), validation, eval_steps)
+      task, evaluation.UnigramModel(log_probs), heldout)
   params.task.init_checkpoint, encoder_before = start_heads(
       task, log_probs, os.path.join(output_dir, "heads"))
   model_dir = os.path.join(output_dir, "model")
   shutil.rmtree(model_dir, ignore_errors=True)
-  model, change, before, probe = _warm_up(
-      params, task, model_dir, encoder_before, eval_steps, precision, seconds,
-      log)
-  seconds["heads"] = time.time() - t - seconds["warmup"] - seconds[
-      "measure_before"]
-
-  pick = train_steps is None
-  picked = None
-  if pick:
-    train_steps, picked = _pick_steps(probe, warmup, start, seconds,
-                                      precision, log)
-  log(f"== 4/5 continued pretraining: {train_steps - warmup} steps of "
-      f"everything (span masking + SBO; the encoder's learning rate ramped "
-      f"over {params.task.encoder_warmup_steps} steps)"
-      + (f", the steps an idle machine of this kind fits in "
-         f"{time_budget.DEMO_BUDGET_S:.0f} s of demo time, by the warm-up's "
-         f"CPU time ({MIN_STEPS}-{MAX_STEPS}; --train_steps sets them)"
-         if pick else ""))
-  t = time.time()
-  set_steps(params, train_steps)
-  model, _ = train_lib.run(params, model_dir, mode="train")
-  seconds["training"] = time.time() - t
-  t = time.time()
-  after = evaluation.heldout_metrics(task, model, validation, eval_steps)
+  pause = _Pause(params, task, model_dir, encoder_before, heldout,
+                 precision, start, train_steps, seconds, log)
+  t_run = time.time()
+  seconds["heads"] = t_run - t
+  seconds["heads_cpu"] = time.process_time() - c
+  model, _ = train_lib.run(params, model_dir, mode="train",
+                           pause=train_lib.Pause(warmup, pause))
+  seconds["training"] = time.time() - pause.resumed
+  seconds["training_cpu"] = time.process_time() - pause.resumed_cpu
+  t, c = time.time(), time.process_time()
+  after = evaluation.heldout_metrics(task, model, heldout)
   seconds["measure_after"] = time.time() - t
+  seconds["measure_after_cpu"] = time.process_time() - c
   log(f"   held-out after: {_line(after)}  [training "
       f"{seconds['training']:.1f} s]")
+  change, before = pause.change, pause.before
+  train_steps, picked = pause.train_steps, pause.picked
   return {"model": model, "base": name, "base_dir": base_dir,
           "vocab_file": base["vocab"], "vocab": vocab,
           "lower_case": base["lower_case"], "records": records,
@@ -264,9 +256,12 @@ def _act_params(base_dir, base, records_dir, train_steps, warmup_steps,
   if warmup_steps is not None:
     params.task.head_warmup_steps = warmup_steps
   warmup = params.task.head_warmup_steps
+  check_steps(train_steps, warmup)
+  # Planned to the most steps the pick may give; the run's Pause after the
+  # warm-up sets the steps (and the decay over them), no checkpoint before.
+  set_steps(params, train_steps or warmup + MAX_STEPS)
   params.trainer.steps_per_loop = min(params.trainer.steps_per_loop, warmup)
   params.trainer.summary_interval = params.trainer.steps_per_loop
-  check_steps(train_steps, warmup)
   return params
 
 
@@ -291,36 +286,62 @@ def check_steps(train_steps: Optional[int], warmup_steps: Optional[int]
                      "(--train_steps counts them too)")
 
 
-def _warm_up(params, task, model_dir, encoder_before, eval_steps, precision,
-             seconds, log):
-  """Stage 3, heads only: (model, encoder change, held-out metrics, rate)."""
-  warmup = params.task.head_warmup_steps
-  validation = params.task.validation_data
-  log(f"== 3/5 head warm-up: {warmup} steps of "
-      f"{validation.global_batch_size} blocks train the "
-      f"fresh MLM and SBO heads only (output biases start at the unigram "
-      f"log-probabilities), the encoder fixed; {precision} (CPU)")
-  t_warm, c_warm = time.time(), time.process_time()
-  warm = params.replace(trainer={"train_steps": warmup,
-                                 "checkpoint_interval": warmup})
-  model, _ = train_lib.run(warm, model_dir, mode="train")
-  seconds["warmup"] = time.time() - t_warm
-  seconds["warmup_cpu"] = time.process_time() - c_warm
-  change = encoder_change(model, encoder_before)
-  t_before, c_before = time.time(), time.process_time()
-  before = evaluation.heldout_metrics(task, model, validation, eval_steps)
-  seconds["measure_before"] = time.time() - t_before
-  seconds["measure_before_cpu"] = time.process_time() - c_before
-  probe = time_budget.pilot_probe(
-      evaluation.read_scalars(os.path.join(model_dir, "train"),
-                              time_budget.PROBE_TAGS),
-      validation.global_batch_size)
-  rate = (f", {probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
-          "CPU-second" if probe else "")
-  log(f"   encoder after the warm-up: largest weight change {change:g}"
-      f"{' (unchanged)' if change == 0.0 else ''}; held-out: "
-      f"{_line(before)}  [warm-up {seconds['warmup']:.1f} s{rate}]")
-  return model, change, before, probe
+class _Pause:
+  """Stage 3's end and stage 4's start, at the warm-up's last step of the
+  one training run (train_lib.Pause): the encoder's change, "measure
+  before", the probe and the steps to train to (picked unless given)."""
+
+  def __init__(self, params, task, model_dir, encoder_before, heldout,
+               precision, start, train_steps, seconds, log):
+    self.params, self.task, self.heldout = params, task, heldout
+    self.model_dir = model_dir
+    self.encoder_before, self.precision = encoder_before, precision
+    self.start, self.train_steps = start, train_steps
+    self.seconds, self.log = seconds, log
+    self.change = self.before = self.picked = None
+    self.resumed = self.resumed_cpu = None
+    warmup = params.task.head_warmup_steps
+    log(f"== 3/5 head warm-up: {warmup} steps of "
+        f"{params.task.train_data.global_batch_size} blocks train the "
+        f"fresh MLM and SBO heads only (output biases start at the unigram "
+        f"log-probabilities), the encoder fixed; {precision} (CPU)")
+    self._t, self._c = time.time(), time.process_time()
+
+  def __call__(self, trainer) -> int:
+    seconds, log = self.seconds, self.log
+    seconds["warmup"] = time.time() - self._t
+    seconds["warmup_cpu"] = time.process_time() - self._c
+    warmup = self.params.task.head_warmup_steps
+    validation = self.params.task.validation_data
+    model = trainer.model
+    self.change = encoder_change(model, self.encoder_before)
+    t_before, c_before = time.time(), time.process_time()
+    self.before = evaluation.heldout_metrics(self.task, model, self.heldout)
+    seconds["measure_before"] = time.time() - t_before
+    seconds["measure_before_cpu"] = time.process_time() - c_before
+    probe = time_budget.pilot_probe(
+        evaluation.read_scalars(
+            os.path.join(self.model_dir, "train"),
+            time_budget.PROBE_TAGS), validation.global_batch_size)
+    rate = (f", {probe.steps * probe.batch / probe.cpu_s:.1f} examples per "
+            "CPU-second" if probe else "")
+    log(f"   encoder after the warm-up: largest weight change "
+        f"{self.change:g}{' (unchanged)' if self.change == 0.0 else ''}; "
+        f"held-out: {_line(self.before)}  [warm-up "
+        f"{seconds['warmup']:.1f} s{rate}]")
+    pick = self.train_steps is None
+    if pick:
+      self.train_steps, self.picked = _pick_steps(
+          probe, warmup, self.start, seconds, self.precision, log)
+    log(f"== 4/5 continued pretraining: {self.train_steps - warmup} steps "
+        f"of everything (span masking + SBO; the encoder's learning rate "
+        f"ramped over {self.params.task.encoder_warmup_steps} steps)"
+        + (f", the steps an idle machine of this kind fits in "
+           f"{time_budget.DEMO_BUDGET_S:.0f} s of demo time, by the "
+           f"warm-up's CPU time ({MIN_STEPS}-{MAX_STEPS}; --train_steps "
+           "sets them)" if pick else ""))
+    self.resumed, self.resumed_cpu = time.time(), time.process_time()
+    return self.train_steps
 
 
 def _pick_steps(probe, warmup, start, seconds, precision, log):
@@ -331,10 +352,10 @@ def _pick_steps(probe, warmup, start, seconds, precision, log):
     return warmup + MIN_STEPS, None
   cores = cpu_features.usable_cores()
   spent_cpu_s = time.process_time()
-  after_s = (
-      time_budget.after_training_s(precision, seconds["measure_before_cpu"]) +
-      time_budget.resume_overhead_cpu_s(seconds["warmup_cpu"], probe,
-                                        warmup))
+  # One training run: the steps go on in the warm-up's trainer, so no
+  # restart, restore or second trace follows the pick.
+  after_s = time_budget.after_training_s(precision,
+                                         seconds["measure_before_cpu"])
   whole = time_budget.whole_steps(probe)  # the warm-up's are cheaper
   steps = time_budget.pick_steps(
       whole, cores, spent_cpu_s, after_s, done=warmup,

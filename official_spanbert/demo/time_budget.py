@@ -58,7 +58,7 @@ OTHER_PARALLELISM = 1.0
 # (idle 2-core Zen 4 of 2026-12-05, bf16: 5 + 8 + 3 s; capped at AVX2, float32:
 # 6 + 62 + 4 s, where a capped run of 2026-12-06 spent about 28 CPU-s on all
 # it did after its steps; the AVX2 EPYC's first act: 66 s) ...
-AFTER_TRAINING_S = {"bfloat16": 25.0, "float32": 75.0}
+AFTER_TRAINING_S = {"bfloat16": 25.0, "float32": 45.0}
 # ... and at least 3x the "measure before" stage's CPU seconds.
 AFTER_PER_BEFORE = 3.0
 # A pilot whose wall time is this many times an idle machine's (its CPU time
@@ -66,9 +66,11 @@ AFTER_PER_BEFORE = 3.0
 BUSY_FACTOR = 1.3
 # A head warm-up step runs the forward pass and the heads' backward only
 # (modeling/head_warmup.py); a whole step costs this many times its CPU time.
-# The demo's MiniLM on an AVX2-only Zen 3, 2026-12-06: 7.7 examples per
-# CPU-second in the warm-up, 4.3 in whole steps.
-FULL_PER_WARMUP_STEP = 1.8
+# The demo's MiniLM on an AVX2-only Zen 3 with oneDNN, 2026-12-06 evening
+# (load 7): 10.5 examples per CPU-second in the warm-up's timed loop, 5.0,
+# 4.7 and 4.3 in the three loops of whole steps after it (2.1-2.4x; 1.8 was
+# from a run without oneDNN, 7.7 against 4.3).
+FULL_PER_WARMUP_STEP = 2.2
 # The trainer's logs a Probe is read from (training/trainer.py).
 PROBE_TAGS = ("examples_per_second", "examples_per_cpu_second")
 
@@ -184,7 +186,7 @@ def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
   cores: the cores this process may use (cpu_features.usable_cores()).
   spent_cpu_s: the process's CPU time so far (time.process_time()).
   after_s: idle seconds of what follows the steps (after_training_s +
-    resume_overhead_cpu_s).
+    resume_overhead_cpu_s for a resumed run: the first act).
   done: steps trained already.
   """
   left = budget_s - spent_cpu_s / OTHER_PARALLELISM - after_s

@@ -20,13 +20,14 @@ docs/pretraining.md, "Running".
 """
 
 import contextlib
+import dataclasses
 import math
 import os
 import signal
 import sys
 import threading
 import traceback
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional, Tuple
 
 from absl import flags
 from absl import logging
@@ -71,12 +72,31 @@ _DEFAULT_LOSS_UPPER_BOUND = cfg.TrainerConfig().loss_upper_bound
 DIVERGENCE_FACTOR = 10.0
 
 
+@dataclasses.dataclass(frozen=True)
+class Pause:
+  """A training run that stops once at `step`, lets `then` decide how far to
+  go on, and goes on in the same process: the same trainer, its train loop
+  traced once, no checkpoint written or restored in between.
+
+  `then(trainer)` returns the step to train to (at least `step`); it sees
+  the train summaries so far (flushed). A polynomial learning-rate decay
+  over the configured trainer.train_steps decays over the returned steps
+  instead, as if they had been configured.
+
+    pause = train_lib.Pause(20, lambda trainer: 120)
+    model, _ = train_lib.run(params, model_dir, pause=pause)
+  """
+  step: int
+  then: Callable[[Any], int]
+
+
 def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
         strategy: Optional[tf.distribute.Strategy] = None,
         run_post_eval: bool = False,
         enable_async_checkpointing: bool = False,
         pretrain_steps: Optional[int] = None,
-        eval_summary_dir: Optional[str] = None
+        eval_summary_dir: Optional[str] = None,
+        pause: Optional[Pause] = None
         ) -> Tuple[Optional[tf_keras.Model], Mapping[str, Any]]:
   """Runs an experiment; returns the model and the last eval logs.
 
@@ -92,6 +112,8 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
       step.
     eval_summary_dir: eval modes: where evaluation summaries go (default
       <model_dir>/validation; none when model_dir is read-only).
+    pause: mode train: stop at pause.step and train on to the step
+      pause.then returns (see Pause).
 
   Raises:
     TrainingDivergedError: the loss became NaN/Inf; the last good checkpoint
@@ -102,6 +124,8 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
   """
+  if pause is not None and mode != "train":
+    raise ValueError(f"a Pause needs mode train, not {mode}")
   # What the records decide (e.g. num_classes 0), before params.yaml is
   # written.
   fill = getattr(params.task, "fill_from_data", None)
@@ -153,7 +177,8 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
               distribution_strategy=run_strategy, task=task, mode=mode,
               params=params, model_dir=model_dir,
               run_post_eval=run_post_eval, save_summary=save_summary,
-              enable_async_checkpointing=enable_async_checkpointing).run()
+              enable_async_checkpointing=enable_async_checkpointing,
+              pause=pause).run()
     except tf.errors.OpError:
       if strategy or not (watcher and watcher.preemption_message):
         raise
@@ -189,13 +214,59 @@ def _without_flop_count():
 
 
 class _Runner(tfm_train_lib.OrbitExperimentRunner):
-  """What run_experiment runs, with best_checkpoint's exporter."""
+  """What run_experiment runs, with best_checkpoint's exporter and a
+  Pause."""
+
+  def __init__(self, *args, pause: Optional[Pause] = None, **kwargs):
+    self._pause = pause
+    super().__init__(*args, **kwargs)
+
+  def run(self):
+    if self._pause is None:
+      return super().run()
+    trainer = self.trainer
+    with self.strategy.scope():
+      decay = _variable_decay(trainer.optimizer,
+                              self.params.trainer.train_steps)
+      self.controller.train(steps=self._pause.step,
+                            checkpoint_at_completion=False)
+      summaries = getattr(self.controller, "summary_manager", None)
+      if summaries is not None:
+        summaries.flush()
+      steps = int(self._pause.then(trainer))
+      if steps < self._pause.step:
+        raise ValueError(f"the pause at step {self._pause.step} asked to "
+                         f"train to step {steps}")
+      if decay is not None:
+        decay.decay_steps.assign(steps)
+      if hasattr(trainer, "set_train_steps"):
+        trainer.set_train_steps(steps)
+      self.controller.train(steps=steps)
+    return trainer.model, {}
 
   def _build_best_checkpoint_exporter(self):
     return best_checkpoint.maybe_create(
         self.params, self.model_dir,
         training="train" in self._mode and
         self.strategy.extended.should_checkpoint)
+
+
+def _variable_decay(optimizer, train_steps: int):
+  """The optimizer's polynomial decay (under Model Garden's warm-up, of a
+  HeadWarmupOptimizer or a LossScaleOptimizer's inner one) if it decays over
+  train_steps, its decay_steps made a variable; else None."""
+  inner = getattr(optimizer, "inner_optimizer", optimizer)
+  schedule = getattr(inner, "learning_rate", None)
+  schedule = getattr(schedule, "_after_warmup_lr_sched", schedule)
+  if (not isinstance(schedule,
+                     tf_keras.optimizers.schedules.PolynomialDecay) or
+      isinstance(schedule.decay_steps, tf.Variable) or
+      schedule.decay_steps != train_steps):
+    return None
+  with tf.init_scope():
+    schedule.decay_steps = tf.Variable(float(train_steps), trainable=False,
+                                       name="decay_steps")
+  return schedule
 
 
 def _read_only(model_dir: str) -> bool:

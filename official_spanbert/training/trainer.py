@@ -205,6 +205,11 @@ class SpanBertTrainer(base_trainer.Trainer):
                                  logs))
     return logs
 
+  def set_train_steps(self, steps: int) -> None:
+    """The step the run now trains to (train_lib.Pause): the progress line
+    counts to it."""
+    self._progress.total = steps
+
   def train_loop_begin(self):
     step = int(self.global_step.numpy())
     if not self._progress_started:

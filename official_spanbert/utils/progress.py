@@ -243,6 +243,13 @@ class Progress:
     """Units of this phase (`start`'s `total`; 0: unknown)."""
     return self._total
 
+  @total.setter
+  def total(self, total: int):
+    """A new total for the phase under way (e.g. a run that goes on
+    further): the tenths already reported stay reported."""
+    self._total = total or 0
+    self._shown = (10 * self._done // self._total) if self._total else 0
+
   @property
   def count(self) -> int:
     """Units done in this phase (with `start`'s `done`)."""

@@ -17,6 +17,7 @@ and the one line an evaluation pass ends with; Orbit's prints go to the
 log (issue 24)."""
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -63,14 +64,26 @@ def test_a_run_traces_its_train_step_once_and_counts_no_flops(
   """The optimizer's slots exist before the first step, so the train loop's
   tf.function is not traced a second time after creating them; and Model
   Garden's FLOP count (the model traced again and frozen) is skipped during
-  the run, restored after it."""
+  the run, restored after it.
+
+  The run has a train_lib.Pause (the demo's warm-up, pick and training in
+  one run): it stops at step 4 with the summaries so far readable and no
+  checkpoint there, goes on to the step the pause returns in the same
+  traced loop, and its learning rate decays over those steps."""
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official.core import train_utils  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.data.pretraining import dummy_inputs  # pylint: disable=g-import-not-at-top
+  from official_spanbert.demo import evaluation  # pylint: disable=g-import-not-at-top
   from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
   from conftest import tiny_params  # pylint: disable=g-import-not-at-top
-  params = tiny_params(dummy_inputs.DUMMY, "", steps=4)
+  params = tiny_params(dummy_inputs.DUMMY, "", steps=12, steps_per_loop=2,
+                       checkpoint_interval=12)
   params.task.model.encoder.bert_v2.vocab_size = 128  # dummy ids < 100
+  opt = params.trainer.optimizer_config
+  opt.learning_rate.polynomial.decay_steps = 12
+  opt.learning_rate.polynomial.end_learning_rate = 0.0
+  opt.warmup.polynomial.warmup_steps = 1
   traces = []
   build = task_factory.get_task
 
@@ -86,9 +99,34 @@ def test_a_run_traces_its_train_step_once_and_counts_no_flops(
   monkeypatch.setattr(train_utils, "try_count_flops",
                       lambda *a, **k: flops.append(1))
   count = train_utils.try_count_flops
-  train_lib.run(params, str(tmp_path / "run"), mode="train")
+  model_dir = str(tmp_path / "run")
+  seen = {}
+
+  def then(trainer):
+    seen.update(
+        step=int(trainer.global_step.numpy()), trainer=trainer,
+        checkpoint=tf.train.latest_checkpoint(model_dir),
+        losses=evaluation.read_scalars(os.path.join(model_dir, "train"),
+                                       ("training_loss",))["training_loss"])
+    return 6
+
+  with pytest.raises(ValueError, match="needs mode train"):
+    train_lib.run(params, model_dir, mode="eval",
+                  pause=train_lib.Pause(4, then))
+  model, _ = train_lib.run(params, model_dir, mode="train",
+                           pause=train_lib.Pause(4, then))
   assert len(traces) == 1
   assert not flops and train_utils.try_count_flops is count
+  # Orbit saves after the first loop (step 2), then at the end only.
+  assert seen["step"] == 4 and seen["checkpoint"].endswith("ckpt-2")
+  assert [step for step, _ in sorted(seen["losses"])] == [2, 4]
+  trainer = seen["trainer"]
+  assert model is trainer.model and int(trainer.global_step.numpy()) == 6
+  assert tf.train.latest_checkpoint(model_dir).endswith("ckpt-6")
+  # 1e-3 decayed linearly to 0 over 6 steps, not over the configured 12.
+  schedule = trainer.optimizer.learning_rate
+  assert float(schedule(3)) == pytest.approx(1e-3 * (1 - 3 / 6))
+  assert float(schedule(6)) == pytest.approx(0.0)
 
 
 def test_nested_and_concurrent_runs_restore_the_flop_count():

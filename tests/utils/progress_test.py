@@ -108,6 +108,22 @@ def test_a_resumed_run_counts_from_its_step_and_long_etas_read_as_hms(
       "train [100.0 s] 6000/10000 steps (60%), ETA 0:06:40\n")
 
 
+def test_a_run_that_goes_on_further_counts_to_its_new_total(monkeypatch):
+  """A training run whose steps are set at a pause (train_lib.Pause): the
+  line counts to the new total, from the tenth it had reached."""
+  clock = _Clock(monkeypatch)
+  out = io.StringIO()
+  report = progress.Progress("train", stream=out)
+  report.start(320, "steps")
+  clock.now += 20.0
+  report.advance(20, seconds=20.0)  # 6%: no line yet
+  report.total = 40
+  assert report.total == 40 and out.getvalue() == ""
+  clock.now += 4.0
+  report.advance(4, seconds=4.0)  # 60% of the new total
+  assert out.getvalue() == "train [24.0 s] 24/40 steps (60%), ETA 16.0 s\n"
+
+
 def test_unknown_total_reports_every_interval(monkeypatch):
   """An evaluation pass of unknown length: a line every 30 s."""
   clock = _Clock(monkeypatch, start=0.0)
