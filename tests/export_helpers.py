@@ -23,7 +23,8 @@ from official.core import task_factory
 from official.core import train_utils
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
-from conftest import REPO
+from official_spanbert.serving import pretraining_module
+from conftest import REPO, built_once
 
 # The exports' sequence length.
 SEQ = 32
@@ -37,6 +38,53 @@ def params():
   enc = params.task.model.encoder.bert_v2
   enc.hidden_size, enc.intermediate_size, enc.num_layers = 32, 64, 1
   return params
+
+
+def seeded_model(seed):
+  """The params() model with the weights of random seed `seed`."""
+  tf.keras.utils.set_random_seed(seed)
+  return task_factory.get_task(params().task).build_model()
+
+
+# What this process built of shared_export(): {path: (model, module)}.
+_BUILT = {}
+
+
+def shared_export(tmp_path_factory, cased_vocab):
+  """The seed-1 params() model's checkpoint (ckpt) and its TF Serving export
+  (SpanBertServingModule of cased_vocab at SEQ, version 1, under
+  spanbert/ and spanbert_preprocessing/), written once per pytest run for
+  the reliability, TF Hub and span encoder tests (one export is ~7 s of
+  CPU). Returns {dir, ckpt, model, preprocessing, keras, vocab, module}:
+  keras is the model restored from ckpt, module the one that wrote the
+  export when this process did, else None (a new one traces again).
+
+  Example:
+    exported = shared_export(tmp_path_factory, cased_vocab)
+  """
+  built = {}
+
+  def build(d):
+    model = seeded_model(1)
+    tf.train.Checkpoint(model=model).write(os.path.join(d, "ckpt", "ckpt"))
+    module = pretraining_module.SpanBertServingModule(
+        model, cased_vocab, seq_length=SEQ)
+    module.write(os.path.join(d, "spanbert"), version=1)
+    built.update(model=model, module=module)
+
+  d = built_once(tmp_path_factory, "tiny_pretraining_export", build)
+  if built:
+    _BUILT[d] = (built["model"], built["module"])
+  ckpt = os.path.join(d, "ckpt", "ckpt")
+  if d in _BUILT:
+    model, module = _BUILT[d]
+  else:
+    model, module = task_factory.get_task(params().task).build_model(), None
+    tf.train.Checkpoint(model=model).read(ckpt).assert_consumed()
+  return {"dir": d, "ckpt": ckpt, "keras": model, "module": module,
+          "vocab": cased_vocab,
+          "model": os.path.join(d, "spanbert", "1"),
+          "preprocessing": os.path.join(d, "spanbert_preprocessing", "1")}
 
 
 def tool_flags(ckpt, vocab, export_base):

@@ -14,6 +14,7 @@
 
 """Tests of the TF Serving export (tools/export_savedmodel.py)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -62,13 +63,16 @@ def exported(tmp_path_factory, cased_vocab):
           "vocab": cased_vocab}
 
 
-# The op lists of several exports, audited in one fresh process (each
-# process pays the import of TensorFlow).
-AUDIT = """
+# One fresh process (each pays the import of TensorFlow): the audit of the
+# exports' op lists (TF's ops before tf.text's import), then
+# serving_client.py's requests, which import TF and tf.text alone.
+FRESH = """
 import json, sys
 from tensorflow.python.framework import op_def_registry
 import tensorflow as tf
-lists = json.loads(sys.argv[1])
+tests_dir, lists_path, audit_path = sys.argv[1:4]
+with open(lists_path) as f:
+  lists = json.load(f)
 core = [[o for o in ops if op_def_registry.get(o) is not None]
         for ops in lists]
 import tensorflow_text
@@ -78,18 +82,40 @@ for ops, core_ops in zip(lists, core):
           if o not in core_ops and op_def_registry.get(o) is not None]
   out.append({"core": core_ops, "text": text,
               "unknown": [o for o in ops if o not in core_ops + text]})
-print(json.dumps(out))
+with open(audit_path, "w") as f:
+  json.dump(out, f)
+sys.path.insert(0, tests_dir)
+import serving_client
+sys.exit(serving_client.main(*sys.argv[4:]))
 """
 
 
-@pytest.mark.usefixtures("fresh_python")  # TF's ops before tf.text's import
-def test_op_audit_core_and_tf_text_only(exported):
-  import json  # pylint: disable=g-import-not-at-top
+@pytest.fixture(scope="module")
+def fresh_process(exported, tmp_path_factory):
+  """The op lists of the two exports, the audit's results and the
+  requests' outputs (`<signature>:<name>`) of one fresh interpreter."""
+  d = tmp_path_factory.mktemp("fresh")
   op_lists = [sorted(export_helpers.saved_ops(export_dir))
               for export_dir in (exported["model"], exported["pre"])]
-  proc = subprocess.run([sys.executable, "-c", AUDIT, json.dumps(op_lists)],
-                        capture_output=True, text=True, timeout=300)
-  results = json.loads(proc.stdout.strip().splitlines()[-1])
+  (d / "ops.json").write_text(json.dumps(op_lists))
+  requests = _requests()
+  np.savez(d / "req.npz", **requests)
+  proc = subprocess.run(
+      [sys.executable, "-c", FRESH, os.path.join(REPO, "tests"),
+       str(d / "ops.json"), str(d / "audit.json"), exported["model"],
+       str(d / "req.npz"), str(d / "out.npz")],
+      capture_output=True, text=True, timeout=600,
+      # The real interpreter (not a child of fork_server.py's, which has
+      # imported TensorFlow and the package), without the repo on its path.
+      env={**os.environ, "PYTHONPATH": "", "SPANBERT_FRESH_PYTHON": "1"})
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return {"op_lists": op_lists, "requests": requests,
+          "audit": json.loads((d / "audit.json").read_text()),
+          "out": np.load(d / "out.npz")}
+
+
+def test_op_audit_core_and_tf_text_only(fresh_process):
+  op_lists, results = fresh_process["op_lists"], fresh_process["audit"]
   assert len(results) == len(op_lists)
   for ops, result in zip(op_lists, results):
     assert result["unknown"] == []
@@ -105,17 +131,8 @@ def _requests():
           "encode_pair:text": texts, "encode_pair:text_pair": pair}
 
 
-@pytest.mark.usefixtures("fresh_python")  # the client imports TF alone
-def test_fresh_process_outputs_match_keras(exported, tmp_path):
-  requests = _requests()
-  np.savez(tmp_path / "req.npz", **requests)
-  proc = subprocess.run(
-      [sys.executable, os.path.join(REPO, "tests", "serving_client.py"),
-       exported["model"], str(tmp_path / "req.npz"), str(tmp_path / "out.npz")],
-      capture_output=True, text=True, timeout=600,
-      env={**os.environ, "PYTHONPATH": ""})
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  out = np.load(tmp_path / "out.npz")
+def test_fresh_process_outputs_match_keras(exported, fresh_process):
+  requests, out = fresh_process["requests"], fresh_process["out"]
 
   model = exported["keras"]
   pre = tp.TextPreprocessor(exported["vocab"], seq_length=SEQ)
@@ -178,8 +195,12 @@ def test_fresh_process_outputs_match_keras(exported, tmp_path):
 def test_saved_model_cli_lists_signatures(exported):
   cli = shutil.which("saved_model_cli", path=os.path.dirname(sys.executable))
   assert cli, "saved_model_cli is installed with tensorflow"
-  proc = subprocess.run([cli, "show", "--dir", exported["model"], "--all"],
-                        capture_output=True, text=True, timeout=300)
+  # The script's entry point, run as a module: a child of the fork server
+  # (fork_server.py) instead of a fresh import of TensorFlow (~7 s of CPU).
+  proc = subprocess.run(
+      [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli",
+       "show", "--dir", exported["model"], "--all"],
+      capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   for name in ("serving_default", "encode_pair", "encode_ids", "fill_spans",
                "encode_spans"):

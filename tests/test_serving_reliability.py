@@ -31,7 +31,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official.core import task_factory
 from official_spanbert.serving import export_lib
 from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import serving_module
@@ -40,61 +39,34 @@ from conftest import REPO, TOOLS
 import export_helpers
 from export_helpers import SEQ
 
-MISMATCH_CLIENT = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the tf.text ops)
-result = {}
-for export_dir in sys.argv[1:]:
-  fn = tf.saved_model.load(export_dir).signatures["encode_pair"]
-  good = dict(text=tf.constant(["a cat", "a dog"]),
-              text_pair=tf.constant(["sat", "ran far"]))
-  before = fn(**good)["input_word_ids"].numpy()
-  errors, other = 0, []
-  for i in range(50):
-    sizes = (3, 2) if i % 2 else (2, 3)
-    try:
-      out = fn(text=tf.constant(["a b c"] * sizes[0]),
-               text_pair=tf.constant(["d e"] * sizes[1]))
-      other.append(f"{sizes}: returned ids of shape "
-                   f"{out['input_word_ids'].shape}")
-    except tf.errors.InvalidArgumentError as e:
-      if "text and text_pair must have the same batch size" in e.message:
-        errors += 1
-      else:
-        other.append(f"{sizes}: {e.message[:200]}")
-  after = fn(**good)["input_word_ids"].numpy()
-  result[export_dir] = {"errors": errors, "other": other[:4],
-                        "same_after": bool((before == after).all())}
-print(json.dumps(result))
-"""
-
-
-def _model(seed):
-  tf.keras.utils.set_random_seed(seed)
-  return task_factory.get_task(export_helpers.params().task).build_model()
+_model = export_helpers.seeded_model
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, cased_vocab):
-  base = str(tmp_path_factory.mktemp("reliability") / "spanbert")
-  model = _model(1)
-  module = pretraining_module.SpanBertServingModule(
-      model, cased_vocab, seq_length=SEQ)
-  dirs = module.write(base, version=1)
-  return {**dirs, "keras": model, "vocab": cased_vocab, "module": module}
+  """The tiny export the TF Hub and span encoder tests load too."""
+  return export_helpers.shared_export(tmp_path_factory, cased_vocab)
 
 
 def _module(exported):
-  """The module the fixture wrote: another write of it reuses its traced
-  signatures (a new module traced them again, ~6 s of CPU a write); what
-  these tests check is where the export's directories go."""
+  """The module that wrote the export (or, when another process did, one
+  module for this file): another write of it reuses its traced signatures
+  (a new module traced them again, ~6 s of CPU a write); what these tests
+  check is where the export's directories go."""
+  if exported["module"] is None:
+    exported["module"] = pretraining_module.SpanBertServingModule(
+        exported["keras"], exported["vocab"], seq_length=SEQ)
   return exported["module"]
 
 
 @pytest.fixture(scope="module")
-def encode_ids(exported):
-  return tf.saved_model.load(exported["model"]).signatures["encode_ids"]
+def loaded(exported):
+  return tf.saved_model.load(exported["model"])
+
+
+@pytest.fixture(scope="module")
+def encode_ids(loaded):
+  return loaded.signatures["encode_ids"]
 
 
 def _ids():
@@ -103,18 +75,39 @@ def _ids():
           "input_type_ids": tf.constant([[0, 0, 1, 1, 0]])}
 
 
-def test_encode_pair_batch_mismatch_is_invalid_argument(exported):
-  # A fresh process: before the fix 3 vs 2 read out of bounds (garbage ids,
-  # or std::length_error aborting the process) and 2 vs 3 dropped a pair.
-  proc = subprocess.run(
-      [sys.executable, "-c", MISMATCH_CLIENT, exported["model"],
-       exported["preprocessing"]], capture_output=True, text=True,
-      timeout=600, env={**os.environ, "PYTHONPATH": ""})
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  result = json.loads(proc.stdout.strip().splitlines()[-1])
-  for export_dir in (exported["model"], exported["preprocessing"]):
-    assert result[export_dir] == {"errors": 50, "other": [],
-                                  "same_after": True}, export_dir
+def _mismatches(encode_pair):
+  """50 requests of text and text_pair batches of 3 vs 2 and 2 vs 3."""
+  good = dict(text=tf.constant(["a cat", "a dog"]),
+              text_pair=tf.constant(["sat", "ran far"]))
+  before = encode_pair(**good)["input_word_ids"].numpy()
+  errors, other = 0, []
+  for i in range(50):
+    sizes = (3, 2) if i % 2 else (2, 3)
+    try:
+      out = encode_pair(text=tf.constant(["a b c"] * sizes[0]),
+                        text_pair=tf.constant(["d e"] * sizes[1]))
+      other.append(f"{sizes}: returned ids of shape "
+                   f"{out['input_word_ids'].shape}")
+    except tf.errors.InvalidArgumentError as e:
+      if "text and text_pair must have the same batch size" in e.message:
+        errors += 1
+      else:
+        other.append(f"{sizes}: {e.message[:200]}")
+  after = encode_pair(**good)["input_word_ids"].numpy()
+  return {"errors": errors, "other": other[:4],
+          "same_after": bool((before == after).all())}
+
+
+def test_encode_pair_batch_mismatch_is_invalid_argument(exported, loaded):
+  # Before the fix 3 vs 2 read out of bounds (garbage ids, or
+  # std::length_error aborting the process: the worker would crash, failing
+  # the test) and 2 vs 3 dropped a pair. In this process (a fresh one cost
+  # ~8 s of CPU to import TensorFlow and load both models again).
+  pre = tf.saved_model.load(exported["preprocessing"])
+  for name, fn in (("model", loaded.signatures["encode_pair"]),
+                   ("preprocessing", pre.signatures["encode_pair"])):
+    assert _mismatches(fn) == {"errors": 50, "other": [],
+                               "same_after": True}, name
 
 
 @pytest.mark.parametrize("name,bad,allowed", [

@@ -24,20 +24,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official.core import task_factory
 from official_spanbert import registry_imports  # noqa: F401
-from official_spanbert.serving import span_encoder_module
 import export_helpers
 
 
 @pytest.fixture(scope="module")
-def encode_spans(small_vocab, tmp_path_factory):
-  model = task_factory.get_task(export_helpers.params().task).build_model()
-  module = span_encoder_module.SpanEncoderModule(model.encoder_network,
-                                                 small_vocab, seq_length=32)
-  path = str(tmp_path_factory.mktemp("spans"))
-  tf.saved_model.save(module, path, module.signatures())
-  return tf.saved_model.load(path).signatures["encode_spans"]
+def encode_spans(tmp_path_factory, cased_vocab):
+  """The pretraining export's `encode_spans` (export_helpers.shared_export,
+  which other files load too): its span encoder is this module's."""
+  exported = export_helpers.shared_export(tmp_path_factory, cased_vocab)
+  return tf.saved_model.load(exported["model"]).signatures["encode_spans"]
 
 
 @pytest.mark.parametrize("texts,n", [

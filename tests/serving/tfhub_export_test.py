@@ -24,57 +24,40 @@ import tensorflow as tf
 import tensorflow_hub as hub
 import tf_keras
 
-from official.core import exp_factory
-from official.core import task_factory
-from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification
-from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import serving_module
 from conftest import REPO, TOOLS
 from conftest import data_path
+import export_helpers
 
-SEQ = 32
-# The tiny model of test_pretraining_export.py: hidden 32, one layer.
+SEQ = export_helpers.SEQ
+# The tiny model of export_helpers: hidden 32, one layer.
 SIZE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1}
-
-
-def _params():
-  params = exp_factory.get_exp_config("spanbert/pretraining")
-  params = params_dict.override_params_dict(
-      params, os.path.join(REPO, "configs/models/tiny.yaml"), is_strict=True)
-  params.task.model.encoder.bert_v2.override(SIZE)
-  return params
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, cased_vocab):
-  """The tool's Hub export and the TF Serving export of one checkpoint."""
+  """The tool's Hub export and the TF Serving export of one checkpoint
+  (export_helpers.shared_export's, which other files load too)."""
+  shared = export_helpers.shared_export(tmp_path_factory, cased_vocab)
   d = tmp_path_factory.mktemp("hub")
-  tf_keras.utils.set_random_seed(1)
-  model = task_factory.get_task(_params().task).build_model()
-  ckpt = tf.train.Checkpoint(model=model).save(str(d / "ckpt" / "ckpt"))
   override = ",".join(f"task.model.encoder.bert_v2.{k}={v}"
                       for k, v in SIZE.items())
-  tool = subprocess.Popen(
+  tool = subprocess.run(
       [sys.executable, os.path.join(TOOLS, "export_tfhub.py"),
        "--config_file=" + os.path.join(REPO, "configs/models/tiny.yaml"),
-       "--params_override=" + override, "--checkpoint_path=" + ckpt,
+       "--params_override=" + override, "--checkpoint_path=" + shared["ckpt"],
        "--vocab_file=" + cased_vocab, "--export_dir=" + str(d / "hub"),
        f"--seq_length={SEQ}"],
-      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-  # The TF Serving export runs meanwhile.
-  serving = pretraining_module.SpanBertServingModule(
-      model, cased_vocab, seq_length=SEQ).write(str(d / "serving"), version=1)
-  out, err = tool.communicate(timeout=600)
-  assert tool.returncode == 0, err[-3000:]
-  assert "exported the TF Hub encoder to" in out
+      capture_output=True, text=True, timeout=600, check=False)
+  assert tool.returncode == 0, tool.stderr[-3000:]
+  assert "exported the TF Hub encoder to" in tool.stdout
   rte = classification.read_tsv(data_path("glue", "RTE", "train.tsv"), "rte")
   return {"encoder": str(d / "hub" / "encoder"),
           "preprocessor": str(d / "hub" / "preprocessor"),
-          "serving": tf.saved_model.load(serving["model"]),
-          "serving_dir": serving["model"], "model": model,
-          "rte": rte, "dir": d}
+          "serving": tf.saved_model.load(shared["model"]),
+          "serving_dir": shared["model"], "rte": rte, "dir": d}
 
 
 def _pairs(examples):
