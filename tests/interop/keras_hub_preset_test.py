@@ -14,10 +14,10 @@
 
 """The keras-hub preset export (tools/export_keras_hub.py) loaded by Keras 3.
 
-A tiny SpanBERT trained here for 8 steps is exported twice: as the TF Serving
-SavedModel and as a keras-hub preset. A separate Python process (Keras 3,
-KERAS_BACKEND=tensorflow, then torch and jax when installed; no
-TF_USE_LEGACY_KERAS) loads the preset with
+A tiny SpanBERT trained for 8 steps (train_helpers' run) is exported twice:
+as the TF Serving SavedModel and as a keras-hub preset. A separate Python
+process (Keras 3, KERAS_BACKEND=tensorflow, then torch and jax when
+installed; no TF_USE_LEGACY_KERAS) loads the preset with
 keras_hub.models.BertBackbone.from_preset and must give the serving export's
 sequence and pooled output on real text (1e-4), and keras-hub's tokenizer its
 token ids; a BertTextClassifier from the preset fine-tunes for a few steps
@@ -34,7 +34,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from official_spanbert.training import train_lib
 from official_spanbert.interop import hf_files
 from official_spanbert.interop import keras_hub_preset
 from official_spanbert.serving import pretraining_module
@@ -42,6 +41,7 @@ from official_spanbert.serving import serving_module
 from conftest import TOOLS
 from conftest import data_path
 from conftest import tiny_params
+from train_helpers import trained  # noqa: F401  pylint: disable=unused-import
 
 SEQ = 64
 TOL = 1e-4
@@ -124,11 +124,12 @@ def _real_texts():
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory, pretraining_records, cased_vocab):
+def exported(tmp_path_factory, pretraining_records, cased_vocab, trained):
   d = tmp_path_factory.mktemp("keras_hub")
-  model_dir = str(d / "run")
+  # train_helpers' run of the same tiny config (8 steps), which this worker
+  # builds once for the test_train_* files too; only read here.
+  model_dir = trained
   params = tiny_params(pretraining_records, cased_vocab, steps=8)
-  train_lib.run(params, model_dir)
   preset = str(d / "preset")
   tool = subprocess.Popen(
       [sys.executable, os.path.join(TOOLS, "export_keras_hub.py"),

@@ -44,6 +44,25 @@ class TaggingWorkerError(RuntimeError):
   """A spaCy worker process died (killed, out of memory or crashed)."""
 
 
+def import_pipeline_package():
+  """The pipeline's package, spaCy imported first (its weights not loaded):
+  what a process whose workers tag checks before it spawns them.
+
+  Example:
+    import_pipeline_package()  # TaggingUnavailableError if not installed
+
+  Raises:
+    TaggingUnavailableError: spaCy or the pipeline is not installed.
+  """
+  try:
+    importlib.import_module("spacy")
+    return importlib.import_module(MODEL)
+  except ImportError as e:
+    raise TaggingUnavailableError(
+        f"tagging spans needs spaCy 3.8 and its {MODEL} pipeline ({e}); "
+        f"install them with: {INSTALL}") from None
+
+
 def load_pipeline():
   """spaCy's English small pipeline without its lemmatizer.
 
@@ -53,14 +72,7 @@ def load_pipeline():
   Raises:
     TaggingUnavailableError: spaCy or the pipeline is not installed.
   """
-  try:
-    importlib.import_module("spacy")
-    module = importlib.import_module(MODEL)
-  except ImportError as e:
-    raise TaggingUnavailableError(
-        f"tagging spans needs spaCy 3.8 and its {MODEL} pipeline ({e}); "
-        f"install them with: {INSTALL}") from None
-  return module.load(exclude=["lemmatizer"])
+  return import_pipeline_package().load(exclude=["lemmatizer"])
 
 
 def spans_of(parsed, kinds: Sequence[str]) -> CharSpans:

