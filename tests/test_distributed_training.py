@@ -73,11 +73,16 @@ SUBPROCESS_TIMEOUT_S = 420
 
 def _env(**extra):
   """Environment of a subprocess: this process's sys.path (Bazel runfiles or
-  the checkout), never a TF_CONFIG of ours, quieter TF logs."""
+  the checkout), never a TF_CONFIG of ours, quieter TF logs.
+
+  TF_CPP_MIN_LOG_LEVEL is train_helpers.env()'s 3, which a fork server of
+  the session has: with 2 (no server's) each of the file's 9 processes ran
+  the real interpreter and imported TensorFlow again (fork_server.py).
+  """
   env = dict(os.environ)
   env.pop("TF_CONFIG", None)
   env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-  env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+  env["TF_CPP_MIN_LOG_LEVEL"] = "3"
   env.update(extra)
   return env
 

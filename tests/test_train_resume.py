@@ -56,7 +56,6 @@ from train_helpers import alarm  # noqa: F401  pylint: disable=unused-import
 from train_helpers import trained  # noqa: F401  pylint: disable=unused-import
 
 
-@pytest.mark.usefixtures("fresh_python")  # the lock names Popen.pid
 def test_second_training_run_refuses_the_locked_model_dir(
     pretraining_records, cased_vocab, trained, tmp_path):
   model_dir = copy_run(trained, tmp_path)
@@ -64,9 +63,10 @@ def test_second_training_run_refuses_the_locked_model_dir(
   # The first run resumes from ckpt-8 and trains on without saving another.
   config = write_config(tmp_path, pretraining_records, cased_vocab,
                         steps=10**6, checkpoint_interval=10**6)
-  with open(tmp_path / "first.log", "w") as log:
+  with open(tmp_path / "first.log", "w") as log:  # the lock names Popen.pid
     first = subprocess.Popen(train_cmd(config, model_dir), cwd=REPO,
-                             env=env(), stdout=log, stderr=subprocess.STDOUT)
+                             env=env(fresh_python=True), stdout=log,
+                             stderr=subprocess.STDOUT)
   try:
     deadline = time.monotonic() + TIMEOUT_S
     while run_lock.holder(lock) is None:
@@ -360,7 +360,6 @@ def _newest_intact(model_dir):
               if checkpoint_recovery.problem(p) is None)
 
 
-@pytest.mark.usefixtures("fresh_python")  # the lock names Popen.pid
 def test_kill_9_while_a_checkpoint_is_written_then_resume(
     pretraining_records, cased_vocab, trained, tmp_path):
   """Issue 39 probe (a), the riskiest of the five kills tried by hand
@@ -370,9 +369,10 @@ def test_kill_9_while_a_checkpoint_is_written_then_resume(
   intact checkpoint."""
   model_dir = copy_run(trained, tmp_path)
   config = write_config(tmp_path, pretraining_records, cased_vocab, steps=10**6)
-  with open(tmp_path / "killed.log", "w") as log:
+  with open(tmp_path / "killed.log", "w") as log:  # the lock names Popen.pid
     killed = subprocess.Popen(train_cmd(config, model_dir), cwd=REPO,
-                              env=env(), stdout=log, stderr=subprocess.STDOUT)
+                              env=env(fresh_python=True), stdout=log,
+                              stderr=subprocess.STDOUT)
   try:
     deadline = time.monotonic() + TIMEOUT_S
     while not (glob.glob(os.path.join(model_dir, "ckpt-*_temp")) or

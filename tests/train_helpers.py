@@ -29,15 +29,22 @@ import tensorflow as tf
 from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.training import train_lib
+from conftest import built_once
 from conftest import tiny_params
 
 TIMEOUT_S = 300
 
 
-def env():
-  """This process's sys.path (checkout or Bazel runfiles), quiet TF logs."""
+def env(fresh_python=False):
+  """This process's sys.path (checkout or Bazel runfiles), quiet TF logs.
+
+  fresh_python: the process runs the real interpreter, not a child forked
+  from the session's server (conftest.fresh_python, for one process of a
+  test: the one whose pid the test compares).
+  """
+  extra = {"SPANBERT_FRESH_PYTHON": "1"} if fresh_python else {}
   return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
-              TF_CPP_MIN_LOG_LEVEL="3")
+              TF_CPP_MIN_LOG_LEVEL="3", **extra)
 
 
 def train_cmd(config, model_dir, *flags):
@@ -64,15 +71,16 @@ def event_steps(model_dir):
   return sorted(steps)
 
 
-# Session-scoped: one run per worker for the three test_train_* files (the
-# tests copy it before changing it).
+# One run per pytest run (conftest.built_once: not one per xdist worker) for
+# the test_train_* files, tasks/pretraining_test.py and
+# test_nan_and_empty_results.py; the tests copy it before changing it.
 @pytest.fixture(scope="session")
 def trained(pretraining_records, cased_vocab, tmp_path_factory):
   """A model_dir trained for 8 steps: ckpt-4 and ckpt-8."""
-  model_dir = str(tmp_path_factory.mktemp("trained") / "run")
-  train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=8),
-                model_dir)
-  return model_dir
+  def train(model_dir):
+    train_lib.run(tiny_params(pretraining_records, cased_vocab, steps=8),
+                  model_dir)
+  return built_once(tmp_path_factory, "trained_8_steps", train)
 
 
 def copy_run(model_dir, tmp_path):
