@@ -586,15 +586,49 @@ def tier_counts(stats) -> dict:
   return counts
 
 
-def pytest_terminal_summary(terminalreporter):
+def fallback_lines(fork_dir: str) -> list:
+  """What <fork dir>/fallbacks.log says: the processes that ran the real
+  interpreter (a TensorFlow import each, 7-9 CPU-s on the CI machines), one
+  line per reason and test file, most first. A test that sets a start-up
+  variable no server has (TF_CPP_MIN_LOG_LEVEL=2 did, for 9 processes of
+  test_distributed_training.py) shows here."""
+  counts = {}
+  try:
+    with open(os.path.join(fork_dir, "fallbacks.log"),
+              encoding="utf-8") as f:
+      for line in f:
+        try:
+          record = json.loads(line)
+        except ValueError:
+          continue
+        test = record.get("test", "").split("::")[0] or "?"
+        key = (record.get("reason", "?"), test)
+        counts[key] = counts.get(key, 0) + 1
+  except OSError:
+    return []
+  return [f"{n:4d}  {test}: {reason}" for (reason, test), n in
+          sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def pytest_terminal_summary(terminalreporter, config):
   """One line per tier when a session ran both (`make pytest`, `make test`):
-  "tiers: unit 422 passed; integration 283 passed, 2 skipped"."""
+  "tiers: unit 422 passed; integration 283 passed, 2 skipped"; then the
+  processes that ran the real interpreter instead of a fork, and why."""
   counts = tier_counts(terminalreporter.stats)
   if len(counts) == len(TIERS):
     terminalreporter.write_line("tiers: " + "; ".join(
         f"{name} " + ", ".join(f"{n} {outcome}"
                                for outcome, n in counts[name].items())
         for name in TIERS))
+  fork_dir = getattr(config, "_spanbert_fork_dir", None)
+  lines = fallback_lines(fork_dir) if fork_dir else []
+  if lines:
+    total = sum(int(line.split()[0]) for line in lines)
+    terminalreporter.write_line(
+        f"fork server: {total} processes ran the real interpreter "
+        "(count, test file: why; tests/fork_server.py):")
+    for line in lines:
+      terminalreporter.write_line("  " + line)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -162,8 +162,9 @@ def _exec_real(argv, reason=""):
     try:
       with open(os.path.join(fork_dir, "fallbacks.log"), "a",
                 encoding="utf-8") as f:
-        f.write(json.dumps({"reason": reason, "argv": argv[:3],
-                            "key": _key(os.environ)}) + "\n")
+        f.write(json.dumps({
+            "reason": reason, "argv": argv[:3], "key": _key(os.environ),
+            "test": os.environ.get("PYTEST_CURRENT_TEST", "")}) + "\n")
     except OSError:
       pass
   real = os.environ.get(_ENV_REAL) or "/usr/bin/python3"
