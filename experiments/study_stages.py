@@ -400,9 +400,22 @@ def heldout_mlm(study: Study, arm: str, masking_scheme: str,
   """The arm's metrics on held-out blocks masked with `masking_scheme`
   (the same masks for every arm: a fixed seed); max_batches: the first
   batches only; checkpoint: this one instead of the arm's latest; params:
-  these instead of heldout_params(study, arm, masking_scheme)."""
+  these instead of heldout_params(study, arm), masked with masking_scheme."""
   if params is None:
     params = heldout_params(study, arm, masking_scheme)
+  return heldout_mlms(study, params, [masking_scheme], max_batches,
+                      checkpoint)[masking_scheme]
+
+
+def heldout_mlms(study: Study, params, masking_schemes, max_batches: int = 0,
+                 checkpoint: str = "") -> dict:
+  """{scheme: heldout_mlm's metrics} with `params` (heldout_params) and its
+  validation data masked each way: the model is built, restored and its
+  step traced once for all of them (the blocks' shapes do not depend on
+  the masking; each scheme half the CPU of a model of its own).
+
+    heldout_mlms(study, heldout_params(study, "span"), ["span", "token"])
+  """
   if checkpoint:
     params.task.init_checkpoint = checkpoint
   task = task_factory.get_task(params.task)
@@ -415,21 +428,25 @@ def heldout_mlm(study: Study, arm: str, masking_scheme: str,
   step = tf.function(lambda batch: task.validation_step(batch, model,
                                                         metrics),
                      autograph=False)
-  batches = 0
-  dataset = task.build_inputs(params.task.validation_data)
-  for batch in dataset.take(max_batches) if max_batches else dataset:
-    step(batch)
-    batches += 1
-  result = {m.name: float(m.result()) for m in metrics}
-  result.update(blocks=batches * study.preset.batch_size,
-                restored_from=params.task.init_checkpoint)
-  return result
+  results = {}
+  for scheme in masking_schemes:
+    for m in metrics:
+      m.reset_states()
+    data = params.task.validation_data.replace(masking_scheme=scheme)
+    batches = 0
+    dataset = task.build_inputs(data)
+    for batch in dataset.take(max_batches) if max_batches else dataset:
+      step(batch)
+      batches += 1
+    results[scheme] = {m.name: float(m.result()) for m in metrics}
+    results[scheme].update(blocks=batches * study.preset.batch_size,
+                           restored_from=params.task.init_checkpoint)
+  return results
 
 
 def stage_heldout_mlm(study: Study, arm: str) -> dict:
   """Held-out MLM metrics on span-masked and on token-masked blocks."""
-  result = {scheme: heldout_mlm(study, arm, scheme)
-            for scheme in ("span", "token")}
+  result = heldout_mlms(study, heldout_params(study, arm), ["span", "token"])
   study_lib.write_json(study.path("heldout", f"{arm}.json"), result)
   return result
 

@@ -242,9 +242,5 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
 
 def dummy_features() -> Dict[str, tf.Tensor]:
   """A two-sentence, six-wordpiece document that builds every variable."""
-  ids = tf.constant([[[101, 1, 2, 3, 4, 5, 6, 102]]])
-  return {"input_word_ids": ids, "input_mask": tf.ones_like(ids),
-          "sentence_map": tf.constant([[0, 0, 0, 1, 1, 1]]),
-          "speaker_ids": tf.zeros([1, 6], tf.int32),
-          "word_start": tf.ones([1, 6], tf.int32),
-          "word_end": tf.ones([1, 6], tf.int32)}
+  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
+  return coref_model.dummy_features()

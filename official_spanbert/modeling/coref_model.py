@@ -95,6 +95,19 @@ def top_spans(scores: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor,
   return tf.sort(tf.boolean_mask(order, keep))
 
 
+def dummy_features() -> Dict[str, tf.Tensor]:
+  """A two-sentence, six-wordpiece document that builds every variable.
+
+    model(dummy_features(), training=False)
+  """
+  ids = tf.constant([[[101, 1, 2, 3, 4, 5, 6, 102]]])
+  return {"input_word_ids": ids, "input_mask": tf.ones_like(ids),
+          "sentence_map": tf.constant([[0, 0, 0, 1, 1, 1]]),
+          "speaker_ids": tf.zeros([1, 6], tf.int32),
+          "word_start": tf.ones([1, 6], tf.int32),
+          "word_end": tf.ones([1, 6], tf.int32)}
+
+
 class CorefModel(tf_keras.Model):
   """Span-ranking coreference over a BERT encoder (one document per call).
 

@@ -33,6 +33,7 @@ from official.core import train_utils
 from official_spanbert.data.pretraining import dummy_inputs
 from official_spanbert.modeling import head_warmup
 from official_spanbert.training import train_lib
+from official_spanbert.training import trainer
 from conftest import tiny_params
 
 N, E = 3, 2  # head_warmup_steps, encoder_warmup_steps
@@ -63,7 +64,11 @@ def _run_steps(params, steps):
   model = task.build_model()
   optimizer = train_utils.create_optimizer(task, params)
   metrics = task.build_metrics(training=True)
-  step = tf.function(lambda x: task.train_step(x, model, optimizer, metrics))
+  # Traced once, as the trainer traces it (training/trainer.py): the slots
+  # made first, no AutoGraph.
+  trainer.create_slots(optimizer, model.trainable_variables)
+  step = tf.function(lambda x: task.train_step(x, model, optimizer, metrics),
+                     autograph=False)
   batches = iter(task.build_inputs(params.task.train_data))
   yield model, optimizer, {}
   for _ in range(steps):
@@ -232,7 +237,8 @@ def test_a_warmup_step_runs_no_backward_pass_of_the_encoder():
   task = task_factory.get_task(params.task)
   model = task.build_model()
   optimizer = train_utils.create_optimizer(task, params)
-  step = tf.function(lambda x: task.train_step(x, model, optimizer))
+  step = tf.function(lambda x: task.train_step(x, model, optimizer),
+                     autograph=False)
   batch = next(iter(task.build_inputs(params.task.train_data)))
   graph_def = step.get_concrete_function(batch).graph.as_graph_def()
   conds = [n for n in graph_def.node
