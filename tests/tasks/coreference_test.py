@@ -270,3 +270,20 @@ def test_uncased_resolve_offsets_land_on_word_boundaries(uncased_vocab):
           if s not in starts or e not in ends] == []
   assert all(t.decode("utf-8") == text[s:e] for s, e, t in zip(
       out["mention_starts"], out["mention_ends"], out["mention_texts"]))
+
+
+def test_the_task_builds_every_variable_before_the_first_step():
+  """make_model calls the model once: the trainer then makes the optimizer's
+  slots up front, and the train and eval steps trace once, not twice (a
+  tf.function whose first trace creates variables is traced again)."""
+  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
+  params = exp_factory.get_exp_config("spanbert/coref")
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size = 32, 64
+  enc.num_layers, enc.num_attention_heads, enc.vocab_size = 1, 2, 200
+  params.task.model.ffnn_size = 16
+  model = coreference.CorefTask(params.task).make_model()
+  built = len(model.variables)
+  assert built > 0 and model.trainable_variables
+  model(coref_model.dummy_features(), training=True)
+  assert len(model.variables) == built
