@@ -359,12 +359,13 @@ def _write_release(tmp_path, bert_config):
   an Adam slot and a step counter) + bert_config.json; returns (checkpoint,
   config file, features, the source model's outputs)."""
   import json  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
   from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
   config_file = tmp_path / "bert_config.json"
   config_file.write_text(json.dumps(bert_config))
   params = coref_tf1_to_tf.coref_params(bert_config, "spanbert_base", "")
   source = coreference.build_model(params.task.model)
-  features = coref_tf1_to_tf.dummy_features()
+  features = coref_model.dummy_features()
   expected = source(features, training=False)
   values = {}
   for name, (var, kind, transposed) in coref_tf1_to_tf.encoder_values(

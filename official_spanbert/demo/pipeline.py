@@ -260,16 +260,6 @@ class DemoServingModule(pretraining_module.SpanBertServingModule):
     super().__init__(*args, **kwargs)
     self.span_encoder = None  # saved with the module, it would be traced
 
-  def warmup_inputs(self):
-    return {name: inputs for name, inputs in super().warmup_inputs().items()
-            if name in self.SIGNATURES}
-
-  def signatures(self):
-    return {"serving_default": self.serve_text.get_concrete_function(),
-            "encode_pair": self.serve_text_pair.get_concrete_function(),
-            "encode_ids": self.serve_ids.get_concrete_function(),
-            "fill_spans": self.fill_spans.get_concrete_function()}
-
 
 def _quiet_export(model, vocab_path, export_base, lower_case=False):
   """The pretraining export (DemoServingModule), without its progress lines

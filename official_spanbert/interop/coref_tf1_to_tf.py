@@ -217,6 +217,7 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
   import json  # pylint: disable=g-import-not-at-top
   from official.core import train_utils  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import builder  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
   with output_dir_lib.converting(output_dir, output_dir_lib.COREF_RUN,
                                  overwrite) as out:
     with open(bert_config_file, encoding="utf-8") as f:
@@ -227,7 +228,7 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
         bert_config, source=bert_config_file), bert_config_file)
     params = coref_params(bert_config, experiment, vocab_file)
     model = builder.build_coref_model(params.task.model)
-    model(dummy_features(), training=False)
+    model(coref_model.dummy_features(), training=False)
     assign_checkpoint(model, checkpoint)
     train_utils.serialize_config(params, out.staging)
     # global_step as the trainer writes it: --mode=eval reads it, and a
@@ -238,9 +239,3 @@ def convert(checkpoint: str, bert_config_file: str, output_dir: str, *,
         out.staging, max_to_keep=1)
     written = manager.save(checkpoint_number=0)
   return os.path.join(output_dir, os.path.basename(written))
-
-
-def dummy_features() -> Dict[str, tf.Tensor]:
-  """A two-sentence, six-wordpiece document that builds every variable."""
-  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
-  return coref_model.dummy_features()

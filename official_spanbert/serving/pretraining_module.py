@@ -157,7 +157,7 @@ class SpanBertServingModule(serving_module.ServingModule):
   def warmup_inputs(self):
     texts = list(self.WARMUP_TEXTS)
     ids = self.preprocessor(tf.constant(texts))
-    return {
+    inputs = {
         "serving_default": {"text": texts},
         "encode_pair": {"text": texts, "text_pair": texts[::-1]},
         "encode_ids": {k: ids[k].numpy() for k in ids},
@@ -165,6 +165,7 @@ class SpanBertServingModule(serving_module.ServingModule):
         "encode_spans": {"text": texts, "span_starts": [[0, 9], [0, 4]],
                          "span_ends": [[8, 17], [3, 9]]},
     }
+    return {name: inputs[name] for name in self.SIGNATURES}
 
   def write(self, export_base: str, version: Optional[int] = None
             ) -> Dict[str, str]:
@@ -347,13 +348,16 @@ class SpanBertServingModule(serving_module.ServingModule):
     return out
 
   def signatures(self) -> Dict[str, tf.types.experimental.ConcreteFunction]:
-    return {
-        "serving_default": self.serve_text.get_concrete_function(),
-        "encode_pair": self.serve_text_pair.get_concrete_function(),
-        "encode_ids": self.serve_ids.get_concrete_function(),
-        "fill_spans": self.fill_spans.get_concrete_function(),
-        "encode_spans": self.span_encoder.encode_spans.get_concrete_function(),
-    }
+    """Those of SIGNATURES, each traced here (a subclass that leaves one
+    out does not pay its trace)."""
+    functions = {"serving_default": self.serve_text,
+                 "encode_pair": self.serve_text_pair,
+                 "encode_ids": self.serve_ids,
+                 "fill_spans": self.fill_spans}
+    if self.span_encoder is not None:
+      functions["encode_spans"] = self.span_encoder.encode_spans
+    return {name: functions[name].get_concrete_function()
+            for name in self.SIGNATURES}
 
 
 class PreprocessingModule(tf.Module):
