@@ -586,11 +586,11 @@ def tier_counts(stats) -> dict:
   return counts
 
 
-def fallback_lines(fork_dir: str) -> list:
-  """What <fork dir>/fallbacks.log says: the processes that ran the real
-  interpreter (a TensorFlow import each, 7-9 CPU-s on the CI machines), one
-  line per reason and test file, most first. A test that sets a start-up
-  variable no server has (TF_CPP_MIN_LOG_LEVEL=2 did, for 9 processes of
+def fallback_counts(fork_dir: str) -> dict:
+  """What <fork dir>/fallbacks.log says: {(reason, test file): processes}
+  that ran the real interpreter (a TensorFlow import each, 7-9 CPU-s on the
+  CI machines). A test that sets a start-up variable no server has
+  (TF_CPP_MIN_LOG_LEVEL=2 did, for 9 processes of
   test_distributed_training.py) shows here."""
   counts = {}
   try:
@@ -601,13 +601,12 @@ def fallback_lines(fork_dir: str) -> list:
           record = json.loads(line)
         except ValueError:
           continue
-        test = record.get("test", "").split("::")[0] or "?"
-        key = (record.get("reason", "?"), test)
+        key = (record.get("reason", "?"),
+               record.get("test", "").split("::")[0] or "?")
         counts[key] = counts.get(key, 0) + 1
   except OSError:
-    return []
-  return [f"{n:4d}  {test}: {reason}" for (reason, test), n in
-          sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    pass
+  return counts
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -621,14 +620,14 @@ def pytest_terminal_summary(terminalreporter, config):
                                for outcome, n in counts[name].items())
         for name in TIERS))
   fork_dir = getattr(config, "_spanbert_fork_dir", None)
-  lines = fallback_lines(fork_dir) if fork_dir else []
-  if lines:
-    total = sum(int(line.split()[0]) for line in lines)
+  counts = fallback_counts(fork_dir) if fork_dir else {}
+  if counts:
     terminalreporter.write_line(
-        f"fork server: {total} processes ran the real interpreter "
-        "(count, test file: why; tests/fork_server.py):")
-    for line in lines:
-      terminalreporter.write_line("  " + line)
+        f"fork server: {sum(counts.values())} processes ran the real "
+        "interpreter (count, test file: why; tests/fork_server.py):")
+    for (reason, test), n in sorted(counts.items(),
+                                    key=lambda kv: (-kv[1], kv[0])):
+      terminalreporter.write_line(f"  {n:4d}  {test}: {reason}")
 
 
 @pytest.hookimpl(wrapper=True)
