@@ -61,6 +61,7 @@ from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from conftest import data_path, first_lines
 import multiworker_worker as mw
+import train_helpers
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "multiworker_worker.py")
@@ -72,17 +73,12 @@ SUBPROCESS_TIMEOUT_S = 420
 
 
 def _env(**extra):
-  """Environment of a subprocess: this process's sys.path (Bazel runfiles or
-  the checkout), never a TF_CONFIG of ours, quieter TF logs.
-
-  TF_CPP_MIN_LOG_LEVEL is train_helpers.env()'s 3, which a fork server of
-  the session has: with 2 (no server's) each of the file's 9 processes ran
-  the real interpreter and imported TensorFlow again (fork_server.py).
-  """
-  env = dict(os.environ)
+  """train_helpers.env() (this process's sys.path, Bazel runfiles or the
+  checkout, and the TF log level the session's fork servers have: with
+  another, each of the file's 9 processes ran the real interpreter and
+  imported TensorFlow again), never a TF_CONFIG of ours."""
+  env = train_helpers.env()
   env.pop("TF_CONFIG", None)
-  env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-  env["TF_CPP_MIN_LOG_LEVEL"] = "3"
   env.update(extra)
   return env
 
