@@ -107,7 +107,7 @@ def _model(size: str, chunk_size: int):
   from official.modeling.hyperparams import params_dict  # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   from official_spanbert.configs import yaml_files  # pylint: disable=g-import-not-at-top
-  from official_spanbert.interop import coref_tf1_to_tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import coref_model  # pylint: disable=g-import-not-at-top
   from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
   params = exp_factory.get_exp_config("spanbert/coref")
   if size == "smoke":  # --smoke: the graph of tiny, a fraction of its layers
@@ -134,7 +134,7 @@ def _model(size: str, chunk_size: int):
   # Variables built before the export, as a restored model's are
   # (as an export restores it): its first trace of `resolve` then builds none
   # and is not traced again without them (~3 s of a smoke run).
-  model(coref_tf1_to_tf.dummy_features(), training=False)
+  model(coref_model.dummy_features(), training=False)
   return model
 
 
