@@ -61,6 +61,37 @@ def _registered_experiments():
 
 
 
+def restore_start_env(before: dict) -> dict:
+  """Sets the start-up variables (fork_server.start_env) of os.environ back
+  to `before`; what had changed, {name: (before, now)} (None: unset)."""
+  now = fork_server.start_env(os.environ)
+  changed = {k: (before.get(k), now.get(k))
+             for k in sorted(set(before) | set(now))
+             if before.get(k) != now.get(k)}
+  for name, (value, _) in changed.items():
+    if value is None:
+      del os.environ[name]
+    else:
+      os.environ[name] = value
+  return changed
+
+
+@pytest.fixture(autouse=True)
+def _start_variables_kept():
+  """A test leaves the variables a process reads at its start as it found
+  them: one left changed sent every later process of its worker to the
+  real interpreter, a TensorFlow import each (TF_ENABLE_ONEDNN_OPTS=1 after
+  console_test, 9 processes, 2026-12-06). Torn down after the test's own
+  fixtures, so its monkeypatch has been undone."""
+  before = fork_server.start_env(os.environ)
+  yield
+  changed = restore_start_env(before)
+  if changed:
+    pytest.fail(f"the test left start-up variables changed (before, after): "
+                f"{changed}; restore them (monkeypatch.delenv of an unset "
+                "variable records nothing to undo)", pytrace=False)
+
+
 @pytest.fixture
 def fresh_python(monkeypatch):
   """The processes this test starts run the real interpreter, not a child

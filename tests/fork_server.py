@@ -68,13 +68,14 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
               signal.SIGUSR1, signal.SIGUSR2)
 
 
-def _start_env(env) -> dict:
+def start_env(env) -> dict:
+  """The variables of `env` a process reads at its start (_START_VARS)."""
   return {k: env[k] for k in _START_VARS if k in env}
 
 
 def _key(env) -> str:
   import hashlib  # pylint: disable=g-import-not-at-top
-  text = json.dumps(sorted(_start_env(env).items()))
+  text = json.dumps(sorted(start_env(env).items()))
   return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -197,7 +198,7 @@ def launcher_main(argv):
     # namespaces on to every child.
     if not _wait_for_server(path):
       _exec_real(argv, "no server for these start-up variables: " +
-                 json.dumps(_start_env(env), sort_keys=True))
+                 json.dumps(start_env(env), sort_keys=True))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
       sock.connect(path)

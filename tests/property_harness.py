@@ -131,7 +131,7 @@ class SignatureWorker:
   def _popen(self):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(
-            os.pathsep) if p]), TF_CPP_MIN_LOG_LEVEL="2")
+            os.pathsep) if p]), TF_CPP_MIN_LOG_LEVEL="3")
     env.setdefault("TF_NUM_INTRAOP_THREADS", "1")
     env.setdefault("TF_NUM_INTEROP_THREADS", "1")
     command = [sys.executable, os.path.join(HERE, "property_worker.py")]

@@ -214,3 +214,20 @@ def test_what_a_fork_cannot_reproduce_runs_the_real_interpreter(tmp_path):
                cwd=str(tmp_path), env=dict(os.environ,
                                            PYTHONPATH=str(tmp_path)))
   assert result.stdout.strip() == "elsewhere", result.stderr
+
+
+def test_start_up_variables_a_test_left_changed_are_restored_and_named():
+  # conftest's autouse check: a start-up variable left set would send every
+  # later process of the worker to the real interpreter.
+  import conftest  # pylint: disable=g-import-not-at-top
+  before = fork_server.start_env(os.environ)
+  saved = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+  os.environ["TF_ENABLE_ONEDNN_OPTS"] = "leaked"
+  os.environ["PYTHONPATH_UNRELATED_TO_START"] = "x"  # not a start variable
+  try:
+    changed = conftest.restore_start_env(before)
+  finally:
+    os.environ.pop("PYTHONPATH_UNRELATED_TO_START")
+  assert changed == {"TF_ENABLE_ONEDNN_OPTS": (saved, "leaked")}
+  assert fork_server.start_env(os.environ) == before
+  assert conftest.restore_start_env(before) == {}

@@ -166,7 +166,11 @@ def test_a_tensorflow_without_the_absl_symbol_quiets_less_and_warns(
 
 
 def test_prefer_onednn_sets_the_variable_unless_it_is_set(monkeypatch):
-  monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+  # Set first, so that monkeypatch restores the variable's absence too: a
+  # delenv of an unset variable records nothing, and the "1" set below
+  # outlived the test.
+  monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "unset below")
+  monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS")
   console.prefer_onednn()
   assert os.environ["TF_ENABLE_ONEDNN_OPTS"] == "1"
   monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the user's choice stays
