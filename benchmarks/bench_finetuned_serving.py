@@ -143,7 +143,8 @@ from benchmarks.common import (  # pylint: disable=g-multiple-import
 from benchmarks.finetuned_serving_encoder import (  # pylint: disable=g-multiple-import
     encoder_part, percentile, refusal, short_refusal)
 from benchmarks.finetuned_serving_inputs import (  # pylint: disable=g-multiple-import
-    Cursor, build_exports, smoke_inputs, squad_pairs, sst2_sentences)
+    Cursor, build_exports, converted, smoke_inputs, squad_pairs,
+    sst2_sentences)
 # Stdlib only (no TensorFlow): main's machine lines count the usable cores.
 from official_spanbert.utils import cpu_features
 
@@ -374,7 +375,8 @@ def tf_exports(args, work, minilm, model_name):
     t0 = time.perf_counter()
     try:
       qa_dir, cls_dir, heads = build_exports(
-          os.path.join(work, precision), minilm, args.seed, precision)
+          os.path.join(work, precision), converted(work, minilm), args.seed,
+          precision)
     except Exception as e:  # pylint: disable=broad-except
       if precision == "float32":
         raise

@@ -66,9 +66,10 @@ Target (issue): SBO costs <= 5% of the step at base size.
 (all of it by default) go through the loader's own transform twice, as
 batches padded to seq_length and as `--length_buckets` bucketed batches cut
 to their bucket's width (the same blocks, so the same real tokens; the last
-batch of each bucket may be short). One spanbert/pretraining model a side,
-its train step traced over the dataset's element_spec as the trainer does
-(one trace, the sequence axis dynamic when bucketed). After a warm-up step
+batch of each bucket may be short). One spanbert/pretraining model (its
+weights do not change the time of a step), its train step traced once a side
+over the dataset's element_spec as the trainer does (the sequence axis
+dynamic when bucketed). After a warm-up step
 of each batch shape, rounds alternate a pass of each side; reported per side:
 real (input_mask) tokens and computed positions per CPU-second (median over
 rounds) and their paired ratio. `--threads N` limits TensorFlow's pools.
@@ -369,12 +370,14 @@ def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
   """One row a side (padded, bucketed) of what the cut saves."""
   model_yaml = yaml_files.path(f"models/{encoder}.yaml")
   picked = sampled_blocks(records, blocks)
+  # One model and optimizer for both sides (the time of a step does not
+  # depend on the weights), each side's train step a function of its own.
+  v = Variant("spanbert/pretraining", model_yaml, num_layers)
   sides = {}
   for name, n in (("padded", 0), ("bucketed", buckets)):
     batches, spec = padding_stream(records, vocab, seq, batch, n, picked)
-    v = Variant("spanbert/pretraining", model_yaml, num_layers)
-    v.step_fn = tf.function(
-        lambda x, v=v: v.task.train_step(x, v.model, v.optimizer, v.metrics),
+    step_fn = tf.function(
+        lambda x: v.task.train_step(x, v.model, v.optimizer, v.metrics),
         input_signature=[spec])
     real = sum(int(tf.reduce_sum(b["input_mask"])) for b in batches)
     computed = sum(int(tf.size(b["input_mask"])) for b in batches)
@@ -383,12 +386,12 @@ def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
     t0 = time.process_time()
     firsts = {tuple(b["input_word_ids"].shape): b for b in batches}
     for b in firsts.values():  # the trace, and each shape's first step
-      float(v.step_fn(b)[v.task.loss])
+      float(step_fn(b)[v.task.loss])
     print(f"[{encoder} seq {seq} {name}] {len(batches)} batches, {real} real "
           f"of {computed} positions, (width, predictions) {shapes}; "
           f"warm-up {time.process_time() - t0:.1f} CPU-s", flush=True)
-    sides[name] = dict(v=v, batches=batches, real=real, computed=computed,
-                       shapes=shapes, cpu=[], wall=[])
+    sides[name] = dict(step_fn=step_fn, batches=batches, real=real,
+                       computed=computed, shapes=shapes, cpu=[], wall=[])
   loads = [os.getloadavg()[0]]
   for r in range(rounds):
     for name in (("padded", "bucketed") if r % 2 == 0 else
@@ -396,8 +399,8 @@ def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
       side = sides[name]
       w0, c0 = time.perf_counter(), time.process_time()
       for b in side["batches"]:
-        out = side["v"].step_fn(b)
-      float(out[side["v"].task.loss])
+        out = side["step_fn"](b)
+      float(out[v.task.loss])
       side["wall"].append(time.perf_counter() - w0)
       side["cpu"].append(time.process_time() - c0)
     loads.append(os.getloadavg()[0])
@@ -423,7 +426,7 @@ def bench_padding(encoder, seq, batch, buckets, rounds, records, vocab,
         speedup_range=[min(ratios), max(ratios)] if name == "bucketed"
         else [1.0, 1.0],
         rounds=rounds, load=[min(loads), max(loads)]))
-  del sides
+  del sides, v
   gc.collect()
   tf_keras.backend.clear_session()
   return rows
@@ -557,10 +560,12 @@ def main(argv=None):
   ap.add_argument("--threads", type=int, default=0,
                   help="TensorFlow intra- and inter-op threads (0: TF's)")
   # Smoke: tiny with 1 of its 2 layers (fewer ops for the three train steps
-  # and four head functions to trace), one step of each.
+  # and four head functions to trace), one step of each. The SBO head's
+  # time is a difference of two timings of a few ms: 3 rounds of 4 paired
+  # calls (one call's difference went below zero under load).
   args = parse_args(ap, argv, smoke=dict(
       encoders="tiny", num_layers=1, seqs="64", batch_128=4, warmup=1,
-      head_rounds=1, tiny_head_reps=1, tiny_rounds=1, tiny_steps=1,
+      head_rounds=3, tiny_head_reps=4, tiny_rounds=1, tiny_steps=1,
       corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB, length_buckets=4,
       padding_rounds=1, blocks=32))
   for path in (args.corpus, args.vocab):

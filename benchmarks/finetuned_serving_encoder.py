@@ -29,6 +29,7 @@ import os
 import statistics
 import time
 
+from benchmarks import finetuned_serving_inputs
 from benchmarks.common import load_avg
 from official_spanbert.utils import cpu_features
 
@@ -69,9 +70,7 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
   from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import span_bert_pretrainer  # pylint: disable=g-import-not-at-top
   import tf_keras  # pylint: disable=g-import-not-at-top
-  converted = os.path.join(work, "minilm")
-  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
-    interop.hf_to_tf(minilm, converted)
+  converted = finetuned_serving_inputs.converted(work, minilm)
   config = hf_files.read_hf_config(minilm)
 
   def restored(precision="float32"):

@@ -128,9 +128,21 @@ def tiny_bert(work: str, vocab: str, seed: int) -> str:
 # The package's side.
 
 
-def build_exports(work: str, minilm: str, seed: int,
+def converted(work: str, minilm: str) -> str:
+  """<work>/minilm: the Hugging Face BERT `minilm` converted with
+  interop.hf_to_tf, the first time it is asked for (the exports of every
+  precision and the encoder part restore the same one)."""
+  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
+  out = os.path.join(work, "minilm")
+  if not os.path.exists(os.path.join(out, interop.PARAMS_FILE)):
+    interop.hf_to_tf(minilm, out)
+  return out
+
+
+def build_exports(work: str, converted_dir: str, seed: int,
                   precision: str = "float32"):
-  """Exports answer and classify; returns (qa dir, classify dir, heads.npz)."""
+  """Exports answer and classify of the converted encoder (converted());
+  returns (qa dir, classify dir, heads.npz)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
@@ -142,9 +154,7 @@ def build_exports(work: str, minilm: str, seed: int,
   from official_spanbert.data.finetuning import classification as cls_data  # pylint: disable=g-import-not-at-top
   from official_spanbert.serving import registry  # pylint: disable=g-import-not-at-top
 
-  converted = os.path.join(work, "minilm")
-  if not os.path.exists(os.path.join(converted, interop.PARAMS_FILE)):
-    interop.hf_to_tf(minilm, converted)
+  converted = converted_dir
   with open(os.path.join(converted, interop.CONVERSION_FILE),
             encoding="utf-8") as f:
     lower_case = bool(json.load(f)["lower_case"])

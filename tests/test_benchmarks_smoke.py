@@ -225,9 +225,22 @@ def _child_smoke(name: str, **env) -> str:
   return done.stdout
 
 
+def _extra(name: str, request) -> list:
+  """Flags beside --smoke: EXTRA's, and for bench_qa_memory the tiny QA
+  export that test_qa_export.py and serving/qa_module_test.py load (written
+  once a pytest run) instead of one of its own (~7 CPU-s): its rows are
+  the same (a worker a length, on a SavedModel of `answer`)."""
+  if name == "bench_qa_memory":
+    from test_qa_export import shared_qa_export  # pylint: disable=g-import-not-at-top
+    d = shared_qa_export(request.getfixturevalue("tmp_path_factory"),
+                         request.getfixturevalue("small_vocab"))
+    return ["--export_dir", os.path.join(d, "export", "1")]
+  return EXTRA.get(name, [])
+
+
 @pytest.mark.unit
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_smoke_mode_runs(name, capsys, monkeypatch):
+def test_smoke_mode_runs(name, capsys, monkeypatch, request):
   monkeypatch.chdir(REPO)  # the scripts' workers run `-m benchmarks.X`
   if name == "bench_int8" and not importlib.util.find_spec("neural_compressor"):
     pytest.skip("bench_int8 needs the int8 extra (neural-compressor-tf)")
@@ -236,7 +249,7 @@ def test_smoke_mode_runs(name, capsys, monkeypatch):
   else:
     module = importlib.import_module("benchmarks." + name)
     try:
-      module.main(["--smoke"] + EXTRA.get(name, []))
+      module.main(["--smoke"] + _extra(name, request))
     except SystemExit as e:  # sys.exit(message) of a missing input, say
       assert e.code in (None, 0), f"{name} --smoke exited: {e.code}"
     out = capsys.readouterr().out
