@@ -63,8 +63,13 @@ def import_pipeline_package():
         f"install them with: {INSTALL}") from None
 
 
+# id(pipeline package) -> (the package, its loaded pipeline).
+_pipelines = {}
+
+
 def load_pipeline():
-  """spaCy's English small pipeline without its lemmatizer.
+  """spaCy's English small pipeline without its lemmatizer, loaded once a
+  process (~1 CPU-s a load; every tagger of the process shares it).
 
   The parser stays for entities too: the entity recognizer's output depends
   on the sentence boundaries it sets.
@@ -72,7 +77,12 @@ def load_pipeline():
   Raises:
     TaggingUnavailableError: spaCy or the pipeline is not installed.
   """
-  return import_pipeline_package().load(exclude=["lemmatizer"])
+  package = import_pipeline_package()  # checked on every call
+  loaded = _pipelines.get(id(package))
+  if loaded is None or loaded[0] is not package:
+    loaded = (package, package.load(exclude=["lemmatizer"]))
+    _pipelines[id(package)] = loaded
+  return loaded[1]
 
 
 def spans_of(parsed, kinds: Sequence[str]) -> CharSpans:

@@ -175,9 +175,9 @@ class SpanTagger:
     else:
       spacy_pool.import_pipeline_package()
     self._tokenizer = WordpieceOffsets(vocab_file, lower_case)
-    self._offsets = tf.function(
+    self._offsets = tf.function(  # not converted: see tokenize_documents
         self._tokenizer.offsets,
-        input_signature=[tf.TensorSpec([None], tf.string)])
+        input_signature=[tf.TensorSpec([None], tf.string)], autograph=False)
     self._n_process = n_process
     self._batch_size = batch_size
     self.words = 0  # whitespace-separated words tagged so far

@@ -222,6 +222,14 @@ def spacy_installed():
     pytest.skip(f"{e} (the tagging tests need the linguistic extra)")
 
 
+def test_the_pipeline_is_loaded_once_a_process(spacy_installed):
+  """Taggers of one process share it (each load cost ~1 CPU-s)."""
+  del spacy_installed
+  nlp = span_tagging.load_pipeline()
+  assert span_tagging.load_pipeline() is nlp
+  assert "lemmatizer" not in nlp.pipe_names and "parser" in nlp.pipe_names
+
+
 SEQ = 128
 # Least share of masked tokens inside tagged spans (measured on this slice:
 # see test_tagged_schemes_on_real_prose's output).

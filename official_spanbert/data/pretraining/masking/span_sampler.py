@@ -19,6 +19,8 @@
 Randomness is stateless, keyed by the seed tensor.
 """
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 
@@ -283,20 +285,55 @@ def _span_sample(maskable, word_starts, word_idx, n, budget, seed,
   return span_loop(*tables, word_idx, n, budget, seed, tags, params=params)
 
 
-_span_sample_xla = tf.function(_span_sample, jit_compile=True,
-                               autograph=False)
+# The settings the tables and loop read (_span_sample and what it calls);
+# the rest of MaskingParams (rates, ids, sizes of the outputs) does not
+# change the compiled loop.
+LOOP_SETTINGS = ("seq_length", "span_lower", "span_upper", "geometric_p",
+                 "tagged_span_prob")
+
+
+def loop_params(params: MaskingParams) -> MaskingParams:
+  """The loop's settings of `params`, everything else at its default: the
+  key of the loop's compiled function, equal for params that differ only in
+  what the loop does not read."""
+  return MaskingParams(**{name: getattr(params, name)
+                          for name in LOOP_SETTINGS})
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_sampler(params: MaskingParams):
+  """The XLA-compiled tables + loop of one loop_params(...), built once a
+  process.
+
+  A tf.function keyed by value, not by the MaskingParams object: a
+  tf.function's trace cache keys a dataclass argument by a weak reference,
+  so each loader (its own MaskingParams, gone once its dataset is built)
+  traced and XLA-compiled the loop again. Here every loader, mask_batch
+  call and tf.data pipeline of one loop setting reuses one function, its
+  traces (one a signature of input shapes) and their XLA compilations.
+
+  Example:
+    sample = compiled_sampler(loop_params(params))
+    assert sample is compiled_sampler(loop_params(params))
+  """
+  return tf.function(functools.partial(_span_sample, params=params),
+                     jit_compile=True, autograph=False)
 
 
 def span_mask(maskable, word_starts, word_idx, n, budget,
                params: MaskingParams, seed, tagged_spans=None):
   """The SpanBERT sampling loop, all sequences of the batch at once.
 
-  Compiled with XLA (tables and loop together) unless params.use_xla_masking is
-  False; both give the same masks.
+  Compiled with XLA (tables and loop together, once a process for each
+  loop setting and input shapes: compiled_sampler) unless
+  params.use_xla_masking is False; both give the same masks.
   """
-  sample = _span_sample_xla if params.use_xla_masking else _span_sample
-  masked, hist, _ = sample(maskable, word_starts, word_idx, n, budget, seed,
-                           tagged_spans, params=params)
+  if params.use_xla_masking:
+    masked, hist, _ = compiled_sampler(loop_params(params))(
+        maskable, word_starts, word_idx, n, budget, seed, tagged_spans)
+  else:
+    masked, hist, _ = _span_sample(maskable, word_starts, word_idx, n,
+                                   budget, seed, tagged_spans, params=params)
   return masked, hist
 
 

@@ -99,7 +99,7 @@ class PackDocuments:
     self._tokenizer = None
 
   def setup(self):
-    self._tokenizer = tokenization.WordpieceTokenizer(*self._args)
+    self._tokenizer = record_blocks.wordpiece_tokenizer(*self._args)
 
   def process(self, batch: Sequence[Tuple[Tuple[int, int],
                                           corpus_lib.Document]]

@@ -100,7 +100,7 @@ def create_pretraining_records(input_patterns: Sequence[str], vocab_file: str,
     raise ValueError("tag_spans needs mode='single' (the named_entity and "
                      "noun_phrase schemes mask single-segment blocks)")
   files = corpus_lib.expand_inputs(input_patterns)
-  tokenizer = tokenization.WordpieceTokenizer(vocab_file, lower_case)
+  tokenizer = record_blocks.wordpiece_tokenizer(vocab_file, lower_case)
   tagger = (span_tagging.SpanTagger(tag_spans, vocab_file, lower_case,
                                     n_process=tag_processes)
             if tag_spans else None)

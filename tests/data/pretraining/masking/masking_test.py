@@ -32,6 +32,7 @@ import tensorflow as tf
 from official.nlp.data import data_loader_factory
 from official_spanbert.data.pretraining.masking import masking
 from official_spanbert.data.pretraining.masking import masking_config
+from official_spanbert.data.pretraining.masking import span_sampler
 from official_spanbert.data.pretraining import pretrain_dataloader as pdl
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert.data.pretraining.records import record_format
@@ -195,9 +196,35 @@ def test_same_seed_same_masks_new_epoch_new_masks(records, cased_vocab,
   same = np.all(span_out["masked_lm_positions"][:half] ==
                 span_out["masked_lm_positions"][half:], axis=1)
   assert same.mean() < 0.01
+  # Another loader of the same masking settings (another seed) reuses the
+  # loop compiled for the first: no new trace, so no new XLA compilation.
+  sample = span_sampler.compiled_sampler(span_sampler.loop_params(
+      pdl.SpanBertPretrainDataLoader(_config(records, cased_vocab)).masking))
+  traces = sample.experimental_get_tracing_count()
+  assert traces >= 1
   other = _run(records[:1], cased_vocab, epochs=1, seed=8)
+  assert sample.experimental_get_tracing_count() == traces
   assert not np.array_equal(other["masked_lm_positions"],
                             again["masked_lm_positions"])
+
+
+def test_loop_params_keep_only_what_the_loop_reads():
+  """Settings the sampling loop does not read share its compiled function;
+  each one it reads gets its own."""
+  base = masking_config.MaskingParams()
+  same = dataclasses.replace(base, masking_rate=0.2, mask_id=7,
+                             mask_token_prob=0.0, random_token_prob=1.0,
+                             max_predictions_per_seq=100, max_sbo_targets=3,
+                             masking_scheme="named_entity")
+  assert span_sampler.loop_params(same) == span_sampler.loop_params(base)
+  assert (span_sampler.compiled_sampler(span_sampler.loop_params(same)) is
+          span_sampler.compiled_sampler(span_sampler.loop_params(base)))
+  for name, value in (("seq_length", 128), ("span_lower", 2),
+                      ("span_upper", 5), ("geometric_p", 0.3),
+                      ("tagged_span_prob", 0.25)):
+    other = dataclasses.replace(base, **{name: value})
+    assert span_sampler.loop_params(other) != span_sampler.loop_params(base)
+    assert getattr(span_sampler.loop_params(other), name) == value
 
 
 def test_graph_agrees_with_numpy_oracle(span_out, cased_vocab):

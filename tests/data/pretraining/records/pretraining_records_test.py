@@ -113,6 +113,25 @@ def test_shards_are_deterministic_for_a_seed(corpus_slice, cased_vocab,
   assert 0 < stats["padding_ratio"] < 1
 
 
+def test_runs_of_a_process_share_the_tokenizer_of_a_vocab(small_vocab,
+                                                          tmp_path):
+  """Each records run used to build its tokenizer and trace its tf.function
+  again (~0.6 CPU-s); a vocab rewritten with other tokens gets a new one."""
+  tokenizer = record_blocks.wordpiece_tokenizer(small_vocab)
+  assert record_blocks.wordpiece_tokenizer(small_vocab) is tokenizer
+  assert record_blocks.wordpiece_tokenizer(small_vocab, True) is not tokenizer
+  vocab = tmp_path / "vocab.txt"
+  tokens = open(small_vocab, encoding="utf-8").read().splitlines()
+  vocab.write_text("\n".join(tokens), encoding="utf-8")
+  first = record_blocks.wordpiece_tokenizer(str(vocab))
+  assert record_blocks.wordpiece_tokenizer(str(vocab)) is first
+  vocab.write_text("\n".join(tokens[:-2] + ["qqzebra", "##qqzz"]),
+                   encoding="utf-8")
+  second = record_blocks.wordpiece_tokenizer(str(vocab))
+  assert second is not first
+  assert list(second.vocab.tokens[-2:]) == ["qqzebra", "##qqzz"]
+
+
 def test_nsp_mode(corpus_slice, cased_vocab, tmp_path):
   stats = pr.create_pretraining_records(
       corpus_slice, cased_vocab, str(tmp_path / "nsp"), max_seq_length=128,
