@@ -216,6 +216,23 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
   return path
 
 
+@contextlib.contextmanager
+def tracing_for_save(options: tf.saved_model.SaveOptions) -> Iterator[None]:
+  """Traces tf.functions as tf.saved_model.save(..., options=options) (or
+  a Keras save with those options) looks them up: its save context's
+  variable policy is part of tf.function's cache key, so a function traced
+  outside it is traced again by the save. Leave the block before saving.
+
+  Example:
+    options = tf.saved_model.SaveOptions()
+    with tracing_for_save(options):
+      fn = module.serve.get_concrete_function()
+    tf.saved_model.save(module, path, signatures=fn, options=options)
+  """
+  with save_context.save_context(options):
+    yield
+
+
 def save_with_warmup(module, export_dir: str, signature_inputs) -> None:
   """Saves `module` with its `signatures()` and their warmup requests.
 
@@ -233,7 +250,7 @@ def save_with_warmup(module, export_dir: str, signature_inputs) -> None:
     save_with_warmup(module, "/tmp/export/1", module.warmup_inputs)
   """
   options = tf.saved_model.SaveOptions()
-  with save_context.save_context(options):
+  with tracing_for_save(options):
     signatures = module.signatures()
     if callable(signature_inputs):
       signature_inputs = signature_inputs()
