@@ -126,6 +126,20 @@ def load_vocab(path: str) -> Vocab:
                special_ids={t: seen[t] for t in REQUIRED_SPECIAL_TOKENS})
 
 
+def merge_words(first: tf.RaggedTensor, *alike: tf.RaggedTensor
+                ) -> Tuple[tf.RaggedTensor, ...]:
+  """[batch, (words), (pieces)] tensors of one partition (a tokenization's
+  ids, offsets, flags) as [batch, (pieces)], merged once: each merge_dims
+  adds its own checks of the splits to a traced graph.
+
+  Example:
+    ids, begin, end = merge_words(*tokenizer.tokenize_words_with_offsets(t))
+  """
+  merged = first.merge_dims(-2, -1)
+  return (merged,) + tuple(merged.with_flat_values(x.flat_values)
+                           for x in alike)
+
+
 class WordpieceTokenizer(tf.Module):
   """BERT tokenization (basic split + WordPiece) with word-start flags.
 
@@ -158,13 +172,13 @@ class WordpieceTokenizer(tf.Module):
     self._bert = tf_text.BertTokenizer(
         self._table, lower_case=lower_case, token_out_type=tf.int64,
         unknown_token="[UNK]")
-    # Runs on text this class has normalized itself (normalize_chars).
-    self._bert_on_normalized = tf_text.BertTokenizer(
-        self._table, lower_case=False, token_out_type=tf.int64,
-        unknown_token="[UNK]")
-    # Its basic split alone: the words whose extent an [UNK] takes.
+    # The two steps of a cased BertTokenizer, run apart on text this class
+    # has normalized itself (normalize_chars): the basic split (the words,
+    # whose extent an [UNK] takes) and WordPiece on its words.
     self._basic_on_normalized = bert_tokenizer.BasicTokenizer(
         lower_case=False)
+    self._wordpiece = tf_text.WordpieceTokenizer(
+        self._table, token_out_type=tf.int64, unknown_token="[UNK]")
 
   def tokenize(self, strings: tf.Tensor) -> Tuple[tf.RaggedTensor,
                                                    tf.RaggedTensor]:
@@ -183,8 +197,7 @@ class WordpieceTokenizer(tf.Module):
     per_word = pieces.values  # [total words, (pieces)]
     word_starts = tf.cast(
         tf.equal(tf.ragged.range(per_word.row_lengths()), 0), tf.int64)
-    return (pieces.merge_dims(-2, -1),
-            pieces.with_values(word_starts).merge_dims(-2, -1))
+    return merge_words(pieces, pieces.with_values(word_starts))
 
   def normalize_chars(self, chars: tf.Tensor) -> tf.Tensor:
     """Each character (a string of one) as the tf.text tokenizer reads it.
@@ -225,26 +238,31 @@ class WordpieceTokenizer(tf.Module):
     normal = self.normalize_chars(chars.flat_values)  # [chars]
     normal_bytes = tf.cast(tf.strings.length(normal), tf.int64)
     text = tf.strings.reduce_join(chars.with_flat_values(normal), axis=1)
-    ids, begin, end = self._bert_on_normalized.tokenize_with_offsets(text)
+    # BertTokenizer.tokenize_with_offsets in its two steps, the basic split
+    # run once (its words' offsets are needed below too) and the pieces'
+    # offsets within their word moved by the word's start with one gather
+    # (BertTokenizer broadcasts a ragged add: a third of the trace of a QA
+    # export's `answer`, all of it for the same values).
+    words, word_begin, word_end = (
+        self._basic_on_normalized.tokenize_with_offsets(text))
+    ids, begin, end = self._wordpiece.tokenize_with_offsets(words)
+    per_word = begin.values  # [words, (pieces)]
+    word = per_word.value_rowids()
+    word_start = tf.gather(word_begin.flat_values, word)
     # A word's first piece begins where the word does, its last ends where
     # the word does: tf.text ends the [UNK] of a word over 100 bytes (Thai,
     # DNA, URLs) 5 bytes after its start (len("[UNK]")); it stands for the
     # whole word.
-    _, word_begin, word_end = self._basic_on_normalized.tokenize_with_offsets(
-        text)
-    per_word = begin.values  # [words, (pieces)]
-    word = per_word.value_rowids()
     index = tf.ragged.range(per_word.row_lengths()).flat_values
     begin = begin.with_flat_values(tf.where(
-        tf.equal(index, 0), tf.gather(word_begin.flat_values, word),
-        begin.flat_values))
+        tf.equal(index, 0), word_start, begin.flat_values + word_start))
     end = end.with_flat_values(tf.where(
         tf.equal(index, tf.gather(per_word.row_lengths(), word) - 1),
-        tf.gather(word_end.flat_values, word), end.flat_values))
+        tf.gather(word_end.flat_values, word), end.flat_values + word_start))
     # Each byte of the normalized batch -> its character (batch-global).
     source = tf.repeat(tf.range(tf.size(normal, tf.int64)), normal_bytes)
     text_start = tf.cumsum(tf.cast(tf.strings.length(text), tf.int64), exclusive=True)
-    row = begin.merge_dims(1, 2).value_rowids()
+    row = tf.gather(begin.value_rowids(), per_word.value_rowids())
     first = tf.gather(text_start, row)
     begin_char = tf.gather(source, begin.flat_values + first)
     last_char = tf.gather(source, end.flat_values - 1 + first)
@@ -277,8 +295,7 @@ class WordpieceTokenizer(tf.Module):
                                        tf.RaggedTensor]:
     """(ids, begin, end): [batch, (pieces)], offsets of each wordpiece into
     the original `strings` (see tokenize_words_with_offsets)."""
-    return tuple(x.merge_dims(-2, -1)
-                 for x in self.tokenize_words_with_offsets(strings, unit))
+    return merge_words(*self.tokenize_words_with_offsets(strings, unit))
 
   def detokenize_ids(self, ids: tf.Tensor) -> tf.Tensor:
     """Maps ids to their token strings (no joining)."""

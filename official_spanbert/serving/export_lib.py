@@ -216,19 +216,44 @@ def _write_warmup(export_dir: str, signature_inputs) -> str:
   return path
 
 
+@contextlib.contextmanager
+def tracing_for_save(options: tf.saved_model.SaveOptions) -> Iterator[None]:
+  """Traces tf.functions as tf.saved_model.save(..., options=options) (or
+  a Keras save with those options) looks them up: its save context's
+  variable policy is part of tf.function's cache key, so a function traced
+  outside it is traced again by the save. Leave the block before saving.
+
+  Example:
+    options = tf.saved_model.SaveOptions()
+    with tracing_for_save(options):
+      fn = module.serve.get_concrete_function()
+    tf.saved_model.save(module, path, signatures=fn, options=options)
+  """
+  with save_context.save_context(options):
+    yield
+
+
 def save_with_warmup(module, export_dir: str, signature_inputs) -> None:
   """Saves `module` with its `signatures()` and their warmup requests.
 
   Each function is traced once: save() looks a module's functions up again
   under its save context, whose variable policy is part of tf.function's
   cache key, so the signatures are traced in that context (outside it they
-  were traced twice, about half an export's CPU). The Keras layers inside
+  were traced twice, about half an export's CPU). `signature_inputs` is
+  {signature: {input: values}}, or a function returning it that runs in
+  that context after the signatures (warmup inputs computed by the
+  module's own tf.functions reuse their traces). The Keras layers inside
   are saved without their own traced call functions (save_traces=False):
   TF Serving calls the signatures only.
+
+  Example:
+    save_with_warmup(module, "/tmp/export/1", module.warmup_inputs)
   """
   options = tf.saved_model.SaveOptions()
-  with save_context.save_context(options):
+  with tracing_for_save(options):
     signatures = module.signatures()
+    if callable(signature_inputs):
+      signature_inputs = signature_inputs()
   with keras_save.keras_option_scope(save_traces=False):
     tf.saved_model.save(module, export_dir, signatures=signatures,
                         options=options)

@@ -200,7 +200,9 @@ class SpanBertServingModule(serving_module.ServingModule):
       try:
         report.note(f"tracing and saving the model (version {version}, "
                     f"{len(self.SIGNATURES)} signatures, warmup requests)")
-        export_lib.save_with_warmup(self, tmps[0], self.warmup_inputs())
+        # Its warmup ids come from the preprocessor traced for the
+        # signatures (called outside the save, it was traced twice).
+        export_lib.save_with_warmup(self, tmps[0], self.warmup_inputs)
         report.note("saving the preprocessing model")
         writing.target = dirs[1]
         export_lib.save_with_warmup(pre, tmps[1], {

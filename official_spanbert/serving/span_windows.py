@@ -103,8 +103,8 @@ class TextWindows(tf.Module):
     # basic word (training's words: span_ner.basic_word_pieces).
     starts_word = words.with_flat_values(tf.equal(
         tf.ragged.range(words.values.row_lengths()).flat_values, 0))
-    ids, begin, end, starts_word = (
-        x.merge_dims(1, 2) for x in (words, begin, end, starts_word))
+    ids, begin, end, starts_word = tokenization.merge_words(
+        words, begin, end, starts_word)
     chars = tf.strings.unicode_split(text, "UTF-8", errors="replace")
     n = tf.size(ids.flat_values, tf.int64)
     row = ids.value_rowids()

@@ -27,7 +27,7 @@ Example:
 
 import dataclasses
 import os
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import tensorflow as tf
 import tf_keras
@@ -40,17 +40,29 @@ from official_spanbert.utils import atomic_io
 from official_spanbert.serving import text_preprocessor as tp
 
 
+def _named_specs(**shapes_and_dtypes) -> List[tf.TensorSpec]:
+  """TensorSpecs named after the arguments they trace, in that order.
+
+  tf.saved_model.save traces a tf.function without an input_signature
+  again for each of its traces' structured_input_signature, whose specs
+  carry the argument names: traced with unnamed specs (or a keyword
+  argument), it was traced twice.
+  """
+  return [tf.TensorSpec(shape, dtype, name=name)
+          for name, (shape, dtype) in shapes_and_dtypes.items()]
+
+
 class MlmSubModule(tf.Module):
   """The `mlm` sub-object: MLM logits at given positions of sequence_output."""
 
   def __init__(self, masked_lm: tf_keras.layers.Layer, hidden_size: int):
     super().__init__(name="mlm")
     self.masked_lm = masked_lm
-    self.__call__.get_concrete_function(
-        tf.TensorSpec([None, None, hidden_size], tf.float32),
-        tf.TensorSpec([None, None], tf.int32))
+    self.__call__.get_concrete_function(*_named_specs(
+        sequence_output=([None, None, hidden_size], tf.float32),
+        masked_lm_positions=([None, None], tf.int32)))
 
-  @tf.function
+  @tf.function(autograph=False)
   def __call__(self, sequence_output, masked_lm_positions):
     return self.masked_lm(sequence_output, masked_positions=masked_lm_positions)
 
@@ -61,12 +73,13 @@ class SboSubModule(tf.Module):
   def __init__(self, span_boundary: tf_keras.layers.Layer, hidden_size: int):
     super().__init__(name="sbo")
     self.span_boundary = span_boundary
-    positions = tf.TensorSpec([None, None], tf.int32)
-    self.__call__.get_concrete_function(
-        tf.TensorSpec([None, None, hidden_size], tf.float32), positions,
-        positions, positions)
+    positions = ([None, None], tf.int32)
+    self.__call__.get_concrete_function(*_named_specs(
+        sequence_output=([None, None, hidden_size], tf.float32),
+        left_positions=positions, right_positions=positions,
+        relative_positions=positions))
 
-  @tf.function
+  @tf.function(autograph=False)
   def __call__(self, sequence_output, left_positions, right_positions,
                relative_positions):
     return self.span_boundary(sequence_output, left_positions,
@@ -117,9 +130,10 @@ class Tokenize(tf.Module):
     self._special = dict(vocab_size=vocab.size, start_of_sequence_id=vocab.cls_id,
                          end_of_segment_id=vocab.sep_id,
                          padding_id=vocab.pad_id, mask_id=vocab.mask_id)
-    self.__call__.get_concrete_function(tf.TensorSpec([None], tf.string))
+    self.__call__.get_concrete_function(*_named_specs(
+        text=([None], tf.string)))
 
-  @tf.function
+  @tf.function(autograph=False)
   def __call__(self, text):
     tokens = self.preprocessor.tokenize(text)  # [batch, (wordpieces)] int64
     ids = tokens.flat_values
@@ -174,7 +188,7 @@ class BertPackInputs(tf.Module):
       for segments in (1, 2):
         call.get_concrete_function(
             [tf.RaggedTensorSpec([None] * (ragged_rank + 1), tf.int32)] *
-            segments, seq_length=tf.TensorSpec([], tf.int32))
+            segments, *_named_specs(seq_length=([], tf.int32)))
 
 
 class Preprocessor(tf.Module):
@@ -186,9 +200,10 @@ class Preprocessor(tf.Module):
     self.preprocessor = tp.TextPreprocessor(vocab_file, lower_case, seq_length)
     self.tokenize = Tokenize(self.preprocessor)
     self.bert_pack_inputs = BertPackInputs(self.preprocessor)
-    self.__call__.get_concrete_function(tf.TensorSpec([None], tf.string))
+    self.__call__.get_concrete_function(*_named_specs(
+        text=([None], tf.string)))
 
-  @tf.function
+  @tf.function(autograph=False)
   def __call__(self, text):
     return self.preprocessor(text)
 
@@ -262,16 +277,22 @@ class TFHubExport(serving_module.ServingModule):
                        "--export_dir instead of --version")
     dirs = output_dirs(export_base)
     tmp = os.path.join(export_base, f".tmp-hub-{os.getpid()}")
+    # The sub-objects trace their functions when built: built where the
+    # saves look them up, they are traced once, not twice.
+    options = tf.saved_model.SaveOptions()
     with export_lib.written_whole(dirs["encoder"], [export_base]) as writing:
       try:
-        encoder_model(self.model, self.vocab_file,
-                      self.lower_case).save(
-                          os.path.join(tmp, "encoder"),
-                          include_optimizer=False, save_format="tf")
+        with export_lib.tracing_for_save(options):
+          encoder = encoder_model(self.model, self.vocab_file,
+                                  self.lower_case)
+        encoder.save(os.path.join(tmp, "encoder"), include_optimizer=False,
+                     save_format="tf", options=options)
         writing.target = dirs["preprocessor"]
-        tf.saved_model.save(
-            Preprocessor(self.vocab_file, self.lower_case, self.seq_length),
-            os.path.join(tmp, "preprocessor"))
+        with export_lib.tracing_for_save(options):
+          preprocessor = Preprocessor(self.vocab_file, self.lower_case,
+                                      self.seq_length)
+        tf.saved_model.save(preprocessor, os.path.join(tmp, "preprocessor"),
+                            options=options)
         for name, path in dirs.items():
           atomic_io.move_into_place(os.path.join(tmp, name), path,
                                     overwrite=False)
