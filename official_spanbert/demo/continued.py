@@ -373,6 +373,7 @@ def _pick_steps(probe, warmup, start, seconds, precision, log):
   if probe is None:  # no timed loop (a warm-up of one loop)
     return warmup + MIN_STEPS, None
   cores = cpu_features.usable_cores()
+  kind = time_budget.cpu_kind(cpu_features.read())
   spent_cpu_s = time.process_time()
   # One training run: the steps go on in the warm-up's trainer, so no
   # restart, restore or second trace follows the pick.
@@ -381,15 +382,15 @@ def _pick_steps(probe, warmup, start, seconds, precision, log):
   whole = time_budget.whole_steps(probe)  # the warm-up's are cheaper
   steps = time_budget.pick_steps(
       whole, cores, spent_cpu_s, after_s, done=warmup,
-      low=warmup + MIN_STEPS, high=warmup + MAX_STEPS)
-  busy = time_budget.busy_line(probe, cores)
+      low=warmup + MIN_STEPS, high=warmup + MAX_STEPS, kind=kind)
+  busy = time_budget.busy_line(probe, cores, kind=kind)
   if busy:
     log(busy)
   return steps, {
-      "cpu_kind": time_budget.cpu_kind(cpu_features.read()), "cores": cores,
+      "cpu_kind": kind, "cores": cores,
       "probe": dataclasses.asdict(probe),
-      "idle_step_s": round(time_budget.idle_step_s(whole, cores), 3),
-      "busy_factor": round(time_budget.busy(probe, cores), 2),
+      "idle_step_s": round(time_budget.idle_step_s(whole, cores, kind), 3),
+      "busy_factor": round(time_budget.busy(probe, cores, kind), 2),
       "busy": bool(busy), "spent_cpu_s": round(spent_cpu_s, 1),
       "spent_wall_s": round(time.time() - start, 1),
       "after_s": round(after_s, 1),

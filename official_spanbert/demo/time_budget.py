@@ -52,6 +52,13 @@ TRAIN_PARALLELISM = 1.6
 # ... and the other stages (imports, corpus, conversion, records, held-out
 # passes, export; mostly one thread).
 OTHER_PARALLELISM = 1.0
+# The same two (training steps, other stages) where measured for a kind
+# (cpu_kind) in idle fresh-clone runs, a little under what they showed. No
+# AVX-512: the 2-core AVX2 Zen 3 (float32, oneDNN on), c3895b7 and 7830fe4
+# (2026-12-06/07): steps 1.90 and 1.92 cores busy, the stages before the
+# pick 1.31x and 1.29x (97 CPU-s in 74 s, 90 in 70); both demos ended 45 and
+# 64 s under 300 s, filling no word (docs/demo.md).
+KIND_PARALLELISM = {"no AVX-512": (1.85, 1.25)}
 # The stages after training (measure after, export, fills) take at least
 # these seconds on an idle machine, by the precision the processor's kind
 # picks. Their wall time, not their CPU time: the float32 export waits
@@ -105,30 +112,38 @@ def whole_steps(warmup: Probe) -> Probe:
                              wall_s=warmup.wall_s * FULL_PER_WARMUP_STEP)
 
 
-def train_parallelism(cores: int) -> float:
+def train_parallelism(cores: int, kind: Optional[str] = None) -> float:
   """CPU seconds a wall second of an idle machine with `cores` usable cores
-  gives the training steps."""
-  return min(float(max(1, cores)), TRAIN_PARALLELISM)
+  gives the training steps; `kind`: cpu_kind's (KIND_PARALLELISM)."""
+  measured = KIND_PARALLELISM.get(kind, (TRAIN_PARALLELISM,))[0]
+  return min(float(max(1, cores)), measured)
 
 
-def idle_step_s(probe: Probe, cores: int) -> float:
+def other_parallelism(cores: int, kind: Optional[str] = None) -> float:
+  """The same for the stages before the steps (OTHER_PARALLELISM)."""
+  measured = KIND_PARALLELISM.get(kind, (None, OTHER_PARALLELISM))[1]
+  return min(float(max(1, cores)), measured)
+
+
+def idle_step_s(probe: Probe, cores: int, kind: Optional[str] = None
+                ) -> float:
   """Wall seconds a training step takes on an idle machine of this kind."""
-  return probe.cpu_s_per_step / train_parallelism(cores)
+  return probe.cpu_s_per_step / train_parallelism(cores, kind)
 
 
-def busy(probe: Probe, cores: int) -> float:
+def busy(probe: Probe, cores: int, kind: Optional[str] = None) -> float:
   """How many times an idle machine's wall time the probe took (its CPU
   time over train_parallelism); above BUSY_FACTOR the machine was busy."""
-  return probe.wall_s / (probe.cpu_s / train_parallelism(cores))
+  return probe.wall_s / (probe.cpu_s / train_parallelism(cores, kind))
 
 
 def busy_line(probe: Probe, cores: int,
-              load: Optional[float] = None) -> str:
+              load: Optional[float] = None, kind: Optional[str] = None) -> str:
   """One line saying the machine is busy and what follows; "" if idle.
 
   load: the 1-minute load average (default: os.getloadavg's).
   """
-  slower = busy(probe, cores)
+  slower = busy(probe, cores, kind)
   if slower <= BUSY_FACTOR:
     return ""
   if load is None:
@@ -177,7 +192,7 @@ def process_start(stat_path: str = "/proc/self/stat",
 def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
                after_s: float, budget_s: float = DEMO_BUDGET_S,
                done: int = PILOT_STEPS, low: int = MIN_STEPS,
-               high: int = MAX_STEPS) -> int:
+               high: int = MAX_STEPS, kind: Optional[str] = None) -> int:
   """Steps with which an idle machine of this kind ends the demo within
   budget_s, clipped to [low, high]. No wall time enters: the same probe CPU
   time gives the same steps however busy the machine was.
@@ -188,9 +203,10 @@ def pick_steps(probe: Probe, cores: int, spent_cpu_s: float,
   after_s: idle seconds of what follows the steps (after_training_s +
     resume_overhead_cpu_s for a resumed run: the first act).
   done: steps trained already.
+  kind: the processor's (cpu_kind), for its measured parallelism.
   """
-  left = budget_s - spent_cpu_s / OTHER_PARALLELISM - after_s
-  steps = done + int(max(0.0, left) / idle_step_s(probe, cores))
+  left = budget_s - spent_cpu_s / other_parallelism(cores, kind) - after_s
+  steps = done + int(max(0.0, left) / idle_step_s(probe, cores, kind))
   return max(low, min(high, steps))
 
 

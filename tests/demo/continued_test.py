@@ -159,8 +159,11 @@ def test_the_pick_ignores_wall_time_and_says_when_the_machine_is_busy(
   # The 2-core Zen 4's warm-up (2026-12-06): 15.1 CPU-s for its 10 timed
   # steps, 43.8 CPU-s in all, "measure before" 7.8 CPU-s.
   seconds = {"measure_before_cpu": 7.8, "warmup_cpu": 43.8}
+  # This processor's kind sets the cores an idle machine's steps keep busy.
+  parallelism = time_budget.train_parallelism(
+      2, time_budget.cpu_kind(cpu_features.read()))
   idle = time_budget.Probe(steps=10, batch=16, cpu_s=15.1,
-                           wall_s=15.1 / time_budget.TRAIN_PARALLELISM)
+                           wall_s=15.1 / parallelism)
   busy = dataclasses.replace(idle, wall_s=2 * idle.wall_s)
   lines = []
   steps, picked = continued._pick_steps(idle, 20, time.time(), seconds,
@@ -169,8 +172,7 @@ def test_the_pick_ignores_wall_time_and_says_when_the_machine_is_busy(
   # A whole step costs FULL_PER_WARMUP_STEP warm-up steps (no encoder
   # backward in the warm-up).
   assert picked["idle_step_s"] == pytest.approx(
-      time_budget.FULL_PER_WARMUP_STEP * 1.51 / time_budget.TRAIN_PARALLELISM,
-      abs=1e-3)
+      time_budget.FULL_PER_WARMUP_STEP * 1.51 / parallelism, abs=1e-3)
   assert 20 + continued.MIN_STEPS < steps < 20 + continued.MAX_STEPS
   busy_steps, picked = continued._pick_steps(busy, 20, time.time(), seconds,
                                              "bfloat16", lines.append)

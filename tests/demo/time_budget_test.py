@@ -73,6 +73,28 @@ def test_one_core_gives_the_steps_one_cores_worth_of_cpu_time():
   assert one < two
 
 
+def test_a_measured_kind_counts_its_own_parallelism():
+  kind = "no AVX-512"
+  train, other = time_budget.KIND_PARALLELISM[kind]
+  assert time_budget.train_parallelism(2, kind) == train
+  assert time_budget.other_parallelism(2, kind) == other
+  assert time_budget.train_parallelism(2, "AMX") == (
+      time_budget.TRAIN_PARALLELISM)  # not measured: the defaults
+  assert time_budget.other_parallelism(2, None) == (
+      time_budget.OTHER_PARALLELISM)
+  assert time_budget.train_parallelism(1, kind) == 1.0  # one core: one
+  assert time_budget.other_parallelism(1, kind) == 1.0
+  measured = time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0, after_s=50.0,
+                                    done=40, kind=kind)
+  assert measured > time_budget.pick_steps(IDLE, 2, spent_cpu_s=80.0,
+                                           after_s=50.0, done=40)
+  idle_s = (80.0 / other + 50.0 +
+            (measured - 40) * time_budget.idle_step_s(IDLE, 2, kind))
+  assert idle_s <= time_budget.DEMO_BUDGET_S
+  assert idle_s + time_budget.idle_step_s(IDLE, 2, kind) > (
+      time_budget.DEMO_BUDGET_S)
+
+
 def test_cheap_steps_keep_the_maximum_and_dear_ones_the_minimum():
   fast = time_budget.Probe(steps=20, batch=16, cpu_s=2.0, wall_s=1.0)
   slow = time_budget.Probe(steps=20, batch=16, cpu_s=400.0, wall_s=300.0)
