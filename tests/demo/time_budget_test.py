@@ -106,9 +106,9 @@ def test_cheap_steps_keep_the_maximum_and_dear_ones_the_minimum():
 
 def test_what_follows_training_allows_for_the_float32_exports_wait():
   assert time_budget.after_training_s("bfloat16", 5.0) == 25.0
-  assert time_budget.after_training_s("float32", 5.0) == 45.0
+  assert time_budget.after_training_s("float32", 5.0) == 30.0
   assert time_budget.after_training_s("bfloat16", 30.0) == 90.0
-  assert time_budget.after_training_s("float16", 5.0) == 45.0  # unknown
+  assert time_budget.after_training_s("float16", 5.0) == 30.0  # unknown
   # The pilot's 40 steps took 75 CPU-s, 60 of them its steps at the probe's
   # cost: the resumed run's start-up and save are twice the other 15.
   assert time_budget.resume_overhead_cpu_s(75.0, IDLE) == pytest.approx(30.0)

@@ -234,3 +234,31 @@ def test_bucketed_batches_keep_the_padded_batches_losses(prose_records,
                        ("sbo_loss", "sbo_weights")):
     np.testing.assert_allclose(sums[key] / float(tf.reduce_sum(a[weights])),
                                la[key], rtol=1e-5)
+
+
+def test_frozen_word_embeddings_stay_and_the_rest_trains(pretraining_records,
+                                                        cased_vocab):
+  """task.freeze_word_embeddings: a train step leaves the word embedding
+  table (the MLM and SBO output projections tied to it) bit-identical, with
+  no Adam slots, though the loss has a gradient there; the output biases and
+  the encoder's layers move."""
+  params = tiny_params(pretraining_records, cased_vocab)
+  params.task.freeze_word_embeddings = True
+  task = task_factory.get_task(params.task)
+  model = task.build_model()
+  optimizer = train_utils.create_optimizer(task, params)
+  batch = next(iter(task.build_inputs(params.task.train_data)))
+  table = model.encoder_network.get_embedding_table()
+  with tf.GradientTape() as tape:
+    loss = task.compute_losses(batch, model(batch, training=True))["total"]
+  assert float(tf.norm(tf.convert_to_tensor(tape.gradient(loss, table)))) > 0
+  before = {v.ref(): v.numpy() for v in model.trainable_variables}
+  task.train_step(batch, model, optimizer)
+  moved = {v.name for v in model.trainable_variables
+           if not np.array_equal(v.numpy(), before[v.ref()])}
+  assert table.name not in moved
+  assert "output_bias" in " ".join(moved), moved
+  assert any("transformer" in n for n in moved), moved
+  slots = [v.name for v in optimizer.variables()]
+  assert len(slots) > 2 and not any(
+      table.name.split(":")[0] in n for n in slots), slots
