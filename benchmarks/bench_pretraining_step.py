@@ -77,6 +77,19 @@ rounds) and their paired ratio. `--threads N` limits TensorFlow's pools.
   .venv/bin/python -m benchmarks.bench_pretraining_step --padding \
       --encoders demo --seqs 512 --corpus $SPANBERT_DATA_DIR/corpus/linux-doc.txt
 
+`--dropout` measures what `task.model.dropout_mask: bits`
+(modeling/bits_dropout.py) saves: first the dropout op alone (Keras' Dropout
+and BitsDropout at `--dropout_rate`, forward and forward + backward in a
+tf.function, on attention-probability shapes [4, 12, 512, 512] and
+[16, 12, 128, 128], float32 and bfloat16), then the spanbert/pretraining train
+step of each `--encoders` yaml with its dropout rates set to `--dropout_rate`,
+built twice (dropout_mask keras / bits, under `--precision`), on the same
+batch. Rounds alternate the sides (A B B A ...); CPU-s is process CPU time,
+median over rounds, and the bits / keras ratio is paired per round.
+
+  .venv/bin/python -m benchmarks.bench_pretraining_step --dropout \
+      --encoders demo --seqs 512,128 --threads 1
+
   .venv/bin/python -m benchmarks.bench_pretraining_step            # defaults
   .venv/bin/python -m benchmarks.bench_pretraining_step --warmup 1  # RESULTS.md
   .venv/bin/python -m benchmarks.bench_pretraining_step --encoders tiny \
@@ -101,6 +114,7 @@ import tf_keras
 from official.core import exp_factory
 from official.core import task_factory
 from official.core import train_utils
+from official.modeling import performance
 from official.modeling.hyperparams import params_dict
 from official.nlp.configs import pretraining_experiments  # noqa: F401
 from official_spanbert import registry_imports  # noqa: F401
@@ -150,9 +164,11 @@ def make_batch(records: str, vocab: str, seq: int, batch: int,
   return {k: tf.gather(v, keep) for k, v in features.items()}
 
 
-def experiment_params(name: str, model_yaml: str, num_layers: int = 0):
+def experiment_params(name: str, model_yaml: str, num_layers: int = 0,
+                      model=None):
   """The registered experiment with the encoder of `model_yaml` (with
-  `num_layers` layers instead of the yaml's, if given)."""
+  `num_layers` layers instead of the yaml's, if given, and `model`'s
+  overrides of task.model)."""
   if name == "bert/pretraining":
     params = exp_factory.get_exp_config("bert/pretraining")
     params = params_dict.override_params_dict(params, model_yaml,
@@ -169,18 +185,25 @@ def experiment_params(name: str, model_yaml: str, num_layers: int = 0):
                                               is_strict=True)
   if num_layers:
     params.task.model.encoder.bert_v2.num_layers = num_layers
+  if model:
+    params.task.model.override(model, is_strict=True)
   return params
 
 
 class Variant:
   """A task, its model and optimizer and a tf.function train step."""
 
-  def __init__(self, name: str, model_yaml: str, num_layers: int = 0):
+  def __init__(self, name: str, model_yaml: str, num_layers: int = 0,
+               model=None, precision: str = "float32"):
     self.name = name
-    self.params = experiment_params(name, model_yaml, num_layers)
+    self.params = experiment_params(name, model_yaml, num_layers, model)
     self.task = task_factory.get_task(self.params.task)
-    self.model = self.task.build_model()
-    self.optimizer = train_utils.create_optimizer(self.task, self.params)
+    performance.set_mixed_precision_policy(tf.as_dtype(precision))
+    try:
+      self.model = self.task.build_model()
+      self.optimizer = train_utils.create_optimizer(self.task, self.params)
+    finally:
+      performance.set_mixed_precision_policy(tf.float32)
     self.metrics = self.task.build_metrics(training=True)
     self.step_fn = tf.function(lambda x: self.task.train_step(
         x, self.model, self.optimizer, self.metrics))
@@ -342,6 +365,142 @@ def bench(encoder: str, seqs, batches, rounds, steps, warmup, records, vocab,
   gc.collect()
   tf_keras.backend.clear_session()
   return results
+
+
+def dropout_op_fns(layer, shape, dtype):
+  """tf.functions of `layer` in training: forward, and forward + backward
+  (the gradient w.r.t. the input of a fixed upstream gradient)."""
+  x = tf.cast(tf.random.stateless_normal(shape, seed=[1, 2]), dtype)
+  dy = tf.cast(tf.random.stateless_normal(shape, seed=[3, 4]), dtype)
+
+  @tf.function
+  def forward():
+    return (layer(x, training=True),)
+
+  @tf.function
+  def backward():
+    with tf.GradientTape() as tape:
+      tape.watch(x)
+      y = layer(x, training=True)
+    return y, tape.gradient(y, x, output_gradients=dy)
+
+  def first(fn):  # the outputs whole, then one element of each on the host
+    return lambda: sum(float(tf.reshape(t, [-1])[0]) for t in fn())
+
+  return first(forward), first(backward)
+
+
+def bench_dropout_op(shape, dtype, rate, rounds, reps):
+  """Rows (forward, forward + backward) of Keras' Dropout vs BitsDropout on
+  one tensor: median CPU-s a call over alternating rounds."""
+  from official_spanbert.modeling import bits_dropout  # pylint: disable=g-import-not-at-top
+  layers = {"keras": tf_keras.layers.Dropout(rate, dtype=dtype),
+            "bits": bits_dropout.BitsDropout(rate, dtype=dtype)}
+  rows = []
+  for i, part in enumerate(("forward", "forward + backward")):
+    fns = {k: dropout_op_fns(layer, shape, dtype)[i]
+           for k, layer in layers.items()}
+    for fn in fns.values():
+      fn()
+    cpu = {k: [] for k in fns}
+    for r in range(rounds):
+      for k in (("keras", "bits") if r % 2 == 0 else ("bits", "keras")):
+        cpu[k].append(timed(fns[k], reps)[1] / reps)
+    ratios = [b / k for b, k in zip(cpu["bits"], cpu["keras"])]
+    rows.append(dict(shape="x".join(map(str, shape)), dtype=tf.as_dtype(
+        dtype).name, part=part, keras_cpu_s=med(cpu["keras"]),
+                     bits_cpu_s=med(cpu["bits"]), bits_vs_keras=med(ratios),
+                     range=[min(ratios), max(ratios)], rounds=rounds,
+                     load=load_avg()))
+    print(f"[dropout op {rows[-1]['shape']} {rows[-1]['dtype']} {part}] "
+          f"keras {1e3 * rows[-1]['keras_cpu_s']:.1f} ms, bits "
+          f"{1e3 * rows[-1]['bits_cpu_s']:.1f} ms CPU: "
+          f"{spread(ratios, False)}", flush=True)
+  return rows
+
+
+def bench_dropout_step(encoder, seq, batch, rate, precision, rounds, steps,
+                       warmup, records, vocab, num_layers=0):
+  """One row: the train step with Keras' dropout vs BitsDropout."""
+  model_yaml = yaml_files.path(f"models/{encoder}.yaml")
+  rates = dict(dropout_rate=rate, attention_dropout_rate=rate)
+  sides = {mask: Variant("spanbert/pretraining", model_yaml, num_layers,
+                         model=dict(dropout_mask=mask,
+                                    encoder=dict(bert_v2=rates)),
+                         precision=precision)
+           for mask in ("keras", "bits")}
+  from official_spanbert.modeling import bits_dropout  # pylint: disable=g-import-not-at-top
+  swapped = {k: sum(isinstance(m, bits_dropout.BitsDropout)
+                    for m in v.model.submodules) for k, v in sides.items()}
+  if swapped["keras"] or not swapped["bits"]:
+    raise RuntimeError(f"BitsDropout layers per side: {swapped}")
+  feed = make_batch(records[seq], vocab, seq, batch)
+  for v in sides.values():
+    v.run(feed, warmup)
+  cpu = {k: [] for k in sides}
+  loads = [os.getloadavg()[0]]
+  for r in range(rounds):
+    for k in (("keras", "bits") if r % 2 == 0 else ("bits", "keras")):
+      cpu[k].append(sides[k].run(feed, steps)[1] / steps)
+    loads.append(os.getloadavg()[0])
+    print(f"[dropout step {encoder} seq {seq} x {batch} {precision}] round "
+          f"{r + 1}/{rounds}: keras {cpu['keras'][-1]:.3f}, bits "
+          f"{cpu['bits'][-1]:.3f} CPU-s a step (load {loads[-1]:.2f})",
+          flush=True)
+  ratios = [b / k for b, k in zip(cpu["bits"], cpu["keras"])]
+  del sides
+  gc.collect()
+  tf_keras.backend.clear_session()
+  return dict(encoder=encoder, seq=seq, batch=batch, precision=precision,
+              dropout_rate=rate, bits_layers=swapped["bits"], keras_cpu_s=med(cpu["keras"]),
+              bits_cpu_s=med(cpu["bits"]), bits_vs_keras=med(ratios),
+              range=[min(ratios), max(ratios)], rounds=rounds, steps=steps,
+              load=[min(loads), max(loads)])
+
+
+def main_dropout(args, encoders, seqs, batches):
+  """--dropout: Keras' Dropout vs BitsDropout, the op alone and the step."""
+  from official_spanbert.utils import cpu_features  # pylint: disable=g-import-not-at-top
+  print(f"processor: {cpu_features.read().describe()}; threads "
+        f"{args.threads or 'TF default'}", flush=True)
+  ops = []
+  for shape in filter(None, args.dropout_shapes.split(",")):
+    for dtype in (tf.float32, tf.bfloat16):
+      ops += bench_dropout_op([int(d) for d in shape.split("x")], dtype,
+                              args.dropout_rate, args.dropout_rounds,
+                              args.dropout_reps)
+  steps = []
+  with tempfile.TemporaryDirectory() as tmp:
+    for seq in seqs:
+      d = os.path.join(tmp, str(seq))
+      os.makedirs(d)
+      records = {seq: make_records(args.corpus, args.vocab, seq, d,
+                                   max_bytes=100_000 * max(1, seq // 128))}
+      for e in encoders:
+        steps.append(bench_dropout_step(
+            e, seq, batches[seq], args.dropout_rate, args.precision,
+            args.dropout_rounds, args.dropout_steps, args.warmup, records,
+            args.vocab, args.num_layers))
+  print("\n| dropout op | dtype | part | Keras Dropout, CPU ms | BitsDropout, "
+        "CPU ms | bits / keras, paired [min .. max] | load 1-min |")
+  print("|---|---|---|---:|---:|---|---|")
+  for r in ops:
+    print(f"| [{r['shape'].replace('x', ', ')}] | {r['dtype']} | {r['part']} "
+          f"| {1e3 * r['keras_cpu_s']:.1f} | {1e3 * r['bits_cpu_s']:.1f} | "
+          f"{r['bits_vs_keras']:.2f} [{r['range'][0]:.2f} .. "
+          f"{r['range'][1]:.2f}] | {r['load']} |")
+  print("\n| train step | seq x batch | precision | dropout | keras, CPU-s a "
+        "step | bits, CPU-s a step | bits / keras, paired [min .. max] | "
+        "rounds x steps | load 1-min |")
+  print("|---|---|---|---:|---:|---:|---|---|---|")
+  for r in steps:
+    print(f"| {r['encoder']} | {r['seq']} x {r['batch']} | {r['precision']} "
+          f"| {r['dropout_rate']} | {r['keras_cpu_s']:.3f} | "
+          f"{r['bits_cpu_s']:.3f} | {r['bits_vs_keras']:.2f} "
+          f"[{r['range'][0]:.2f} .. {r['range'][1]:.2f}] | {r['rounds']} x "
+          f"{r['steps']} | {r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+  report_rows(ops + steps, positive=["keras_cpu_s", "bits_cpu_s",
+                                     "bits_vs_keras"])
 
 
 def sampled_blocks(records: str, blocks: int, seed: int = 0):
@@ -557,6 +716,22 @@ def main(argv=None):
                   help="--padding: records of the corpus's first bytes "
                   "(0: all of it)")
   ap.add_argument("--padding_rounds", type=int, default=3)
+  ap.add_argument("--dropout", action="store_true",
+                  help="Keras' Dropout vs BitsDropout: the op alone and the "
+                  "train step (module docstring)")
+  ap.add_argument("--dropout_rate", type=float, default=0.1,
+                  help="--dropout: the encoder's dropout rates")
+  ap.add_argument("--dropout_shapes", default="4x12x512x512,16x12x128x128",
+                  help="--dropout: tensors of the op alone ('': none)")
+  ap.add_argument("--dropout_rounds", type=int, default=6,
+                  help="--dropout: alternating rounds (op and step)")
+  ap.add_argument("--dropout_steps", type=int, default=2,
+                  help="--dropout: train steps a side a round")
+  ap.add_argument("--dropout_reps", type=int, default=3,
+                  help="--dropout: calls of the op a round")
+  ap.add_argument("--precision", default="float32",
+                  choices=["float32", "bfloat16"],
+                  help="--dropout: the step's mixed precision")
   ap.add_argument("--threads", type=int, default=0,
                   help="TensorFlow intra- and inter-op threads (0: TF's)")
   # Smoke: tiny with 1 of its 2 layers (fewer ops for the three train steps
@@ -567,7 +742,8 @@ def main(argv=None):
       encoders="tiny", num_layers=1, seqs="64", batch_128=4, warmup=1,
       head_rounds=3, tiny_head_reps=4, tiny_rounds=1, tiny_steps=1,
       corpus=SMOKE_CORPUS, vocab=SMOKE_VOCAB, length_buckets=4,
-      padding_rounds=1, blocks=32))
+      padding_rounds=1, blocks=32, dropout_shapes="2x4x64x64",
+      dropout_rounds=2, dropout_steps=1, dropout_reps=1))
   for path in (args.corpus, args.vocab):
     if not os.path.exists(path):
       sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
@@ -593,6 +769,9 @@ def main(argv=None):
   results = []
   if args.padding:
     main_padding(args, encoders, seqs, batches)
+    return
+  if args.dropout:
+    main_dropout(args, encoders, seqs, batches)
     return
   with tempfile.TemporaryDirectory() as tmp:
     records = {}

@@ -46,6 +46,7 @@ from conftest import FIXTURES
 OBJECTS = (
     "official_spanbert.modeling.span_boundary_head.SpanBoundaryHead",
     "official_spanbert.modeling.span_bert_pretrainer.SpanBertPretrainer",
+    "official_spanbert.modeling.bits_dropout.BitsDropout",
     "official_spanbert.serving.text_preprocessor.TextPreprocessor",
     "official_spanbert.data.pretraining.masking.masking_config.MaskingConfig",
     "official_spanbert.data.pretraining.masking.masking.mask_batch",

@@ -65,6 +65,12 @@ class SpanBertPretrainerConfig(base_config.Config):
       computed: "auto", "layers", "transposed" or "joint"
       (modeling/head_projection.py). The same values either way; "auto" takes
       the measured fastest on CPU and Model Garden's layers on a GPU or TPU.
+    dropout_mask: how the encoder's and heads' dropout draws its training
+      mask: "bits" (modeling/bits_dropout.py: 16-bit integer random bits, the
+      rate exact in every dtype, the op about half the CPU time), "keras"
+      (Keras' Dropout: a float uniform per element) or "auto" ("bits" on
+      CPU, "keras" with a GPU or TPU visible, where it is not measured).
+      Dropout 0 and inference are the same either way.
     sbo_max_targets: deprecated, max_sbo_targets's name until issue 36; a
       params.yaml that sets it (every model dir written before) still loads,
       with a warning (`sbo_targets`).
@@ -80,6 +86,7 @@ class SpanBertPretrainerConfig(base_config.Config):
   use_next_sentence: bool = False
   clamp_attention: bool = False
   head_projection: str = "auto"
+  dropout_mask: str = "keras"
   sbo_max_targets: Optional[int] = None
 
   def sbo_targets(self) -> int:

@@ -25,8 +25,10 @@ from official.nlp.configs import encoders
 from official.nlp.modeling import models
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import attention_clamp
+from official_spanbert.modeling import bits_dropout
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
+from official_spanbert.modeling import head_projection as head_projection_lib
 from official_spanbert.modeling import span_bert_pretrainer
 from official_spanbert.modeling import span_ner_model
 
@@ -38,7 +40,8 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
     config: a SpanBertPretrainerConfig (configs/spanbert.py, the
       experiments' `task.model`): encoder, MLM/SBO activations and
       initializer range, which heads, head_projection, clamp_attention
-      (modeling/attention_clamp.py). Activations may name
+      (modeling/attention_clamp.py), dropout_mask
+      (modeling/bits_dropout.py). Activations may name
       `spanbert>gelu_exact` (registered by modeling/activations.py, imported
       here).
 
@@ -46,8 +49,11 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
     The model; its heads' variables exist (the constructor calls it once).
 
   Raises:
-    ValueError: an unknown head_projection.
+    ValueError: an unknown head_projection or dropout_mask.
   """
+  if config.dropout_mask not in ("auto", "bits", "keras"):
+    raise ValueError(f"task.model.dropout_mask must be 'auto', 'bits' or "
+                     f"'keras', got {config.dropout_mask!r}")
   encoder = encoders.build_encoder(config.encoder)
   init = tf_keras.initializers.TruncatedNormal(
       stddev=config.mlm_initializer_range)
@@ -62,6 +68,10 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       head_projection=config.head_projection)
   if config.clamp_attention:  # the encoder is built by now
     attention_clamp.clamp_attention_scores(model.encoder_network)
+  if config.dropout_mask == "bits" or (
+      config.dropout_mask == "auto"
+      and not head_projection_lib.accelerator_visible()):
+    bits_dropout.use_bits_dropout(model)
   return model
 
 

@@ -17,6 +17,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from official.core import exp_factory
 from official.core import task_factory
@@ -24,6 +25,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.interop import weight_map
+from official_spanbert.modeling import bits_dropout
 from official_spanbert.modeling import builder
 from official_spanbert.modeling import span_bert_pretrainer
 from official_spanbert.serving import pretraining_module
@@ -89,6 +91,36 @@ def test_builder_follows_the_config():
   x = tf.constant([-1.5, 0.3, 2.0])
   np.testing.assert_allclose(model.masked_lm.dense.activation(x),
                              tf.nn.gelu(x, approximate=False), atol=1e-6)
+
+
+def test_dropout_mask_bits_swaps_every_dropout_and_keeps_the_model():
+  """dropout_mask: bits (modeling/bits_dropout.py) changes the encoder's and
+  the NSP head's Dropout layers only: same variables, same outputs without
+  dropout."""
+  params = _params("bert/token_nsp")
+  inputs = dict(input_word_ids=tf.constant([[2, 5, 7, 9, 3, 0]]),
+                input_mask=tf.constant([[1, 1, 1, 1, 1, 0]]),
+                input_type_ids=tf.zeros([1, 6], tf.int32),
+                masked_lm_positions=tf.constant([[1, 3]]))
+  outputs, names = {}, {}
+  for mask in ("keras", "bits", "auto"):  # auto: bits on this CPU
+    params.task.model.dropout_mask = mask
+    tf_keras.utils.set_random_seed(2)
+    model = builder.build_pretrainer(params.task.model)
+    kinds = {type(m) for m in model.submodules
+             if isinstance(m, tf_keras.layers.Dropout)}
+    assert kinds == {tf_keras.layers.Dropout if mask == "keras"
+                     else bits_dropout.BitsDropout}, kinds
+    outputs[mask] = model(inputs, training=False)
+    names[mask] = _shapes(model)
+  assert names["keras"] == names["bits"] == names["auto"]
+  for key in ("mlm_logits", "next_sentence"):
+    for mask in ("bits", "auto"):
+      np.testing.assert_array_equal(outputs[mask][key].numpy(),
+                                    outputs["keras"][key].numpy())
+  params.task.model.dropout_mask = "uniform"
+  with pytest.raises(ValueError, match="dropout_mask"):
+    builder.build_pretrainer(params.task.model)
 
 
 def test_export_refuses_a_fine_tuning_experiment():
