@@ -145,6 +145,14 @@ def _masking(report):
 
 def _pretraining_step(report):
   rows = report["rows"]
+  if rows and "bits_cpu_s" in rows[0]:  # --dropout: Keras' vs BitsDropout
+    ops = [r for r in rows if "shape" in r]
+    steps = [r for r in rows if "encoder" in r]
+    assert {(r["dtype"], r["part"]) for r in ops} == {
+        (d, p) for d in ("float32", "bfloat16")
+        for p in ("forward", "forward + backward")}, report
+    assert steps and all(r["bits_layers"] > 0 for r in steps), report
+    return
   if rows and "side" in rows[0]:  # --padding: padded vs length_buckets
     padded, bucketed = rows
     assert padded["real_tokens"] == bucketed["real_tokens"], report
@@ -268,6 +276,15 @@ def test_pretraining_step_padding_mode_runs(capsys):
   module.main(["--smoke", "--padding"])
   report = check_report("bench_pretraining_step", capsys.readouterr().out)
   assert [r["side"] for r in report["rows"]] == ["padded", "bucketed"]
+
+
+def test_pretraining_step_dropout_mode_runs(capsys):
+  """bench_pretraining_step --dropout (issue 58 item 1): Keras' Dropout and
+  BitsDropout, the op alone in both dtypes and a train step whose encoder
+  has its dropout layers swapped."""
+  module = importlib.import_module("benchmarks.bench_pretraining_step")
+  module.main(["--smoke", "--dropout", "--dropout_rounds=1"])
+  check_report("bench_pretraining_step", capsys.readouterr().out)
 
 
 @pytest.mark.unit
