@@ -112,6 +112,7 @@ def main(argv):
     for base in (FLAGS.export_base, FLAGS.preprocessing_export_base):
       if base:  # before the slow part
         export_lib.check_export_base(base)
+        export_lib.check_version_free(base, FLAGS.version)
     to_export = registry.load_run(FLAGS.model_dir, FLAGS.experiment,
                             FLAGS.config_file, FLAGS.params_override,
                             FLAGS.checkpoint_path)

@@ -126,6 +126,23 @@ def check_export_base(path: str) -> None:
         "folder")
 
 
+def check_version_free(export_base: str, version: Optional[int]) -> None:
+  """Refuses an explicit version that <export_base> already holds; the
+  tools check it before loading the model (the claim checks it again).
+
+  Raises:
+    VersionTakenError: <export_base>/<version> exists.
+
+  Example:
+    check_version_free("/models/spanbert", 3)  # before the slow part
+  """
+  if version is None:
+    return
+  path = os.path.join(export_base, str(version))
+  if tf.io.gfile.exists(path):
+    raise VersionTakenError(f"{path} already exists; pick another --version")
+
+
 def _next_version(export_bases: Sequence[str]) -> int:
   versions = [int(d.strip("/")) for base in export_bases
               if tf.io.gfile.isdir(base) for d in tf.io.gfile.listdir(base)
@@ -169,9 +186,7 @@ def _claim(export_bases: Sequence[str], version: int) -> List[str]:
             "none is running, remove it)")
       claimed.append(tmp)
       # Checked after the claim: a finished export renamed its temp dir.
-      if tf.io.gfile.exists(os.path.join(base, str(version))):
-        raise VersionTakenError(f"{os.path.join(base, str(version))} already "
-                                "exists; pick another --version")
+      check_version_free(base, version)
   except BaseException:
     for tmp in claimed:
       tf.io.gfile.rmtree(tmp)

@@ -23,6 +23,7 @@ half of an export's CPU).
 
 import os
 
+import pytest
 import tensorflow as tf
 
 from official_spanbert.serving import export_lib
@@ -92,3 +93,20 @@ def test_tfhub_preprocessor_is_traced_once(tmp_path, small_vocab):
   text = tf.constant(["The cat sat.", ""])
   for key, value in pre(text).items():
     assert loaded(text)[key].numpy().tolist() == value.numpy().tolist(), key
+
+
+def test_a_taken_version_is_refused_before_any_claim(tmp_path):
+  """check_version_free (what spanbert-export-savedmodel asks before it
+  loads the checkpoint) says what the claim says, and claims nothing."""
+  base = tmp_path / "spanbert"
+  (base / "7").mkdir(parents=True)
+  export_lib.check_version_free(str(base), None)
+  export_lib.check_version_free(str(base), 8)
+  export_lib.check_version_free(str(tmp_path / "new"), 7)
+  message = f"{base}/7 already exists; pick another --version"
+  with pytest.raises(export_lib.VersionTakenError) as early:
+    export_lib.check_version_free(str(base), 7)
+  with pytest.raises(export_lib.VersionTakenError) as claimed:
+    export_lib.claim_version([str(base)], 7)
+  assert str(early.value) == str(claimed.value) == message
+  assert sorted(os.listdir(base)) == ["7"]

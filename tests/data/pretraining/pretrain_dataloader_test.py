@@ -97,6 +97,40 @@ def test_shard_count_rule_and_warning(same_length_records, small_vocab):
   assert [c.args[1] for c in warning.call_args_list] == [message]
 
 
+def test_loaders_of_the_same_settings_share_one_traced_batch_function(
+    same_length_records, small_vocab):
+  """A second loader of the same settings (a resumed run, each arm's
+  held-out scoring) builds its dataset without tracing the batch function
+  again and masks as the first; another seed or diagnostics get their own."""
+  def first_batch(loader, **kw):
+    return next(loader.load(**kw).as_numpy_iterator())
+  first = pdl.SpanBertPretrainDataLoader(_config(same_length_records,
+                                                 small_vocab))
+  expected = first_batch(first)
+  fn = first._batch_fn(0, False, False)
+  traces = fn.experimental_get_tracing_count()
+  again = pdl.SpanBertPretrainDataLoader(_config(same_length_records,
+                                                 small_vocab))
+  assert again._batch_fn(0, False, False) is fn
+  got = first_batch(again)
+  assert fn.experimental_get_tracing_count() == traces
+  assert expected.keys() == got.keys()
+  for k in expected:
+    np.testing.assert_array_equal(expected[k], got[k], err_msg=k)
+  reseeded = _config(same_length_records, small_vocab)
+  reseeded.seed = 4
+  other = pdl.SpanBertPretrainDataLoader(reseeded)
+  assert other._batch_fn(0, False, False) is not fn
+  assert again._batch_fn(1, False, False) is not fn  # another pipeline
+  np.testing.assert_array_equal(first_batch(other)["input_word_ids"][:, 0],
+                                expected["input_word_ids"][:, 0])  # [CLS]
+  assert not np.array_equal(first_batch(other)["masked_lm_positions"],
+                            expected["masked_lm_positions"])
+  diagnosed = first_batch(again, diagnostics=True)
+  assert again._batch_fn(0, True, False) is not fn
+  assert "original_word_ids" in diagnosed and "original_word_ids" not in got
+
+
 def test_tf_data_service_workers_draw_different_masks(same_length_records,
                                                       small_vocab):
   """What two tf.data service workers run: the client's pipeline (Model
