@@ -22,10 +22,8 @@ it; held-out MLM before and after. See docs/demo.md.
 """
 
 import dataclasses
-import gc
 import os
 import shutil
-import threading
 import time
 from typing import Dict, Optional
 
@@ -169,9 +167,9 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
             warmup_steps: Optional[int] = None,
             process_start: Optional[float] = None, log=print) -> dict:
   """Stages 2-4 of the second act (the caller built the corpus and runs the
-  export); returns the trained model, metrics, stage times, and "release":
-  the thread collecting the training run's garbage (release_in_background),
-  for the caller to join.
+  export); returns the trained model, metrics and stage times (the training
+  run's garbage is collected on a thread train_lib.run started: the caller
+  joins it, train_lib.join_releases).
 
   texts: {"train": path, "heldout": path} (the demo's split).
   train_steps: all steps, warm-up included (None: picked by time_budget.py from
@@ -213,7 +211,6 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
                            pause=train_lib.Pause(warmup, pause))
   seconds["training"] = time.time() - pause.resumed
   seconds["training_cpu"] = time.process_time() - pause.resumed_cpu
-  release = release_in_background()
   t, c = time.time(), time.process_time()
   after = evaluation.heldout_metrics(task, model, heldout)
   seconds["measure_after"] = time.time() - t
@@ -228,24 +225,7 @@ def run_act(output_dir: str, texts: Dict[str, str], precision: str,
           "warmup_steps": warmup, "train_steps": train_steps,
           "encoder_change_in_warmup": change, "unigram": unigram,
           "before": before, "after": after, "model_dir": model_dir,
-          "steps_picked": picked, "seconds": seconds, "release": release}
-
-
-def release_in_background() -> threading.Thread:
-  """Collects the finished training run's garbage (trainer, datasets, traced
-  functions) on a thread of its own, started now; join it before exiting.
-
-  Its training iterator's end waits out tf.data's autotuning thread, which
-  sleeps up to about a minute between optimizations (TF 2.20: the
-  iterator's cancellation does not wake it), with no CPU used and the GIL
-  released. Collected on the main thread, in the export's tracing, that was
-  most of the export's wall time on the AVX2 EPYC (docs/demo.md, "The
-  export's wait"); here it overlaps the measurement, export and fills.
-  """
-  thread = threading.Thread(target=gc.collect, name="release-training-run",
-                            daemon=True)
-  thread.start()
-  return thread
+          "steps_picked": picked, "seconds": seconds}
 
 
 def _base_and_records(output_dir, texts, base_model, seconds, t, log):

@@ -557,14 +557,12 @@ def run_continued(output_dir: str, train_steps: Optional[int] = None,
     finally:
       logging.get_absl_logger().removeFilter(notice)
     seconds.update(act.pop("seconds"))
-    release = act.pop("release")
     paths, fills, out = _export_and_fill(
         act.pop("model"), act["vocab_file"], act_dir, heldout_text,
         act.pop("vocab").tokens, sentence, seconds,
         lower_case=act["lower_case"])
-    t = time.time()
-    release.join()  # the training run's garbage (continued.py)
-    seconds["release_wait"] = time.time() - t
+    # The training run's garbage, collected beside the export (train_lib).
+    seconds["release_wait"] = train_lib.join_releases()
   finally:
     tf_keras.mixed_precision.set_global_policy(old_policy)
   print(f"   {paths['model']} (+ preprocessing model)  "

@@ -66,7 +66,7 @@ KIND_PARALLELISM = {"no AVX-512": (1.85, 1.25)}
 # 6 + 62 + 4 s, where a capped run of 2026-12-06 spent about 28 CPU-s on all
 # it did after its steps; the AVX2 EPYC's first act: 66 s). The float32
 # export's wait was the training iterator's end, now collected beside it
-# (continued.release_in_background): idle AVX2 Zen 3 runs of 2026-12-07 took
+# (train_lib.release_in_background): idle AVX2 Zen 3 runs of 2026-12-07 took
 # 19 and 18 s for all three ...
 AFTER_TRAINING_S = {"bfloat16": 25.0, "float32": 30.0}
 # ... and at least 3x the "measure before" stage's CPU seconds.

@@ -19,14 +19,17 @@ does around the model_dir (lock, resume, divergence, errors, exit codes):
 docs/pretraining.md, "Running".
 """
 
+import atexit
 import contextlib
 import dataclasses
+import gc
 import math
 import os
 import signal
 import sys
 import threading
 import traceback
+import time
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 from absl import flags
@@ -124,6 +127,58 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     checkpoint_recovery.CheckpointError: the latest checkpoint is broken and
       (training) no intact one is left or (eval) the run does not train.
   """
+  try:
+    return _run(params, model_dir, mode, strategy, run_post_eval,
+                enable_async_checkpointing, pretrain_steps, eval_summary_dir,
+                pause)
+  finally:
+    # The finished run's trainer, datasets and traced functions are garbage
+    # in reference cycles now.
+    release_in_background()
+
+
+# The threads release_in_background started, until join_releases.
+_RELEASES = []
+
+
+def release_in_background() -> threading.Thread:
+  """Collects the garbage of finished runs on a thread of its own, started
+  now (run() calls it as it returns); join_releases waits for it.
+
+  A training iterator's end waits out tf.data's autotuning thread, which
+  sleeps up to about a minute between optimizations (TF 2.20: the
+  iterator's cancellation does not wake it), with no CPU used and the GIL
+  released. Collected on the caller's thread, a finished run's iterator
+  stopped the next step of that thread for that long: a demo's export (40 s
+  of wall for 12 CPU-s, docs/demo.md) or a second run's checkpoint save (a
+  test's 60 s with both cores idle, docs/testing.md). Example:
+
+    model, _ = run(params, model_dir)   # its garbage goes on a thread
+    seconds = join_releases()           # before timing what follows
+  """
+  thread = threading.Thread(target=gc.collect, name="release-training-run",
+                            daemon=True)
+  thread.start()
+  _RELEASES.append(thread)
+  return thread
+
+
+def join_releases(timeout: Optional[float] = None) -> float:
+  """Waits for the threads release_in_background started (each up to
+  `timeout` seconds); returns the seconds waited. Also run at exit (120 s
+  each), so that no thread is inside TensorFlow while the process ends."""
+  start = time.time()
+  while _RELEASES:
+    _RELEASES.pop(0).join(timeout)
+  return time.time() - start
+
+
+atexit.register(join_releases, 120.0)
+
+
+def _run(params, model_dir, mode, strategy, run_post_eval,
+         enable_async_checkpointing, pretrain_steps, eval_summary_dir, pause):
+  """run()'s work, without the release of its garbage."""
   if pause is not None and mode != "train":
     raise ValueError(f"a Pause needs mode train, not {mode}")
   # What the records decide (e.g. num_classes 0), before params.yaml is

@@ -17,13 +17,11 @@ random headless BERT in Hugging Face's layout (written by interop.tf_to_hf,
 with the packaged MiniLM's uncased vocab) instead of all-MiniLM-L6-v2, run
 with -v (the first act's quiet output: demo/pipeline_test.py)."""
 
-import gc
 import json
 import os
 import re
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -61,30 +59,6 @@ def act_two(tmp_path_factory):
   with open(os.path.join(out, "minilm", "summary.json"),
             encoding="utf-8") as f:
     return result, json.load(f)
-
-
-def test_the_training_runs_garbage_is_collected_on_a_thread_of_its_own():
-  """release_in_background: the unreachable cycles (the finished training
-  run's) are finalised on its own started thread, not the caller's."""
-  from official_spanbert.demo import continued  # pylint: disable=g-import-not-at-top
-  finalised = []
-
-  class Node:
-
-    def __del__(self):
-      finalised.append(threading.current_thread().name)
-
-  gc.disable()  # no automatic collection on this thread in between
-  try:
-    cycle = [Node(), Node()]
-    cycle[0].other, cycle[1].other = cycle[1], cycle[0]
-    del cycle
-    release = continued.release_in_background()
-    release.join(timeout=60)
-  finally:
-    gc.enable()
-  assert not release.is_alive()
-  assert finalised == ["release-training-run"] * 2
 
 
 def test_the_warm_up_kept_the_encoder_and_moved_the_heads(act_two):
