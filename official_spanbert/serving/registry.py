@@ -198,8 +198,8 @@ def export(run: Run,
     run: what to export (load_run, or a Run of params and a checkpoint).
     serving_params: the module's options, a mapping of its Params' fields
       (or the Params); `precision` is applied here, for every module
-      (int8: the built module's model is quantized, calibrated on the run's
-      training records; serving/quantization.py).
+      (int8: what the built module's `int8_part` names is quantized,
+      calibrated on the run's training data; serving/quantization.py).
     export_base: TF Serving's model base path (the module may write more,
       e.g. the pretraining export's <export_base>_preprocessing).
     version: the version to write (None: the next free one).

@@ -107,6 +107,11 @@ class ServingModule(tf.Module):
     """{signature: inputs} of the warmup requests in assets.extra/."""
     raise NotImplementedError(f"{type(self).__name__}.warmup_inputs")
 
+  def int8_part(self, run: Run):
+    """What `precision: int8` quantizes: a quantization.Int8Part. A module
+    without its own takes no int8 (quantization.check_supported)."""
+    raise NotImplementedError(f"{type(self).__name__}.int8_part")
+
   def write(self, export_base: str, version: Optional[int] = None
             ) -> Dict[str, str]:
     """Saves the module as <export_base>/<version>/; {"model": that dir}."""
