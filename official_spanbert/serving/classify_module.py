@@ -159,10 +159,10 @@ class ClassifyModule(serving_module.ServingModule):
         entity_mode=str(meta.get("entity_mode", "mask")),
         encoder_batch_rows=params.encoder_batch_rows)
 
-  def int8_part(self, run: serving_module.Run) -> quantization.Int8Part:
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
     """int8: the task model (encoder and head) on the encoder's inputs,
     calibrated on the run's training records."""
-    return quantization.Int8Part(self.model,
+    return quantization.EncoderPart(self.model,
                                  lambda q: setattr(self, "model", q),
                                  quantization.records_windows)
 

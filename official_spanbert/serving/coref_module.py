@@ -194,14 +194,14 @@ class CorefServingModule(serving_module.ServingModule):
                max_wordpieces=params.max_wordpieces,
                max_num_speakers=data.max_num_speakers)
 
-  def int8_part(self, run: serving_module.Run) -> quantization.Int8Part:
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
     """int8: the encoder (the mention and antecedent scorers stay float32),
     calibrated on the segments of the run's training documents."""
 
     def install(encoder):
       self.model.encoder = encoder
 
-    return quantization.Int8Part(
+    return quantization.EncoderPart(
         quantization.EncoderOutputs(self.model.encoder), install,
         quantization.loader_windows)
 

@@ -155,7 +155,7 @@ class SpanBertServingModule(serving_module.ServingModule):
                params.lower_case, params.seq_length, params.top_k,
                params.max_masks, params.preprocessing_export_base)
 
-  def int8_part(self, run: serving_module.Run) -> quantization.Int8Part:
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
     """int8: the encoder (the MLM and SBO heads stay float32), calibrated
     on the masked blocks of the run's training records."""
 
@@ -164,7 +164,7 @@ class SpanBertServingModule(serving_module.ServingModule):
       if self.span_encoder is not None:
         self.span_encoder.use_encoder(encoder)
 
-    return quantization.Int8Part(
+    return quantization.EncoderPart(
         quantization.EncoderOutputs(self.model.encoder_network), install,
         quantization.loader_windows)
 

@@ -164,10 +164,10 @@ class QuestionAnsweringModule(serving_module.ServingModule):
                max_context_wordpieces=params.max_context_wordpieces,
                encoder_batch_windows=params.encoder_batch_windows)
 
-  def int8_part(self, run: serving_module.Run) -> quantization.Int8Part:
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
     """int8: the task model (encoder and head) on the encoder's inputs,
     calibrated on the run's training records."""
-    return quantization.Int8Part(self.model,
+    return quantization.EncoderPart(self.model,
                                  lambda q: setattr(self, "model", q),
                                  quantization.records_windows)
 

@@ -15,7 +15,7 @@
 """int8 exports: post-training static quantization of a module's encoder.
 
 `quantize_module(module, run)` quantizes what the serving module says
-(`module.int8_part(run)`, an `Int8Part`): the task model on the encoder's
+(`module.encoder_part(run)`, an `EncoderPart`): the task model on the encoder's
 dict inputs (`answer`, `classify`, `classify_relation`) or the bare encoder
 (`extract_entities`, `encode_spans`, `resolve`, `fill_spans`; their heads,
 span scorers and MLM / SBO heads stay float32). Intel Neural Compressor's
@@ -85,8 +85,10 @@ def _inc():
 
 
 @dataclasses.dataclass
-class Int8Part:
-  """What `precision: int8` quantizes in a serving module.
+class EncoderPart:
+  """The part of a serving module that runs the encoder: what `precision:
+  int8` quantizes, and what the other precisions lay out for serving
+  (attention_layout.serving_layout).
 
   Attributes:
     model: called as `model(inputs, training=False)` on a dict of INPUTS
@@ -105,10 +107,9 @@ class Int8Part:
 
 def check_supported(module_cls: type) -> None:
   """Raises QuantizationError (one line) for a module class that takes no
-  int8 (no `int8_part` of its own), or when neural-compressor-tf is
+  int8 (no `encoder_part` of its own), or when neural-compressor-tf is
   missing."""
-  if (getattr(module_cls, "int8_part", None) in
-      (None, serving_module.ServingModule.int8_part)):
+  if not serving_module.has_encoder_part(module_cls):
     raise QuantizationError(
         f"--precision=int8 is not supported for {module_cls.__name__} "
         f"({', '.join(module_cls.SIGNATURES)}): export it with "
@@ -386,7 +387,7 @@ def quantize_module(module, run, workdir: Optional[str] = None,
                     examples: int = CALIBRATION_EXAMPLES,
                     config: Optional[Dict[str, object]] = None
                     ) -> Dict[str, object]:
-  """Makes `module` compute its `int8_part(run)` in int8, calibrated on
+  """Makes `module` compute its `encoder_part(run)` in int8, calibrated on
   `examples` windows of the run's training data (the module's tf.functions
   must not have been traced yet).
 
@@ -398,7 +399,7 @@ def quantize_module(module, run, workdir: Optional[str] = None,
       data, or no neural-compressor-tf.
   """
   check_supported(type(module))
-  part = module.int8_part(run)
+  part = module.encoder_part(run)
   batches = part.windows(run, examples)
   out = quantize_model(part.model, batches, workdir, config)
   part.install(out["model"])

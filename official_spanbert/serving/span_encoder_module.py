@@ -109,10 +109,10 @@ class SpanEncoderModule(serving_module.ServingModule):
     quantization.py) instead."""
     self._layers.value = (encoder,) + tuple(self._layers.value[1:])
 
-  def int8_part(self, run: serving_module.Run) -> quantization.Int8Part:
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
     """int8: the encoder (the span embedding stays float32), calibrated on
     the run's own training data."""
-    return quantization.Int8Part(quantization.EncoderOutputs(self.encoder),
+    return quantization.EncoderPart(quantization.EncoderOutputs(self.encoder),
                                  self.use_encoder,
                                  quantization.loader_windows)
 
