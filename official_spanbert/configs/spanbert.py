@@ -71,6 +71,13 @@ class SpanBertPretrainerConfig(base_config.Config):
       (Keras' Dropout: a float uniform per element) or "auto" ("bits" on
       CPU, "keras" with a GPU or TPU visible, where it is not measured).
       Dropout 0 and inference are the same either way.
+    encoder_layout: how the encoder computes its products in training:
+      "keras" (Model Garden's layers: Einsum projections and attention) or
+      "matmul" (the projections as MatMul + BiasAdd on the 2-D product,
+      which oneDNN fuses, and the attention's scores and context as batched
+      matmuls: matmul_projections.py, attention_layout.py). The same
+      variables and the same math, rounded differently; the exports serve
+      "matmul" (with the GELU fused too) whatever the training used.
     sbo_max_targets: deprecated, max_sbo_targets's name until issue 36; a
       params.yaml that sets it (every model dir written before) still loads,
       with a warning (`sbo_targets`).
@@ -87,6 +94,7 @@ class SpanBertPretrainerConfig(base_config.Config):
   clamp_attention: bool = False
   head_projection: str = "auto"
   dropout_mask: str = "keras"
+  encoder_layout: str = "keras"
   sbo_max_targets: Optional[int] = None
 
   def sbo_targets(self) -> int:

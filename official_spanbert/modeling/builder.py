@@ -25,10 +25,12 @@ from official.nlp.configs import encoders
 from official.nlp.modeling import models
 from official_spanbert.modeling import activations  # noqa: F401  (gelu_exact)
 from official_spanbert.modeling import attention_clamp
+from official_spanbert.modeling import attention_layout
 from official_spanbert.modeling import bits_dropout
 from official_spanbert.modeling import coref_model
 from official_spanbert.modeling import coref_reference
 from official_spanbert.modeling import head_projection as head_projection_lib
+from official_spanbert.modeling import matmul_projections
 from official_spanbert.modeling import span_bert_pretrainer
 from official_spanbert.modeling import span_ner_model
 
@@ -41,7 +43,7 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       experiments' `task.model`): encoder, MLM/SBO activations and
       initializer range, which heads, head_projection, clamp_attention
       (modeling/attention_clamp.py), dropout_mask
-      (modeling/bits_dropout.py). Activations may name
+      (modeling/bits_dropout.py), encoder_layout. Activations may name
       `spanbert>gelu_exact` (registered by modeling/activations.py, imported
       here).
 
@@ -49,11 +51,14 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
     The model; its heads' variables exist (the constructor calls it once).
 
   Raises:
-    ValueError: an unknown head_projection or dropout_mask.
+    ValueError: an unknown head_projection, dropout_mask or encoder_layout.
   """
   if config.dropout_mask not in ("auto", "bits", "keras"):
     raise ValueError(f"task.model.dropout_mask must be 'auto', 'bits' or "
                      f"'keras', got {config.dropout_mask!r}")
+  if config.encoder_layout not in ("keras", "matmul"):
+    raise ValueError(f"task.model.encoder_layout must be 'keras' or "
+                     f"'matmul', got {config.encoder_layout!r}")
   encoder = encoders.build_encoder(config.encoder)
   init = tf_keras.initializers.TruncatedNormal(
       stddev=config.mlm_initializer_range)
@@ -72,6 +77,10 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       config.dropout_mask == "auto"
       and not head_projection_lib.accelerator_visible()):
     bits_dropout.use_bits_dropout(model)
+  if config.encoder_layout == "matmul":
+    attention_layout.use_matmul_attention(model.encoder_network)
+    matmul_projections.use_matmul_projections(model.encoder_network,
+                                              fused_2d=True)
   return model
 
 

@@ -149,3 +149,47 @@ def test_the_old_experiment_name_is_the_classification_experiment():
   old = exp_factory.get_exp_config("spanbert/glue")
   assert old.as_dict() == exp_factory.get_exp_config(
       "spanbert/classification").as_dict()
+
+
+def test_encoder_layout_matmul_keeps_the_model_its_outputs_and_gradients():
+  """encoder_layout: matmul swaps the encoder's attention and projections
+  for batched matmuls and MatMul + BiasAdd: same variables, and the same
+  loss and gradients within float32 rounding."""
+  from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import matmul_projections  # pylint: disable=g-import-not-at-top
+  params = _params("bert/token_nsp")
+  inputs = dict(input_word_ids=tf.constant([[2, 5, 7, 9, 3, 0]] * 2),
+                input_mask=tf.constant([[1, 1, 1, 1, 1, 0],
+                                        [1, 1, 1, 1, 1, 1]]),
+                input_type_ids=tf.zeros([2, 6], tf.int32),
+                masked_lm_positions=tf.constant([[1, 3]] * 2))
+  outputs, names, grads = {}, {}, {}
+  for layout in ("keras", "matmul"):
+    params.task.model.encoder_layout = layout
+    tf_keras.utils.set_random_seed(2)
+    model = builder.build_pretrainer(params.task.model)
+    kinds = {type(m) for m in model.encoder_network.submodules
+             if isinstance(m, (tf_keras.layers.MultiHeadAttention,
+                               tf_keras.layers.EinsumDense))}
+    matmul = {attention_layout.MatmulMultiHeadAttention,
+              matmul_projections.MatmulEinsumDense}
+    assert (kinds == matmul) == (layout == "matmul"), kinds
+    with tf.GradientTape() as tape:
+      outputs[layout] = model(inputs, training=False)
+      loss = tf.reduce_sum(outputs[layout]["mlm_logits"] ** 2)
+    grads[layout] = tape.gradient(loss, model.trainable_variables)
+    names[layout] = _shapes(model)
+  assert names["keras"] == names["matmul"]
+  for key in ("mlm_logits", "next_sentence"):
+    np.testing.assert_allclose(outputs["matmul"][key].numpy(),
+                               outputs["keras"][key].numpy(),
+                               atol=2e-5, rtol=1e-5)
+  for a, b in zip(grads["matmul"], grads["keras"]):
+    assert (a is None) == (b is None)
+    if a is not None:
+      np.testing.assert_allclose(tf.convert_to_tensor(a).numpy(),
+                                 tf.convert_to_tensor(b).numpy(),
+                                 atol=1e-4, rtol=1e-4)
+  params.task.model.encoder_layout = "fused"
+  with pytest.raises(ValueError, match="encoder_layout"):
+    builder.build_pretrainer(params.task.model)
