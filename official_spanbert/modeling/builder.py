@@ -51,9 +51,8 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
   Raises:
     ValueError: an unknown head_projection or dropout_mask.
   """
-  if config.dropout_mask not in ("auto", "bits", "keras"):
-    raise ValueError(f"task.model.dropout_mask must be 'auto', 'bits' or "
-                     f"'keras', got {config.dropout_mask!r}")
+  mask = bits_dropout.resolve(config.dropout_mask,
+                              head_projection_lib.accelerator_visible())
   encoder = encoders.build_encoder(config.encoder)
   init = tf_keras.initializers.TruncatedNormal(
       stddev=config.mlm_initializer_range)
@@ -68,9 +67,7 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       head_projection=config.head_projection)
   if config.clamp_attention:  # the encoder is built by now
     attention_clamp.clamp_attention_scores(model.encoder_network)
-  if config.dropout_mask == "bits" or (
-      config.dropout_mask == "auto"
-      and not head_projection_lib.accelerator_visible()):
+  if mask == "bits":
     bits_dropout.use_bits_dropout(model)
   return model
 
