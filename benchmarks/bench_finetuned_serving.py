@@ -280,7 +280,8 @@ def main(argv=None):
     sst2 = args.sst2 or data_path("glue", "SST-2", "dev.tsv")
     args.calibration = args.calibration or (
         squad if args.smoke else data_path("squad", "new_wiki_v1.0.json"))
-    for path in (squad, sst2, args.calibration):
+    int8 = [args.calibration] if "int8" in args.tf_precisions else []
+    for path in [squad, sst2] + int8:
       if not os.path.exists(path):
         sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
     peers_python = args.hf_python
