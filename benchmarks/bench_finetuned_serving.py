@@ -75,7 +75,9 @@ onnxruntime.transformers' BERT optimizer) and int8 (quantize_dynamic of that
 model) behind the fast tokenizer's windows (hf_pipeline_worker.py); and the
 package's own: `answer` exported in each of --tf_precisions where this CPU
 runs it natively (bfloat16: AVX512-BF16 or AMX; int8: VNNI or AMX-INT8,
-with the `int8` extra); a precision the export refuses here gets one line
+with the `int8` extra, calibrated on the windows and sentences of a
+TRAINING SQuAD file, --calibration: SQuADShifts new_wiki by default, never
+the timed dev set); a precision the export refuses here gets one line
 and "n/a" in the tables. The ONNX Runtime sides need onnxruntime and onnx
 (the `bench` extra) in the worker's venv and are left out, with one line,
 without them; the pipelines need transformers 4.x (--hf_python). Without
@@ -92,7 +94,8 @@ interleaved rounds as above, the same converted weights on every side:
     conversion, in one tf.function, with the scores as one batched matmul
     (modeling/attention_layout.py, what the serving modules run), in float32
     and (where the CPU runs it natively) mixed bfloat16 as
-    `--precision=bfloat16` builds it; --tf_einsum adds Keras' attention as
+    `--precision=bfloat16` builds it and int8 as `--precision=int8`
+    quantizes it (calibrated as the int8 export); --tf_einsum adds Keras' attention as
     Model Garden builds it (its scores one tf.einsum); --tf_chunks K adds,
     for each batch above K, the einsum encoder over chunks of K windows
     through tf.map_fn (serving/qa_module.py's encoder_batch_windows path);
@@ -254,6 +257,11 @@ def main(argv=None):
   ap.add_argument("--squad", default=None,
                   help="SQuAD v1.1 JSON of the questions (default: the "
                   "shared dev set; --smoke: made from tests/fixtures)")
+  ap.add_argument("--calibration", default=None,
+                  help="SQuAD JSON of TRAINING questions whose windows and "
+                  "sentences calibrate the int8 exports (default: the "
+                  "shared SQuADShifts new_wiki; --smoke: the --squad made "
+                  "from tests/fixtures)")
   ap.add_argument("--sst2", default=None,
                   help="SST-2 dev.tsv of the sentences (default: the shared "
                   "one; --smoke: made from tests/fixtures)")
@@ -271,7 +279,10 @@ def main(argv=None):
       smoke_inputs(args, work)
     squad = args.squad or data_path("squad", "dev-v1.1.json")
     sst2 = args.sst2 or data_path("glue", "SST-2", "dev.tsv")
-    for path in (squad, sst2):
+    args.calibration = args.calibration or (
+        squad if args.smoke else data_path("squad", "new_wiki_v1.0.json"))
+    int8 = [args.calibration] if "int8" in args.tf_precisions else []
+    for path in [squad, sst2] + int8:
       if not os.path.exists(path):
         sys.exit(f"missing {path} (set SPANBERT_DATA_DIR)")
     peers_python = args.hf_python
@@ -377,12 +388,10 @@ def tf_exports(args, work, minilm, model_name):
     try:
       qa_dir, cls_dir, heads = build_exports(
           os.path.join(work, precision), converted(work, minilm), args.seed,
-          precision)
+          precision, args.calibration)
     except Exception as e:  # pylint: disable=broad-except
       if precision == "float32":
         raise
-      # int8, say, calibrates on the run's training records, which these
-      # random-head runs do not have.
       exports[side] = f"export failed: {str(e).splitlines()[0]}"
       print(f"{side}: n/a ({exports[side]})")
       continue

@@ -39,6 +39,7 @@ TF_EINSUM = "TF Model Garden (Keras layers, as trained)"
 TF_MATMUL = "TF float32 (as served: matmul attention, fused projections)"
 TF_BF16 = "TF bfloat16 (as --precision=bfloat16 serves)"
 TF_BF16_EINSUM = "TF bfloat16 (Keras layers, as trained)"
+TF_INT8 = "TF int8 (as --precision=int8 serves)"
 # The worker's encoder engines, as the tables name them.
 PEERS = {"torch": "torch eager float32",
          "torch_bf16": "torch autocast(bfloat16)",
@@ -46,7 +47,7 @@ PEERS = {"torch": "torch eager float32",
          "ort_int8": "ONNX Runtime int8 (quantize_dynamic)"}
 # The summary's columns: ours, then the peers.
 OURS = (("TF float32", TF_MATMUL), ("TF bfloat16", TF_BF16),
-        ("TF int8", None))
+        ("TF int8", TF_INT8))
 
 
 def percentile(xs, q):
@@ -64,8 +65,12 @@ def encoder_flops(batch: int, seq: int, layers: int, hidden: int,
                                        + 2 * seq * hidden)
 
 
-def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
-  """(encoder sizes, {side: tf.function(ids, mask, types) -> [b, s, H]})."""
+def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool,
+                int8_calibration: str = ""):
+  """(encoder sizes, {side: tf.function(ids, mask, types) -> [b, s, H]});
+  with `int8_calibration` (a training SQuAD JSON), the int8 encoder too,
+  quantized as the int8 export quantizes its model, on the windows of
+  finetuned_serving_inputs.calibration_records()."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert import interop  # pylint: disable=g-import-not-at-top
   from official_spanbert.interop import hf_files  # pylint: disable=g-import-not-at-top
@@ -117,6 +122,9 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
       keras_half = restored("bfloat16")
       sides[TF_BF16_EINSUM] = tf.function(
           lambda *x: call(*x, encoder=keras_half), input_signature=spec)
+  if int8_calibration:
+    sides[TF_INT8] = int8_encoder(restored(), work, converted,
+                                  int8_calibration)
   for k in chunks:
     def chunked(ids, mask, types, k=k):
       b, s = tf.shape(ids)[0], tf.shape(ids)[1]
@@ -127,6 +135,42 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
       return tf.reshape(out, [b, s, config.hidden_size])
     sides[f"TF, chunks of {k}"] = tf.function(chunked, input_signature=spec)
   return config, sides
+
+
+def int8_encoder(encoder, work: str, converted: str, squad_json: str):
+  """The float32 `encoder` in int8 as serving/quantization.py makes the
+  export's (matmul attention, MatMul projections, the feed-forward outputs
+  in float32), calibrated on the QA export's training windows: a
+  tf.function(ids, mask, types) -> its float32 sequence output."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import quantization  # pylint: disable=g-import-not-at-top
+
+  class SequenceOutput(tf.Module):
+    def __init__(self):
+      super().__init__(name="sequence_output")
+      self.encoder = encoder
+
+    def __call__(self, inputs, training=False):
+      return self.encoder(inputs, training=training)["sequence_output"]
+
+  attention_layout.use_matmul_attention(encoder)
+  qa_records, _ = finetuned_serving_inputs.calibration_records(
+      work, converted, squad_json)
+  t0 = time.perf_counter()
+  out = quantization.quantize_model(
+      SequenceOutput(), quantization.calibration_batches(
+          [qa_records], finetuned_serving_inputs.SEQ_QA))
+  int8 = out["model"]
+  print(f"encoder part, {TF_INT8}: "
+        f"{out['ops_after'].get('QuantizedMatMulWithBiasAndDequantize', 0)} "
+        f"int8 MatMuls, quantized in {time.perf_counter() - t0:.0f} s",
+        flush=True)
+  return tf.function(
+      lambda ids, mask, types: tf.cast(int8(dict(
+          input_word_ids=ids, input_mask=mask, input_type_ids=types)),
+                                       tf.float32),
+      input_signature=[tf.TensorSpec([None, None], tf.int32)] * 3)
 
 
 def refusal(precision: str):
@@ -161,18 +205,17 @@ def encoder_part(args, work: str, minilm: str, worker) -> list:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   shapes = [tuple(int(x) for x in s.split("x")) for s in args.encoder_shapes]
   refused = {p: refusal(p) for p in ("bfloat16", "int8")}
+  int8 = refused["int8"] is None and "int8" in args.tf_precisions
   config, tf_sides = tf_encoders(
       minilm, work, args.tf_chunks, args.tf_einsum,
-      refused["bfloat16"] is None or args.emulated_bf16)
+      refused["bfloat16"] is None or args.emulated_bf16,
+      args.calibration if int8 else "")
   for p, line in refused.items():
     if line:
       print(f"encoder part, TF {p}: {short_refusal(line)} ({line})")
   if refused["bfloat16"] and args.emulated_bf16:
     print(f"encoder part, {TF_BF16}: timed all the same (--emulated_bf16); "
           "not one of ours in ours / fastest peer")
-  if refused["int8"] is None:  # int8 runs here: bench_int8 times its encoder
-    print("encoder part, TF int8: this CPU runs it; its encoder is timed by "
-          "benchmarks/bench_int8.py, not here")
   cpu = cpu_features.read()
   tf_threads = args.tf_threads or cpu_features.usable_cores()
   peer_threads = args.torch_threads[-1]
@@ -198,8 +241,8 @@ def encoder_part(args, work: str, minilm: str, worker) -> list:
     inputs[(b, n)] = (ids, np.ones((b, n), np.int32), types)
 
   def sides_for(b):
-    names = [TF_MATMUL] + [n for n in (TF_BF16, TF_EINSUM, TF_BF16_EINSUM)
-                           if n in tf_sides]
+    names = [TF_MATMUL] + [n for n in (TF_BF16, TF_INT8, TF_EINSUM,
+                                       TF_BF16_EINSUM) if n in tf_sides]
     names += [f"TF, chunks of {k}" for k in args.tf_chunks
               if k < b and b % k == 0]
     return names + [PEERS[e] for e in engines]

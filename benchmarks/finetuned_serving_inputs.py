@@ -139,10 +139,59 @@ def converted(work: str, minilm: str) -> str:
   return out
 
 
+# Calibration of the int8 exports: windows of this many training questions
+# (quantization.CALIBRATION_EXAMPLES of them are read) and sentences.
+CALIBRATION_QUESTIONS = 300
+CALIBRATION_SENTENCES = 256
+
+
+def calibration_records(work: str, converted_dir: str, squad_json: str):
+  """(QA records, classification records) that the int8 exports calibrate
+  on, written once into <work>/calibration: the windows of the first
+  CALIBRATION_QUESTIONS questions of `squad_json` (a TRAINING file, such as
+  SQuADShifts', never the timed dev set) and the first
+  CALIBRATION_SENTENCES sentences of its contexts, tokenized as the exports
+  tokenize them. The heads are random, so the labels are all 0.
+
+  Example:
+    qa, cls = calibration_records(work, converted(work, minilm),
+                                  "squad/new_wiki_v1.0.json")
+  """
+  from official_spanbert import interop  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data import tokenization  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.finetuning import classification as cls_data  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.finetuning import squad  # pylint: disable=g-import-not-at-top
+  out = os.path.join(work, "calibration")
+  qa, cls = (os.path.join(out, "squad.tf_record"),
+             os.path.join(out, cls_data.TRAIN_FILE))
+  if os.path.exists(qa) and os.path.exists(cls):
+    return qa, cls
+  with open(os.path.join(converted_dir, interop.CONVERSION_FILE),
+            encoding="utf-8") as f:
+    lower_case = bool(json.load(f)["lower_case"])
+  tokenizer = tokenization.WordpieceTokenizer(
+      os.path.join(converted_dir, interop.VOCAB_FILE), lower_case=lower_case)
+  squad.prepare(squad_json, tokenizer, qa, is_training=False,
+                max_seq_length=SEQ_QA, doc_stride=STRIDE,
+                max_query_length=QUERY, max_examples=CALIBRATION_QUESTIONS)
+  with open(squad_json, encoding="utf-8") as f:
+    contexts = [p["context"] for a in json.load(f)["data"]
+                for p in a["paragraphs"]]
+  sentences = [s.strip() for c in contexts for s in c.split(". ")
+               if len(s.split()) > 3][:CALIBRATION_SENTENCES]
+  ids, segments, _ = cls_data.encode(
+      tokenizer, [cls_data.Example(f"calibration:{i}", s, None, "0")
+                  for i, s in enumerate(sentences)], SEQ_CLS)
+  cls_data.write_records(cls, ids, segments, [0] * len(ids), SEQ_CLS,
+                         pad_id=tokenizer.vocab.pad_id)
+  return qa, cls
+
+
 def build_exports(work: str, converted_dir: str, seed: int,
-                  precision: str = "float32"):
+                  precision: str = "float32", calibration: str = ""):
   """Exports answer and classify of the converted encoder (converted());
-  returns (qa dir, classify dir, heads.npz)."""
+  returns (qa dir, classify dir, heads.npz). int8 calibrates on
+  calibration_records() of the training SQuAD JSON `calibration`."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
@@ -184,15 +233,27 @@ def build_exports(work: str, converted_dir: str, seed: int,
         exp_factory.get_exp_config(experiment),
         os.path.join(converted, interop.PARAMS_FILE), is_strict=True)
 
+  qa_records = cls_records = None
+  if precision == "int8":
+    if not calibration:
+      raise ValueError("an int8 export calibrates on training records: "
+                       "pass a training SQuAD JSON (--calibration)")
+    qa_records, cls_records = calibration_records(work, converted,
+                                                  calibration)
   params = base("spanbert/squad_v1")
   data = dict(seq_length=SEQ_QA, doc_stride=STRIDE, query_length=QUERY,
               vocab_file=vocab, do_lower_case=lower_case)
+  if qa_records:
+    data["input_path"] = qa_records
   params.override({"task": {"train_data": data, "validation_data": data,
                             "n_best_size": N_BEST,
                             "max_answer_length": MAX_ANSWER}}, is_strict=True)
   qa_dir, qa_head = run_dir("qa", params)
 
-  records = os.path.join(work, "sst2_records")
+  # The classification export reads its labels from the meta beside its
+  # records (int8: the calibration records).
+  records = (os.path.dirname(cls_records) if cls_records
+             else os.path.join(work, "sst2_records"))
   os.makedirs(records, exist_ok=True)
   with open(os.path.join(records, cls_data.META_FILE), "w",
             encoding="utf-8") as f:

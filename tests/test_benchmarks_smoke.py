@@ -118,6 +118,15 @@ def _finetuned_serving(report):
   for a in report["agreement"]:
     exact = a["exact"] and a["test"].startswith("answer, median")
     assert a["same"] == a["total"] > 0 if exact else a["total"] > 0, a
+  # A precision this CPU runs natively (AVX512-BF16 / AMX; VNNI with the
+  # int8 extra) is exported, served and timed on its own encoder: int8
+  # calibrates on the smoke's training windows.
+  from benchmarks import finetuned_serving_encoder  # pylint: disable=g-import-not-at-top
+  for precision in ("bfloat16", "int8"):
+    if finetuned_serving_encoder.refusal(precision) is None:
+      assert f"TF {precision}" in report["sides"], report["sides"]
+      assert any(s.startswith(f"TF {precision} ")
+                 for s in report["encoder_sides"]), report["encoder_sides"]
   for r in encoder:  # outputs against TF float32's, per shape
     rounded = "bfloat16" in r["side"] or "int8" in r["side"]
     bound = 0.05 * r["max_abs_output"] if rounded else 1e-4

@@ -68,9 +68,12 @@ class SpanBertPretrainerConfig(base_config.Config):
     dropout_mask: how the encoder's and heads' dropout draws its training
       mask: "bits" (modeling/bits_dropout.py: 16-bit integer random bits, the
       rate exact in every dtype, the op about half the CPU time), "keras"
-      (Keras' Dropout: a float uniform per element) or "auto" ("bits" on
-      CPU, "keras" with a GPU or TPU visible, where it is not measured).
-      Dropout 0 and inference are the same either way.
+      (Keras' Dropout: a float uniform per element) or "auto", the default
+      (bits_dropout.resolve: "bits" on a CPU with native bfloat16,
+      AVX512-BF16 or AMX, where the mixed-bfloat16 step was measured 4-11%
+      faster on a Zen 4 EPYC, benchmarks/RESULTS.md; "keras"
+      on other CPUs and with a GPU or TPU visible, where it is not faster or
+      not measured). Dropout 0 and inference are the same either way.
     encoder_layout: how the encoder computes its products in training:
       "keras" (Model Garden's layers: Einsum projections and attention) or
       "matmul" (the projections as MatMul + BiasAdd on the 2-D product,
@@ -93,7 +96,7 @@ class SpanBertPretrainerConfig(base_config.Config):
   use_next_sentence: bool = False
   clamp_attention: bool = False
   head_projection: str = "auto"
-  dropout_mask: str = "keras"
+  dropout_mask: str = "auto"
   encoder_layout: str = "keras"
   sbo_max_targets: Optional[int] = None
 

@@ -41,12 +41,43 @@ Example:
 """
 
 import numbers
+from typing import Optional
 
 import tensorflow as tf
 import tf_keras
 
+from official_spanbert.utils import cpu_features
+
 BITS = 16
 LEVELS = 1 << BITS  # 65,536 values of a 16-bit draw
+# task.model.dropout_mask's values (configs/spanbert.py).
+MASKS = ("auto", "bits", "keras")
+
+
+def resolve(mask: str, on_accelerator: bool,
+            cpu: Optional[cpu_features.CpuFeatures] = None) -> str:
+  """The dropout that runs, "bits" or "keras", for task.model.dropout_mask
+  `mask`. "auto" is "bits" on a CPU with bfloat16 math in hardware
+  (AVX512-BF16 or AMX, utils/cpu_features.py: the Zen 4 EPYC's train step
+  took 0.88-0.91x Keras' CPU time in mixed bfloat16 at base size, seq 512,
+  benchmarks/RESULTS.md), "keras" on other CPUs (AVX2: no step change
+  resolved from the load's noise) and with a GPU or TPU visible (not
+  measured there).
+
+  Example:
+    resolve("auto", on_accelerator=False)  # "bits" on a Zen 4 EPYC
+
+  Raises:
+    ValueError: a mask not in MASKS.
+  """
+  if mask not in MASKS:
+    raise ValueError(f"task.model.dropout_mask must be 'auto', 'bits' or "
+                     f"'keras', got {mask!r}")
+  if mask != "auto":
+    return mask
+  if on_accelerator:
+    return "keras"
+  return "bits" if (cpu or cpu_features.read()).native_bf16 else "keras"
 
 
 def threshold(rate: float) -> int:

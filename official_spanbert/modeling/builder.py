@@ -53,9 +53,8 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
   Raises:
     ValueError: an unknown head_projection, dropout_mask or encoder_layout.
   """
-  if config.dropout_mask not in ("auto", "bits", "keras"):
-    raise ValueError(f"task.model.dropout_mask must be 'auto', 'bits' or "
-                     f"'keras', got {config.dropout_mask!r}")
+  mask = bits_dropout.resolve(config.dropout_mask,
+                              head_projection_lib.accelerator_visible())
   if config.encoder_layout not in ("keras", "matmul"):
     raise ValueError(f"task.model.encoder_layout must be 'keras' or "
                      f"'matmul', got {config.encoder_layout!r}")
@@ -73,9 +72,7 @@ def build_pretrainer(config) -> span_bert_pretrainer.SpanBertPretrainer:
       head_projection=config.head_projection)
   if config.clamp_attention:  # the encoder is built by now
     attention_clamp.clamp_attention_scores(model.encoder_network)
-  if config.dropout_mask == "bits" or (
-      config.dropout_mask == "auto"
-      and not head_projection_lib.accelerator_visible()):
+  if mask == "bits":
     bits_dropout.use_bits_dropout(model)
   if config.encoder_layout == "matmul":
     attention_layout.use_matmul_attention(model.encoder_network)

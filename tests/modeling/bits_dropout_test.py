@@ -25,6 +25,7 @@ import tf_keras
 
 from official.nlp.modeling import networks
 from official_spanbert.modeling import bits_dropout
+from official_spanbert.utils import cpu_features
 
 N = 1 << 22  # elements: the kept share's binomial sd is 1.5e-4 at rate 0.1
 
@@ -136,3 +137,22 @@ def test_the_swapped_encoder_gives_the_original_outputs():
   trained = encoder(inputs, training=True)["sequence_output"].numpy()
   assert not np.allclose(trained, before)
   assert bits_dropout.use_bits_dropout(encoder) == 0
+
+
+def test_auto_is_bits_where_bfloat16_is_native_and_keras_elsewhere():
+  """auto: bits on AVX512-BF16 / AMX CPUs (measured faster there), keras on
+  AVX2 CPUs (not resolved from noise) and with a GPU or TPU visible."""
+  zen4 = cpu_features.parse("vendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+                            "flags\t\t: avx2 fma avx512f avx512_bf16\n")
+  avx2 = cpu_features.parse("vendor_id\t: AuthenticAMD\ncpu family\t: 25\n"
+                            "flags\t\t: avx2 fma\n")
+  amx = cpu_features.parse("flags\t\t: avx512f amx_bf16 amx_tile\n")
+  assert bits_dropout.resolve("auto", False, zen4) == "bits"
+  assert bits_dropout.resolve("auto", False, amx) == "bits"
+  assert bits_dropout.resolve("auto", False, avx2) == "keras"
+  assert bits_dropout.resolve("auto", True, zen4) == "keras"
+  for mask in ("bits", "keras"):  # what is named runs, on any device
+    assert bits_dropout.resolve(mask, True, avx2) == mask
+    assert bits_dropout.resolve(mask, False, zen4) == mask
+  with pytest.raises(ValueError, match="dropout_mask"):
+    bits_dropout.resolve("uniform", False, zen4)
