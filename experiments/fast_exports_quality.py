@@ -250,7 +250,8 @@ def identical(task: str, row: dict, base: dict) -> dict:
       a, b = {tuple(k) for k in a}, {tuple(k) for k in b}
       both, either = both + len(a & b), either + len(a | b)
       docs_equal += a == b
-    out[name] = {"identical_entities_percent": round(100 * both / either, 2),
+    out[name] = {"identical_entities_percent": round(
+        100 * both / either, 2) if either else 100.0,
                  "documents_equal": docs_equal}
   return out
 
