@@ -231,7 +231,8 @@ def main(argv=None):
   ap.add_argument("--encoder_calls", type=int, default=3,
                   help="timed encoder calls per side, shape and round")
   ap.add_argument("--tf_einsum", action="store_true",
-                  help="also time the encoder with Keras' einsum attention")
+                  help="also time the encoder in Model Garden's Keras layers "
+                  "as trained (einsum attention and projections)")
   ap.add_argument("--emulated_bf16", action="store_true",
                   help="time the bfloat16 encoder even where the export "
                   "refuses it (emulated; not counted as ours)")

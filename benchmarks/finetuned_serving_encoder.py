@@ -14,9 +14,11 @@
 
 """The encoder alone: `--parts encoder` of bench_finetuned_serving.py.
 
-The converted encoder as a tf.function (the matmul attention serving runs,
-in float32 and, where the CPU runs it natively, in mixed bfloat16 as
-`--precision=bfloat16` exports it; optionally Keras' einsum attention and
+The converted encoder as a tf.function (the layout the exports serve:
+matmul attention and fused projections, attention_layout.serving_layout, in
+float32 and, where the CPU runs it natively, in mixed bfloat16 as
+`--precision=bfloat16` exports it; optionally Model Garden's Keras layers
+as trained, in both, and
 chunks of windows with tf.map_fn) next to the peers in the worker (torch
 eager in float32 and under autocast(bfloat16), ONNX Runtime float32 and
 int8), on random ids of the given shapes: latency, CPU time, GFLOP/s
@@ -33,9 +35,10 @@ from benchmarks import finetuned_serving_inputs
 from benchmarks.common import load_avg
 from official_spanbert.utils import cpu_features
 
-TF_EINSUM = "TF Model Garden (Keras einsum attention)"
-TF_MATMUL = "TF float32 (matmul attention, as served)"
+TF_EINSUM = "TF Model Garden (Keras layers, as trained)"
+TF_MATMUL = "TF float32 (as served: matmul attention, fused projections)"
 TF_BF16 = "TF bfloat16 (as --precision=bfloat16 serves)"
+TF_BF16_EINSUM = "TF bfloat16 (Keras layers, as trained)"
 # The worker's encoder engines, as the tables name them.
 PEERS = {"torch": "torch eager float32",
          "torch_bf16": "torch autocast(bfloat16)",
@@ -93,7 +96,7 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
     return encoder
 
   encoder, matmul = restored(), restored()
-  attention_layout.use_matmul_attention(matmul)  # what serving runs
+  attention_layout.serving_layout(matmul)  # what the exports serve
 
   def call(ids, mask, types, encoder=encoder):
     return tf.cast(encoder(dict(input_word_ids=ids, input_mask=mask,
@@ -107,9 +110,13 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool):
     sides[TF_EINSUM] = tf.function(call, input_signature=spec)
   if bf16:
     half = restored("bfloat16")
-    attention_layout.use_matmul_attention(half)
+    attention_layout.serving_layout(half)
     sides[TF_BF16] = tf.function(lambda *x: call(*x, encoder=half),
                                  input_signature=spec)
+    if einsum:
+      keras_half = restored("bfloat16")
+      sides[TF_BF16_EINSUM] = tf.function(
+          lambda *x: call(*x, encoder=keras_half), input_signature=spec)
   for k in chunks:
     def chunked(ids, mask, types, k=k):
       b, s = tf.shape(ids)[0], tf.shape(ids)[1]
@@ -191,7 +198,8 @@ def encoder_part(args, work: str, minilm: str, worker) -> list:
     inputs[(b, n)] = (ids, np.ones((b, n), np.int32), types)
 
   def sides_for(b):
-    names = [TF_MATMUL] + [n for n in (TF_BF16, TF_EINSUM) if n in tf_sides]
+    names = [TF_MATMUL] + [n for n in (TF_BF16, TF_EINSUM, TF_BF16_EINSUM)
+                           if n in tf_sides]
     names += [f"TF, chunks of {k}" for k in args.tf_chunks
               if k < b and b % k == 0]
     return names + [PEERS[e] for e in engines]

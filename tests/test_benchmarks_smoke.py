@@ -162,6 +162,13 @@ def _pretraining_step(report):
   assert all(r["masked"] > 0 for r in rows), report
 
 
+def _profile_served_encoder(report):
+  rows = report["rows"]
+  served = [r for r in rows if r["side"].startswith("TF float32 (as served")]
+  assert served and all(r["max_abs_diff"] < 1e-4 for r in served), report
+  assert all(r["categories"]["matmul"] > 0 for r in rows), report
+
+
 # Beside the checks every report gets (_check_report).
 CHECKS = {"bench_batch_mixing": _batch_mixing,
           "bench_beam_records": _beam_records,
@@ -171,7 +178,8 @@ CHECKS = {"bench_batch_mixing": _batch_mixing,
           "bench_finetuned_serving": _finetuned_serving,
           "bench_int8": _int8,
           "bench_masking": _masking,
-          "bench_pretraining_step": _pretraining_step}
+          "bench_pretraining_step": _pretraining_step,
+          "profile_served_encoder": _profile_served_encoder}
 
 
 def reports(out: str) -> list:

@@ -15,23 +15,29 @@
 """Attention scores by one batched matmul instead of Keras' einsum (issue 45).
 
 `use_matmul_attention(model)` makes every built attention layer compute
-q @ k^T on [batch, heads, seq, head_size]: the same outputs, several times
-faster on CPU. The serving modules use it; training keeps Keras' layer.
-Measured in benchmarks/RESULTS.md, "The encoder alone".
+q @ k^T and the context on [batch, heads, seq, head_size]: the same outputs,
+several times faster on CPU. `serving_layout(model)` adds the fused
+projections; every export but int8 serves it (serving/registry.py), training
+keeps Keras' layers. Measured in benchmarks/RESULTS.md, "The encoder alone"
+and "bfloat16 serving at the CPU's speed".
 """
 
 import math
+from typing import Dict
 
 import tensorflow as tf
 import tf_keras
+
+from official_spanbert.modeling import matmul_projections
 
 # Keras' equation for attention over axis 1 of rank-4 projections.
 EINSUM = "aecd,abcd->acbe"
 
 
 class MatmulMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
-  """Keras MultiHeadAttention whose scores are one batched matmul. Same
-  variables, same outputs."""
+  """Keras MultiHeadAttention whose scores and context are batched matmuls,
+  and whose softmax skips the mask when it masks nothing (a batch without
+  padding). Same variables, same outputs."""
 
   def _compute_attention(self, query, key, value, attention_mask=None,
                          training=None):
@@ -42,9 +48,17 @@ class MatmulMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
     # [B, T, N, H] -> [B, N, T, H]; scores [B, N, T (query), S (key)].
     scores = tf.matmul(tf.transpose(query, [0, 2, 1, 3]),
                        tf.transpose(key, [0, 2, 1, 3]), transpose_b=True)
-    scores = self._masked_softmax(scores, attention_mask)
-    dropped = self._dropout_layer(scores, training=training)
-    return tf.einsum(self._combine_equation, dropped, value), scores
+    if attention_mask is None:
+      probs = self._masked_softmax(scores)
+    else:
+      probs = tf.cond(
+          tf.reduce_all(tf.cast(attention_mask, tf.bool)),
+          lambda: self._masked_softmax(scores),
+          lambda: self._masked_softmax(scores, attention_mask))
+    dropped = self._dropout_layer(probs, training=training)
+    # [B, N, T, S] @ [B, N, S, H] -> [B, N, T, H] -> [B, T, N, H].
+    context = tf.matmul(dropped, tf.transpose(value, [0, 2, 1, 3]))
+    return tf.transpose(context, [0, 2, 1, 3]), probs
 
 
 def use_matmul_attention(model: tf.Module) -> int:
@@ -57,3 +71,22 @@ def use_matmul_attention(model: tf.Module) -> int:
       module.__class__ = MatmulMultiHeadAttention
       changed += 1
   return changed
+
+
+def serving_layout(model: tf.Module, inputs=None) -> Dict[str, int]:
+  """The layout the float32 and bfloat16 exports serve: matmul attention
+  and fused projections (matmul_projections.use_fused_projections), in
+  place. `model` takes the encoder's dict inputs; it is called once on
+  `inputs` (default: 4 tokens) first, so that its attention layers exist.
+
+  Returns:
+    {"attention": layers changed, "projections": ..., "feed_forward": ...}.
+  """
+  if inputs is None:
+    ones = tf.ones([1, 4], tf.int32)
+    inputs = {"input_word_ids": ones, "input_mask": ones,
+              "input_type_ids": tf.zeros_like(ones)}
+  model(inputs, training=False)
+  out = {"attention": use_matmul_attention(model)}
+  out.update(matmul_projections.use_fused_projections(model))
+  return out

@@ -42,6 +42,7 @@ from official_spanbert.data.finetuning import classification
 from official_spanbert.data.finetuning import tacred
 from official_spanbert.modeling import attention_layout
 from official_spanbert.serving import length_chunks
+from official_spanbert.serving import quantization
 from official_spanbert.serving import qa_module
 from official_spanbert.serving import serving_module
 from official_spanbert.tasks import classification as classification_task
@@ -157,6 +158,13 @@ class ClassifyModule(serving_module.ServingModule):
         entity_markers=meta.get("entity_markers"),
         entity_mode=str(meta.get("entity_mode", "mask")),
         encoder_batch_rows=params.encoder_batch_rows)
+
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
+    """int8: the task model (encoder and head) on the encoder's inputs,
+    calibrated on the run's training records."""
+    return quantization.EncoderPart(self.model,
+                                 lambda q: setattr(self, "model", q),
+                                 quantization.records_windows)
 
   def warmup_inputs(self):
     if self.relation:

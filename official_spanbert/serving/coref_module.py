@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from official_spanbert.data import tokenization
 from official_spanbert.data.finetuning import ontonotes
+from official_spanbert.serving import quantization
 from official_spanbert.serving import serving_module
 from official_spanbert.tasks import coreference
 
@@ -192,6 +193,17 @@ class CorefServingModule(serving_module.ServingModule):
                predict_singletons=run.params.task.predict_singletons,
                max_wordpieces=params.max_wordpieces,
                max_num_speakers=data.max_num_speakers)
+
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
+    """int8: the encoder (the mention and antecedent scorers stay float32),
+    calibrated on the segments of the run's training documents."""
+
+    def install(encoder):
+      self.model.encoder = encoder
+
+    return quantization.EncoderPart(
+        quantization.EncoderOutputs(self.model.encoder), install,
+        quantization.loader_windows)
 
   def warmup_inputs(self):
     return {

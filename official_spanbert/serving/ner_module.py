@@ -124,6 +124,11 @@ class SpanNerServingModule(span_encoder_module.SpanEncoderModule):
                lower_case=data.do_lower_case, seq_length=data.seq_length,
                max_wordpieces=params.max_wordpieces)
 
+  def use_encoder(self, encoder) -> None:
+    """Makes the model and encode_spans call `encoder`."""
+    self.model.encoder = encoder
+    super().use_encoder(encoder)
+
   def warmup_inputs(self):
     texts = list(self.WARMUP_TEXTS)
     return {

@@ -38,6 +38,7 @@ from official_spanbert.configs import spanbert as spanbert_configs
 from official_spanbert.data.pretraining.masking import masking
 from official_spanbert.modeling import builder
 from official_spanbert.serving import export_lib
+from official_spanbert.serving import quantization
 from official_spanbert.serving import serving_module
 from official_spanbert.serving import span_encoder_module
 from official_spanbert.serving import text_preprocessor as tp
@@ -153,6 +154,19 @@ class SpanBertServingModule(serving_module.ServingModule):
     return cls(build_pretrainer(run), run.vocab(params.vocab_file),
                params.lower_case, params.seq_length, params.top_k,
                params.max_masks, params.preprocessing_export_base)
+
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
+    """int8: the encoder (the MLM and SBO heads stay float32), calibrated
+    on the masked blocks of the run's training records."""
+
+    def install(encoder):
+      self.model.encoder_network = encoder
+      if self.span_encoder is not None:
+        self.span_encoder.use_encoder(encoder)
+
+    return quantization.EncoderPart(
+        quantization.EncoderOutputs(self.model.encoder_network), install,
+        quantization.loader_windows)
 
   def warmup_inputs(self):
     texts = list(self.WARMUP_TEXTS)

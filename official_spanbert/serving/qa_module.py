@@ -40,6 +40,7 @@ from official_spanbert.modeling import attention_layout
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import export_precision
 from official_spanbert.serving import length_chunks
+from official_spanbert.serving import quantization
 from official_spanbert.serving import serving_module
 from official_spanbert.tasks import question_answering
 
@@ -162,6 +163,13 @@ class QuestionAnsweringModule(serving_module.ServingModule):
                    run, params.null_score_diff_threshold),
                max_context_wordpieces=params.max_context_wordpieces,
                encoder_batch_windows=params.encoder_batch_windows)
+
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
+    """int8: the task model (encoder and head) on the encoder's inputs,
+    calibrated on the run's training records."""
+    return quantization.EncoderPart(self.model,
+                                 lambda q: setattr(self, "model", q),
+                                 quantization.records_windows)
 
   def warmup_inputs(self):
     return {"answer": self.WARMUP, "serving_default": self.WARMUP}

@@ -12,41 +12,44 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""int8 exports: post-training static quantization of a module's model.
+"""int8 exports: post-training static quantization of a module's encoder.
 
-`quantize_module(module, run)` replaces the Keras model that a serving
-module calls (`module.model`, the task model on the encoder's dict inputs)
-by an int8 graph made by Intel Neural Compressor's TensorFlow backend
-(`neural-compressor-tf`, the `int8` extra): the encoder's projections are
-first made MatMuls (modeling/matmul_projections.py), the model is saved,
-calibrated on a few hundred windows of the run's OWN training records
-(task.train_data.input_path; never dev or test) and rewritten into
-TensorFlow's oneDNN int8 ops. The module's tf.functions then call that
-graph, so the export keeps its signatures and loads in plain TensorFlow
-(+ tensorflow_text). registry.export calls it for `precision: int8`.
+`quantize_module(module, run)` quantizes what the serving module says
+(`module.encoder_part(run)`, an `EncoderPart`): the task model on the encoder's
+dict inputs (`answer`, `classify`, `classify_relation`) or the bare encoder
+(`extract_entities`, `encode_spans`, `resolve`, `fill_spans`; their heads,
+span scorers and MLM / SBO heads stay float32). Intel Neural Compressor's
+TensorFlow backend (`neural-compressor-tf`, the `int8` extra) makes it an
+int8 graph: the encoder's projections are first made MatMuls
+(modeling/matmul_projections.py), the model is saved, calibrated on a few
+hundred windows of the run's OWN training data (task.train_data; never dev
+or test) and rewritten into TensorFlow's oneDNN int8 ops. The module's
+tf.functions then call that graph, so the export keeps its signatures and
+loads in plain TensorFlow (+ tensorflow_text). registry.export calls it for
+`precision: int8`.
 
 Example:
-  module = classify_module.ClassifyModule.from_run(run, params)
-  info = quantization.quantize_module(module, run)  # module.model is int8
-  module.write("/models/semeval")
+  module = ner_module.SpanNerServingModule.from_run(run, params)
+  info = quantization.quantize_module(module, run)  # its encoder is int8
+  module.write("/models/litbank_ner")
 """
 
 import collections
 import contextlib
+import copy
+import dataclasses
 import logging
 import os
 import tempfile
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from official.core import task_factory
 from official_spanbert.modeling import matmul_projections
-from official_spanbert.serving import classify_module
-from official_spanbert.serving import qa_module
+from official_spanbert.serving import serving_module
 
-# The modules whose `.model` is the task model on the encoder's dict inputs.
-SUPPORTED = (qa_module.QuestionAnsweringModule, classify_module.ClassifyModule)
 # How many training windows calibrate the activations' ranges, and in what
 # batches (each cut to its longest window, as served).
 CALIBRATION_EXAMPLES = 256
@@ -81,16 +84,52 @@ def _inc():
   return inc
 
 
+@dataclasses.dataclass
+class EncoderPart:
+  """The part of a serving module that runs the encoder: what `precision:
+  int8` quantizes, and what the other precisions lay out for serving
+  (attention_layout.serving_layout).
+
+  Attributes:
+    model: called as `model(inputs, training=False)` on a dict of INPUTS
+      ([batch, length] int32); its outputs (a nest of tensors) are the int8
+      graph's.
+    install: puts the int8 graph (a QuantizedModel, called as `model` is)
+      everywhere the module's functions call `model`.
+    windows: `windows(run, examples)`, the calibration batches (dicts of
+      INPUTS) from the run's training data: `records_windows` or
+      `loader_windows`.
+  """
+  model: Callable
+  install: Callable[["QuantizedModel"], None]
+  windows: Callable[..., List[Dict[str, np.ndarray]]]
+
+
 def check_supported(module_cls: type) -> None:
-  """Raises QuantizationError (one line) for a module class int8 does not
-  take yet, or when neural-compressor-tf is missing."""
-  if not issubclass(module_cls, SUPPORTED):
-    served = ", ".join(s for cls in SUPPORTED for s in cls.SIGNATURES)
+  """Raises QuantizationError (one line) for a module class that takes no
+  int8 (no `encoder_part` of its own), or when neural-compressor-tf is
+  missing."""
+  if not serving_module.has_encoder_part(module_cls):
     raise QuantizationError(
         f"--precision=int8 is not supported for {module_cls.__name__} "
-        f"({', '.join(module_cls.SIGNATURES)}) yet; it is for {served}: "
-        "export this one with --precision=float32 or bfloat16")
+        f"({', '.join(module_cls.SIGNATURES)}): export it with "
+        "--precision=float32 or bfloat16")
   _inc()
+
+
+class EncoderOutputs(tf.Module):
+  """A Model Garden encoder's `sequence_output` and `pooled_output` only
+  (not every layer's `encoder_outputs`): what the int8 graph returns."""
+
+  KEYS = ("sequence_output", "pooled_output")
+
+  def __init__(self, encoder):
+    super().__init__(name="encoder_outputs")
+    self.encoder = encoder
+
+  def __call__(self, inputs, training=False):
+    out = self.encoder(inputs, training=training)
+    return {k: out[k] for k in self.KEYS if k in out}
 
 
 def training_files(params) -> List[str]:
@@ -125,6 +164,92 @@ def calibration_batches(files: Sequence[str], seq_length: int,
   if not out:
     raise QuantizationError(f"the training records {files[0]} hold no "
                             "window to calibrate on")
+  return out
+
+
+def records_windows(run, examples: int = CALIBRATION_EXAMPLES
+                    ) -> List[Dict[str, np.ndarray]]:
+  """Calibration batches from the run's fine-tuning records (QA and
+  classification: input_ids / input_mask / segment_ids), in file order."""
+  files = training_files(run.params)
+  return calibration_batches(files, run.params.task.train_data.seq_length,
+                             examples)
+
+
+def _rows(features, name: str, like: np.ndarray) -> np.ndarray:
+  if name not in features:
+    if like is None:
+      raise KeyError(f"the loader's features have no {name!r}")
+    return np.zeros_like(like)
+  value = np.asarray(features[name])
+  return value.reshape(-1, value.shape[-1]).astype(np.int32)
+
+
+def _first_windows(dataset, examples: int):
+  """The features of `dataset`'s first elements holding `examples` rows."""
+  found = 0
+  for element in dataset:
+    features = element[0] if isinstance(element, (tuple, list)) else element
+    yield {k: np.asarray(v) for k, v in features.items()
+           if k in ("input_word_ids", "input_mask", "input_type_ids")}
+    found += int(np.prod(np.shape(features["input_mask"])[:-1]))
+    if found >= examples:
+      return
+
+
+def loader_windows(run, examples: int = CALIBRATION_EXAMPLES,
+                   batch: int = CALIBRATION_BATCH
+                   ) -> List[Dict[str, np.ndarray]]:
+  """Calibration batches of the encoder inputs that the run's own task
+  loader makes of its training data (task.build_inputs(train_data), not
+  shuffled): the first `examples` non-empty windows, in batches each cut to
+  its longest. For tasks whose loader reads documents (NER, coreference)
+  or masks blocks (pretraining); rows of [.., rows, length] are flattened.
+  """
+  config = copy.deepcopy(run.params.task)
+  data = config.train_data
+  if data is None or not data.input_path:
+    raise QuantizationError(
+        "--precision=int8 calibrates on the run's training data, but "
+        "task.train_data.input_path is unset: point it at the data the run "
+        "was trained on")
+  data.is_training = False
+  rows: Dict[str, List[np.ndarray]] = {k: [] for k in INPUTS}
+  found = 0
+  try:
+    # A task that converts its input first (coreference's CoNLL) writes
+    # into a scratch folder, not into the run's.
+    with tempfile.TemporaryDirectory() as scratch:
+      task = task_factory.get_task(config, logging_dir=scratch)
+      elements = list(_first_windows(task.build_inputs(data), examples))
+    for features in elements:
+      ids = _rows(features, "input_word_ids", None)
+      mask = _rows(features, "input_mask", ids)
+      types = _rows(features, "input_type_ids", ids)
+      keep = mask.sum(1) > 0
+      for name, value in zip(INPUTS, (ids, mask, types)):
+        rows[name].append(value[keep])
+      found += int(keep.sum())
+  except (OSError, ValueError, KeyError, tf.errors.OpError) as e:
+    raise QuantizationError(
+        "--precision=int8 could not read the run's training data "
+        f"(task.train_data.input_path {data.input_path}) to calibrate on: "
+        f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    ) from None
+  if not found:
+    raise QuantizationError(
+        f"the training data {data.input_path} hold no window to calibrate on")
+  # Windows of different loaders' batches may differ in width: pad to the
+  # widest, then cut each calibration batch to its own longest.
+  width = max(v.shape[1] for v in rows[INPUTS[0]])
+  joined = {k: np.concatenate([np.pad(v, [(0, 0), (0, width - v.shape[1])])
+                               for v in vs])[:examples]
+            for k, vs in rows.items()}
+  out = []
+  for i in range(0, len(joined[INPUTS[0]]), batch):
+    part = {k: v[i:i + batch] for k, v in joined.items()}
+    longest = max(int(part["input_mask"].sum(1).max()), 1)
+    out.append({k: v[:, :longest] for k, v in part.items()})
   return out
 
 
@@ -262,22 +387,21 @@ def quantize_module(module, run, workdir: Optional[str] = None,
                     examples: int = CALIBRATION_EXAMPLES,
                     config: Optional[Dict[str, object]] = None
                     ) -> Dict[str, object]:
-  """Makes `module` (of a SUPPORTED class) call its model in int8,
-  calibrated on `examples` windows of run.params.task.train_data's records
-  (the module's tf.functions must not have been traced yet).
+  """Makes `module` compute its `encoder_part(run)` in int8, calibrated on
+  `examples` windows of the run's training data (the module's tf.functions
+  must not have been traced yet).
 
   Returns:
-    quantize_model's dict, and "calibration_files": the records read.
+    quantize_model's dict, and "calibration_windows": how many windows.
 
   Raises:
-    QuantizationError: (one line) an unsupported module, no training
-      records, or no neural-compressor-tf.
+    QuantizationError: (one line) a module that takes no int8, no training
+      data, or no neural-compressor-tf.
   """
   check_supported(type(module))
-  files = training_files(run.params)
-  seq_length = run.params.task.train_data.seq_length
-  batches = calibration_batches(files, seq_length, examples)
-  out = quantize_model(module.model, batches, workdir, config)
-  module.model = out["model"]
-  out["calibration_files"] = files
+  part = module.encoder_part(run)
+  batches = part.windows(run, examples)
+  out = quantize_model(part.model, batches, workdir, config)
+  part.install(out["model"])
+  out["calibration_windows"] = sum(len(b[INPUTS[0]]) for b in batches)
   return out

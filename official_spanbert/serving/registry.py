@@ -34,6 +34,7 @@ from typing import Dict, Mapping, Optional, Sequence, Type, Union
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
 from official_spanbert.configs import experiment_names
+from official_spanbert.modeling import attention_layout
 from official_spanbert.modeling import checkpoints
 from official_spanbert.serving import classify_module
 from official_spanbert.serving import coref_module
@@ -198,8 +199,8 @@ def export(run: Run,
     run: what to export (load_run, or a Run of params and a checkpoint).
     serving_params: the module's options, a mapping of its Params' fields
       (or the Params); `precision` is applied here, for every module
-      (int8: the built module's model is quantized, calibrated on the run's
-      training records; serving/quantization.py).
+      (int8: what the built module's `encoder_part` names is quantized,
+      calibrated on the run's training data; serving/quantization.py).
     export_base: TF Serving's model base path (the module may write more,
       e.g. the pretraining export's <export_base>_preprocessing).
     version: the version to write (None: the next free one).
@@ -233,6 +234,9 @@ def export(run: Run,
       module = module_cls.from_run(run, params)
       if int8:
         quantization.quantize_module(module, run)
+      elif serving_module.has_encoder_part(module_cls):
+        # Matmul attention, MatMul + BiasAdd + GELU that oneDNN fuses.
+        attention_layout.serving_layout(module.encoder_part(run).model)
       return module.write(export_base, version)
   except checkpoints.CheckpointMismatchError as e:
     yaml = _run_dir_params(e.path)

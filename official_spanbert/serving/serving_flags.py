@@ -33,8 +33,8 @@ def define_serving_params() -> None:
       "The serving module's options (the fields of its Params, "
       "docs/serving.md) as YAML/JSON or key=value,key=value; e.g. "
       "precision=bfloat16 (float32, bfloat16: needs a CPU with AVX512-BF16 "
-      "or AMX; int8: answer/classify/classify_relation, needs VNNI or "
-      "AMX-INT8 and the int8 extra at export).")
+      "or AMX; int8: needs VNNI or AMX-INT8 and the int8 extra at "
+      "export).")
 
 
 def serving_params(text: Optional[str], aliases: Dict[str, object],

@@ -107,8 +107,21 @@ class ServingModule(tf.Module):
     """{signature: inputs} of the warmup requests in assets.extra/."""
     raise NotImplementedError(f"{type(self).__name__}.warmup_inputs")
 
+  def encoder_part(self, run: Run):
+    """The part that runs the encoder, a quantization.EncoderPart: what
+    `precision: int8` quantizes and the other precisions serve in
+    attention_layout.serving_layout. A module without its own
+    (has_encoder_part) takes no int8 and keeps its layout."""
+    raise NotImplementedError(f"{type(self).__name__}.encoder_part")
+
   def write(self, export_base: str, version: Optional[int] = None
             ) -> Dict[str, str]:
     """Saves the module as <export_base>/<version>/; {"model": that dir}."""
     return export_lib.export_module(self, export_base, self.warmup_inputs(),
                                     version=version, what=self.WHAT)
+
+
+def has_encoder_part(module_cls: type) -> bool:
+  """Whether a ServingModule class names its encoder_part."""
+  return getattr(module_cls, "encoder_part", None) not in (
+      None, ServingModule.encoder_part)

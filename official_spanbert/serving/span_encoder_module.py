@@ -35,6 +35,7 @@ from official_spanbert.data import tokenization
 from official_spanbert.modeling import span_embedding as span_lib
 from official_spanbert.serving import coref_module
 from official_spanbert.serving import qa_module
+from official_spanbert.serving import quantization
 from official_spanbert.serving import serving_module
 from official_spanbert.serving import span_windows
 
@@ -102,6 +103,18 @@ class SpanEncoderModule(serving_module.ServingModule):
   @property
   def encoder(self):
     return self._layers.value[0]
+
+  def use_encoder(self, encoder) -> None:
+    """Makes encode_spans call `encoder` (e.g. the int8 graph of
+    quantization.py) instead."""
+    self._layers.value = (encoder,) + tuple(self._layers.value[1:])
+
+  def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
+    """int8: the encoder (the span embedding stays float32), calibrated on
+    the run's own training data."""
+    return quantization.EncoderPart(quantization.EncoderOutputs(self.encoder),
+                                 self.use_encoder,
+                                 quantization.loader_windows)
 
   @property
   def span_embedding(self) -> Optional[span_lib.SpanEmbedding]:

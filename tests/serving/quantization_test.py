@@ -12,11 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""serving/quantization.py: `precision: int8` exports of `answer` and
-`classify` keep their signatures, serve within a stated distance of float32,
-load without the quantization library, and calibrate on the run's training
-records only (1-layer, hidden-32 models of random weights; the int8 quality
-of a trained model is in docs/serving.md#int8-exports-issue-57-item-1)."""
+"""serving/quantization.py: `precision: int8` exports of every task's
+signatures (`answer`, `classify`, `extract_entities` / `encode_spans`,
+`resolve`, `fill_spans`) keep their signatures, serve within a stated
+distance of float32, load without the quantization library, and calibrate
+on the run's training data only (1-layer, hidden-32 models of random
+weights; the int8 quality of a trained model is in
+docs/serving.md#int8-exports-issue-57-item-1)."""
 
 import json
 import os
@@ -36,6 +38,7 @@ from official_spanbert.serving import quantization
 from official_spanbert.serving import registry
 from official_spanbert.utils import cpu_features
 from conftest import REPO
+from conftest import data_path
 import export_helpers
 
 pytest.importorskip("neural_compressor.tensorflow")
@@ -59,6 +62,9 @@ QUESTIONS = ["What must a single man be in want of?", "Who is known?",
 # (scores ~0.1); the bounds leave room for other CPUs' int8 kernels.
 PROBABILITY_ATOL = 0.002
 SCORE_ATOL = 0.02
+# The encoder-only exports' outputs (span embeddings, LayerNorm-scaled;
+# measured 0.006 on the NER model below).
+ENCODER_ATOL = 0.05
 
 
 def _records(path, rows, seed):
@@ -187,10 +193,13 @@ def test_int8_answer(tmp_path, small_vocab, monkeypatch):
 
 
 def test_unsupported_modules_and_cpus_are_refused_in_one_line(monkeypatch):
+  from official_spanbert.serving import tfhub_export  # pylint: disable=g-import-not-at-top
   with pytest.raises(quantization.QuantizationError,
-                     match=r"not supported for SpanBertServingModule .*"
-                     r"it is for answer, classify, classify_relation"):
-    quantization.check_supported(pretraining_module.SpanBertServingModule)
+                     match=r"not supported for TFHubExport \(encoder, "
+                     r"preprocessor\): export it with --precision=float32"):
+    quantization.check_supported(tfhub_export.TFHubExport)
+  for module_cls in registry.SERVING_MODULES.values():
+    quantization.check_supported(module_cls)  # every task's module takes it
   avx2 = cpu_features.CpuFeatures(name="AVX2 CPU",
                                   flags=frozenset({"avx2", "fma"}))
   with pytest.raises(export_precision.PrecisionError,
@@ -234,3 +243,149 @@ def test_an_unbuilt_model_gets_its_projections_quantized():
   # activation-by-activation einsums stay.
   assert out["ops_after"].get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6
   assert out["ops_before"].get("Einsum", 0) <= 2, out["ops_before"]
+
+
+# The encoder-only int8 exports: extract_entities / encode_spans, resolve
+# and fill_spans quantize the bare encoder and calibrate on what the task's
+# own loader makes of the training data (LitBank documents, masked blocks).
+# Measured on these models (random weights; AMD EPYC Zen 4, avx512_vnni):
+# see each test; the bounds leave room for other CPUs' int8 kernels.
+TEXT = ("“Mr. Bennet,” said his lady to him one day, “have you heard that "
+        "Netherfield Park is let at last?” Zoë met Dvořák in Zürich—İstanbul’s "
+        "ﬂeet had sailed.")
+
+
+def _litbank_split(tmp, layer: str, docs: int = 2) -> str:
+  """A train split of fold 0's first `docs` training documents of LitBank's
+  `layer` ("ner" tsv or "coref" conll), laid out as the readers expect."""
+  root = data_path(layer, "litbank")
+  kind, ext = ("tsv", ".tsv") if layer == "ner" else ("conll", ".conll")
+  names = open(os.path.join(root, "splits", "0", "train.txt"),
+               encoding="utf-8").read().split()[:docs]
+  os.makedirs(os.path.join(tmp, kind))
+  os.makedirs(os.path.join(tmp, "splits", "0"))
+  for name in names:
+    os.symlink(os.path.join(root, kind, name + ext),
+               os.path.join(tmp, kind, name + ext))
+  split = os.path.join(tmp, "splits", "0", "train.txt")
+  with open(split, "w", encoding="utf-8") as f:
+    f.write("\n".join(names) + "\n")
+  return split
+
+
+def _tiny_encoder(params, vocab):
+  enc = params.task.model.encoder.bert_v2
+  enc.hidden_size, enc.intermediate_size = 32, 64
+  enc.num_layers, enc.num_attention_heads = 1, 2
+  enc.vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+  return params
+
+
+def _int8_module(make, params, tmp):
+  """(float32 module, int8 module, its loaded export, quantize_module's
+  info): two modules of one model, the float32 one traced first (its
+  graphs keep the float32 encoder that the int8 one then replaces)."""
+  from official_spanbert.serving import serving_module  # pylint: disable=g-import-not-at-top
+  f32 = make()
+  f32.signatures()
+  i8 = make()
+  info = quantization.quantize_module(i8, serving_module.Run(params))
+  export_dir = i8.write(str(tmp / "int8"))["model"]
+  # 1 layer: the 4 attention projections, the first feed-forward
+  # projection and the pooler in int8; the feed-forward output
+  # (STATIC_CONFIG) stays float32.
+  assert info["ops_after"].get("QuantizedMatMulWithBiasAndDequantize",
+                               0) >= 5, info["ops_after"]
+  assert info["calibration_windows"] > 0
+  assert _saved_ops(export_dir).get("QuantizedMatMulWithBiasAndDequantize")
+  return f32, i8, tf.saved_model.load(export_dir), info
+
+
+def test_int8_extract_entities_and_encode_spans(tmp_path, cased_vocab):
+  from official_spanbert.serving import ner_module  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import span_ner  # pylint: disable=g-import-not-at-top
+  params = _tiny_encoder(exp_factory.get_exp_config("spanbert/span_ner"),
+                         cased_vocab)
+  params.task.model.max_span_width, params.task.model.ffnn_size = 8, 32
+  params.task.model.dropout_rate = 0.0
+  split = _litbank_split(str(tmp_path / "data"), "ner")
+  for data in (params.task.train_data, params.task.validation_data):
+    data.input_path, data.vocab_file, data.seq_length = split, cased_vocab, SEQ
+  # Calibration reads the training documents only.
+  params.task.validation_data.input_path = str(tmp_path / "no_dev_read")
+  tf.keras.utils.set_random_seed(3)
+  model = span_ner.SpanNerTask(params.task).build_model()
+  f32, _, export, info = _int8_module(
+      lambda: ner_module.SpanNerServingModule(model, cased_vocab, False, SEQ),
+      params, tmp_path)
+  texts = tf.constant([TEXT, ""])
+  spans = dict(span_starts=tf.constant([[0, 5], [-1, -1]]),
+               span_ends=tf.constant([[11, 11], [-1, -1]]))
+  want = f32.extract_entities(texts)
+  got = export.signatures["extract_entities"](text=texts)
+  assert {k: v.dtype for k, v in got.items()} == {
+      k: v.dtype for k, v in want.items()}
+  want_g = f32.encode_spans(texts, **spans)["span_embeddings"].numpy()
+  got_g = export.signatures["encode_spans"](
+      text=texts, **spans)["span_embeddings"].numpy()
+  print("encode_spans max |int8 - float32|", np.abs(got_g - want_g).max(),
+        "calibration windows", info["calibration_windows"])
+  np.testing.assert_allclose(got_g, want_g, atol=ENCODER_ATOL, rtol=0)
+  assert not got_g[1].any()  # the empty text's padding spans
+
+
+def test_int8_fill_spans_and_encode_ids(tmp_path, prose_records, small_vocab):
+  from conftest import tiny_params  # pylint: disable=g-import-not-at-top
+  from official.core import task_factory  # pylint: disable=g-import-not-at-top
+  params = tiny_params(prose_records(), small_vocab)
+  params = _tiny_encoder(params, small_vocab)
+  tf.keras.utils.set_random_seed(5)
+  model = task_factory.get_task(params.task).build_model()
+  f32, _, export, _ = _int8_module(
+      lambda: pretraining_module.SpanBertServingModule(
+          model, small_vocab, seq_length=SEQ, top_k=3, max_masks=4),
+      params, tmp_path)
+  texts = tf.constant(["It is a truth [MASK] [MASK] acknowledged, that a "
+                       "single man must be in want of a [MASK].", ""])
+  want = f32.fill_spans(texts)
+  got = export.signatures["fill_spans"](text=texts)
+  assert {k: v.dtype for k, v in got.items()} == {
+      k: v.dtype for k, v in want.items()}
+  np.testing.assert_array_equal(got["masked_positions"],
+                                want["masked_positions"])
+  ids = f32.preprocessor(texts)
+  want_x = f32.serve_ids(**ids)["sequence_output"].numpy()
+  got_x = export.signatures["encode_ids"](**ids)["sequence_output"].numpy()
+  print("encode_ids max |int8 - float32|", np.abs(got_x - want_x).max())
+  np.testing.assert_allclose(got_x, want_x, atol=ENCODER_ATOL, rtol=0)
+
+
+def test_int8_resolve(tmp_path, cased_vocab):
+  from official_spanbert.serving import coref_module  # pylint: disable=g-import-not-at-top
+  from official_spanbert.tasks import coreference  # pylint: disable=g-import-not-at-top
+  params = _tiny_encoder(exp_factory.get_exp_config("spanbert/coref"),
+                         cased_vocab)
+  m = params.task.model
+  m.ffnn_size, m.max_span_width, m.dropout_rate = 32, 10, 0.0
+  split = _litbank_split(str(tmp_path / "data"), "coref")
+  params.task.train_data.input_path = split
+  params.task.train_data.vocab_file = cased_vocab
+  params.task.validation_data.input_path = str(tmp_path / "no_dev_read")
+  tf.keras.utils.set_random_seed(7)
+  model = coreference.build_model(m)
+  f32, _, export, _ = _int8_module(
+      lambda: coref_module.CorefServingModule(
+          model, cased_vocab, False, max_segment_len=SEQ,
+          predict_singletons=True), params, tmp_path)
+  text = tf.constant(TEXT)
+  want = f32.resolve(text)
+  got = export.signatures["resolve"](text=text)
+  assert {k: v.dtype for k, v in got.items()} == {
+      k: v.dtype for k, v in want.items()}
+  scores = dict(text=text, genre=tf.constant(""),
+                line_speakers=tf.constant([""]))
+  want_s = f32.resolve_scores(**scores)["top_span_mention_scores"].numpy()
+  got_s = export.resolve_scores(**scores)["top_span_mention_scores"].numpy()
+  print("resolve mention scores max |int8 - float32|",
+        np.abs(got_s - want_s).max())
+  np.testing.assert_allclose(got_s, want_s, atol=ENCODER_ATOL, rtol=0)
