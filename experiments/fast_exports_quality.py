@@ -228,6 +228,18 @@ def serve_ner(export_dir: str, work_dir: str, smoke: bool) -> dict:
   return out
 
 
+def cola_ranking(row: dict, smoke: bool) -> dict:
+  """ROC AUC (percent) of P(label "1") against the gold labels: whether an
+  export keeps float32's order of the sentences, also when every label is
+  the same (a threshold-free aid, not CoLA's metric)."""
+  from sklearn import metrics as sk  # pylint: disable=g-import-not-at-top
+  parts = cola_examples()
+  gold = [e.label == "1" for name in COLA_EVAL
+          for e in parts[name][:SMOKE_ITEMS if smoke else None]]
+  column = [p[1] for p in row["probabilities"]]  # label names ("0", "1")
+  return {"roc_auc": 100 * sk.roc_auc_score(gold, column)}
+
+
 SERVE = {"squad": serve_squad, "cola": serve_cola, "ner": serve_ner}
 
 
@@ -335,6 +347,8 @@ def main(argv=None):
       continue
     entry = {k: v for k, v in row.items()
              if k not in ("predictions", "probabilities")}
+    if args.task == "cola":
+      entry["metrics"]["all"].update(cola_ranking(row, args.smoke))
     if precision != "float32":
       entry["vs_float32"] = identical(args.task, row, base)
     result["precisions"][precision] = entry
