@@ -89,6 +89,9 @@ def main():
   ap.add_argument("--train_steps", type=int, default=0,
                   help="overrides --epochs")
   ap.add_argument("--learning_rate", type=float, default=1e-4)
+  ap.add_argument("--mixed_precision_dtype", default="",
+                  help="runtime.mixed_precision_dtype, e.g. bfloat16 (a CPU "
+                  "with AVX512-BF16 or AMX; default float32)")
   ap.add_argument("--max_eval_questions", type=int, default=0,
                   help="evaluate on the first N dev questions (smoke tests)")
   ap.add_argument("--result_json", default="")
@@ -124,7 +127,8 @@ def main():
               query_length=64, global_batch_size=args.batch_size,
               vocab_file=vocab, do_lower_case=lower_case)
   params.override({
-      "runtime": {"distribution_strategy": "one_device", "num_gpus": 0},
+      "runtime": {"distribution_strategy": "one_device", "num_gpus": 0,
+                  "mixed_precision_dtype": args.mixed_precision_dtype or None},
       "task": {"init_checkpoint": converted,
                "train_data": dict(data, input_path=args.train_json),
                "validation_data": dict(data, input_path=dev)},
@@ -158,6 +162,7 @@ def main():
       "steps": steps, "batch_size": args.batch_size,
       "max_seq_length": args.max_seq_length,
       "learning_rate": args.learning_rate,
+      "mixed_precision_dtype": args.mixed_precision_dtype or "float32",
       "wall_seconds_train_and_eval": total,
       "metrics": {k: float(v) for k, v in logs.items()},
       "predictions_dir": os.path.join(model_dir, "predictions"),
