@@ -170,10 +170,24 @@ def calibration_batches(files: Sequence[str], seq_length: int,
 def records_windows(run, examples: int = CALIBRATION_EXAMPLES
                     ) -> List[Dict[str, np.ndarray]]:
   """Calibration batches from the run's fine-tuning records (QA and
-  classification: input_ids / input_mask / segment_ids), in file order."""
+  classification: input_ids / input_mask / segment_ids), in file order; of
+  a run trained from its source file (a SQuAD JSON, which its task converts
+  as it trains), the windows its task's loader makes (loader_windows)."""
   files = training_files(run.params)
+  if not _are_records(files[0]):
+    return loader_windows(run, examples)
   return calibration_batches(files, run.params.task.train_data.seq_length,
                              examples)
+
+
+def _are_records(path: str) -> bool:
+  """Whether `path` reads as TFRecords (its first record, if any)."""
+  try:
+    for _ in tf.data.TFRecordDataset([path]).take(1):
+      pass
+  except tf.errors.DataLossError:
+    return False
+  return True
 
 
 def _rows(features, name: str, like: np.ndarray) -> np.ndarray:
