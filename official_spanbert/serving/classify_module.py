@@ -160,11 +160,8 @@ class ClassifyModule(serving_module.ServingModule):
         encoder_batch_rows=params.encoder_batch_rows)
 
   def encoder_part(self, run: serving_module.Run) -> quantization.EncoderPart:
-    """int8: the task model (encoder and head) on the encoder's inputs,
-    calibrated on the run's training records."""
-    return quantization.EncoderPart(self.model,
-                                 lambda q: setattr(self, "model", q),
-                                 quantization.records_windows)
+    """The task model (encoder and head) on the encoder's inputs."""
+    return quantization.task_model_part(self)
 
   def warmup_inputs(self):
     if self.relation:

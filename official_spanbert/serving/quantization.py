@@ -105,6 +105,14 @@ class EncoderPart:
   windows: Callable[..., List[Dict[str, np.ndarray]]]
 
 
+def task_model_part(module) -> EncoderPart:
+  """The EncoderPart of a module whose `model` is the task model on the
+  encoder's dict inputs (encoder and head: `answer`, `classify`),
+  calibrated on the run's training records."""
+  return EncoderPart(module.model, lambda q: setattr(module, "model", q),
+                     records_windows)
+
+
 def check_supported(module_cls: type) -> None:
   """Raises QuantizationError (one line) for a module class that takes no
   int8 (no `encoder_part` of its own), or when neural-compressor-tf is

@@ -113,8 +113,8 @@ class SpanEncoderModule(serving_module.ServingModule):
     """int8: the encoder (the span embedding stays float32), calibrated on
     the run's own training data."""
     return quantization.EncoderPart(quantization.EncoderOutputs(self.encoder),
-                                 self.use_encoder,
-                                 quantization.loader_windows)
+                                    self.use_encoder,
+                                    quantization.loader_windows)
 
   @property
   def span_embedding(self) -> Optional[span_lib.SpanEmbedding]:
