@@ -136,7 +136,7 @@ def _finetuned_serving(report):
 def _int8(report):
   # The MatMul rewrite gives float32's outputs; int8 is near them, and the
   # encoder's projections were quantized (5 of 6: the feed-forward output
-  # stays float32, serving/quantization.STATIC_CONFIG).
+  # stays out of int8, serving/quantization.STATIC_CONFIG).
   assert {"float32", "int8"} <= set(report["sides"]), report
   diffs = {r["side"]: r["max_abs_diff_vs_float32"] for r in report["rows"]}
   assert diffs["float32 + MatMul projections"] < 1e-4, diffs
