@@ -186,20 +186,11 @@ def records_windows(run, examples: int = CALIBRATION_EXAMPLES
   a run trained from its source file (a SQuAD JSON, which its task converts
   as it trains), the windows its task's loader makes (loader_windows)."""
   files = training_files(run.params)
-  if not _are_records(files[0]):
-    return loader_windows(run, examples)
-  return calibration_batches(files, run.params.task.train_data.seq_length,
-                             examples)
-
-
-def _are_records(path: str) -> bool:
-  """Whether `path` reads as TFRecords (its first record, if any)."""
   try:
-    for _ in tf.data.TFRecordDataset([path]).take(1):
-      pass
-  except tf.errors.DataLossError:
-    return False
-  return True
+    return calibration_batches(files, run.params.task.train_data.seq_length,
+                               examples)
+  except tf.errors.DataLossError:  # not TFRecords: the task's source file
+    return loader_windows(run, examples)
 
 
 def _rows(features, name: str, like: np.ndarray) -> np.ndarray:
@@ -399,7 +390,8 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
     return {f"output_{i:03d}": tf.cast(t, tf.float32)
             for i, t in enumerate(tf.nest.flatten(out))}
 
-  fn = tf.function(serve, input_signature=spec).get_concrete_function()
+  fn = tf.function(serve, input_signature=spec,
+                   autograph=False).get_concrete_function()
   # The graph's output tensors, in the order of tf.nest.flatten(structure).
   outputs = [t.name for t in fn.outputs]
   ops_before = op_counts(fn.graph.as_graph_def())

@@ -413,7 +413,8 @@ def test_int8_answer_of_a_run_trained_from_squad_json(tmp_path, small_vocab):
     data.doc_stride, data.query_length = 8, 8
   params.task.train_data.input_path = str(train)
   run = serving_module.Run(params)
-  assert not quantization._are_records(str(train))  # pylint: disable=protected-access
+  with pytest.raises(tf.errors.DataLossError):  # not TFRecords
+    quantization.calibration_batches([str(train)], SEQ, 8)
   batches = quantization.records_windows(run, 32)
   assert sum(len(b["input_word_ids"]) for b in batches) == 32
   assert all(b["input_mask"][:, 0].all() for b in batches)
