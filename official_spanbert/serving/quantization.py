@@ -375,6 +375,12 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   """
   inc = _inc()
   dtype = dtype or float_dtype()
+  if dtype == tf.bfloat16:
+    logging.getLogger(__name__).warning(
+        "int8: the parts left out of int8 (attention core, feed-forward "
+        "outputs) compute in bfloat16, which this CPU runs natively: serve "
+        "on a CPU with AVX512-BF16 or AMX too (elsewhere they are emulated, "
+        "slower), or export on the kind of CPU that will serve")
   # Called first: Keras creates the attention's projections when it builds.
   structure = model({k: tf.constant(v) for k, v in batches[0].items()},
                     training=False)
