@@ -257,6 +257,10 @@ def main(argv=None):
   ap.add_argument("--squad", default=None,
                   help="SQuAD v1.1 JSON of the questions (default: the "
                   "shared dev set; --smoke: made from tests/fixtures)")
+  ap.add_argument("--tf_doc_stride", type=int, default=0,
+                  help="answer's doc_stride serving option (0: the run's, "
+                  "BERT's 128; 240 gives about the windows of the "
+                  "pipeline's 128 tokens of overlap at 384)")
   ap.add_argument("--calibration", default=None,
                   help="SQuAD JSON of TRAINING questions whose windows and "
                   "sentences calibrate the int8 exports (default: the "
@@ -388,7 +392,7 @@ def tf_exports(args, work, minilm, model_name):
     try:
       qa_dir, cls_dir, heads = build_exports(
           os.path.join(work, precision), converted(work, minilm), args.seed,
-          precision, args.calibration)
+          precision, args.calibration, args.tf_doc_stride)
     except Exception as e:  # pylint: disable=broad-except
       if precision == "float32":
         raise
