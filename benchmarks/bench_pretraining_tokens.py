@@ -46,7 +46,7 @@ SBO heads at its masked positions; 3 x forward, 2 FLOPs a MAC) per CPU-s and
 as a share of the bf16 peak (utils/cpu_features: FLOPs/cycle x the cpuinfo
 clock; per CPU-s against one core's, per wall-s against `--threads` cores'),
 and paired per-round ratios to hf_collator and to package_padded
-(median [min .. max]). `--threads N` sets TensorFlow's intra/inter-op pools
+(median [min .. max]; of CPU-s in the table, of wall-s too in the JSON). `--threads N` sets TensorFlow's intra/inter-op pools
 and torch.set_num_threads.
 
   nice -n 10 .venv/bin/python -m benchmarks.bench_pretraining_tokens \
@@ -244,12 +244,16 @@ def run(args, records, picked):
         mfu_wall=flops / wall_s / (threads * peak_core) if peak_core
         else None,
         warmup_losses=side["losses"], rounds_cpu_s=side["cpu"],
+        rounds_wall_s=side["wall"],
         rounds=args.rounds, load=[min(loads), max(loads)])
     for ref in ("hf_collator", "package_padded"):
       if ref in sides and ref != name:
         ratios = [a / b for a, b in zip(sides[ref]["cpu"], side["cpu"])]
         row["vs_" + ref] = statistics.median(ratios)
         row["vs_" + ref + "_range"] = [min(ratios), max(ratios)]
+        walls = [a / b for a, b in zip(sides[ref]["wall"], side["wall"])]
+        row["vs_" + ref + "_wall"] = statistics.median(walls)
+        row["vs_" + ref + "_wall_range"] = [min(walls), max(walls)]
     rows.append(row)
   return rows
 
@@ -351,7 +355,7 @@ def main(argv=None):
   facts = dict(processor=cpu_features.read().describe(),
                command=" ".join(["python"] + sys.argv),
                finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
-  report_rows([{k: v for k, v in r.items() if k != "rounds_cpu_s"}
+  report_rows([{k: v for k, v in r.items() if not k.startswith("rounds_")}
                for r in rows],
               positive=["real_tokens", "cpu_s_per_pass",
                         "real_tokens_per_cpu_s", "model_gflops_per_cpu_s"],
