@@ -169,10 +169,11 @@ ENGINES = {"pipeline": "HF pipeline float32", "pipeline_bf16":
            "ort_int8": "ORT int8 (fast tokenizer)"}
 TF_REF = "TF float32"
 
-def tf_windows(q_pieces: int, doc_pieces: int) -> int:
-  """Windows the `answer` graph cuts (qa_module: step doc_stride)."""
+def tf_windows(q_pieces: int, doc_pieces: int, doc_stride: int = 0) -> int:
+  """Windows the `answer` graph cuts (qa_module: step doc_stride; 0: the
+  run's, STRIDE)."""
   max_doc = SEQ_QA - min(q_pieces, QUERY) - 3
-  step = min(max_doc, STRIDE)
+  step = min(max_doc, doc_stride or STRIDE)
   return 1 + (max(doc_pieces - max_doc, 0) + step - 1) // step
 
 
@@ -257,6 +258,10 @@ def main(argv=None):
   ap.add_argument("--squad", default=None,
                   help="SQuAD v1.1 JSON of the questions (default: the "
                   "shared dev set; --smoke: made from tests/fixtures)")
+  ap.add_argument("--tf_doc_stride", type=int, default=0,
+                  help="answer's doc_stride serving option (0: the run's, "
+                  "BERT's 128; 240 gives about the windows of the "
+                  "pipeline's 128 tokens of overlap at 384)")
   ap.add_argument("--calibration", default=None,
                   help="SQuAD JSON of TRAINING questions whose windows and "
                   "sentences calibrate the int8 exports (default: the "
@@ -388,7 +393,7 @@ def tf_exports(args, work, minilm, model_name):
     try:
       qa_dir, cls_dir, heads = build_exports(
           os.path.join(work, precision), converted(work, minilm), args.seed,
-          precision, args.calibration)
+          precision, args.calibration, args.tf_doc_stride)
     except Exception as e:  # pylint: disable=broad-except
       if precision == "float32":
         raise
@@ -512,7 +517,8 @@ def run(args, tests, exports, peers, median_pairs, long_pairs, sentences):
       rows = first.ask(op="windows", pairs=cell["pairs"])["rows"]
       cell["windows"] = dict({side: [w for _, _, w in rows]
                               for side in peers},
-                             **{side: [tf_windows(q, d) for q, d, _ in rows]
+                             **{side: [tf_windows(q, d, args.tf_doc_stride)
+                                       for q, d, _ in rows]
                                 for side in ours},
                              doc_pieces=[d for _, d, _ in rows])
   return sides, results

@@ -188,10 +188,12 @@ def calibration_records(work: str, converted_dir: str, squad_json: str):
 
 
 def build_exports(work: str, converted_dir: str, seed: int,
-                  precision: str = "float32", calibration: str = ""):
+                  precision: str = "float32", calibration: str = "",
+                  doc_stride: int = 0):
   """Exports answer and classify of the converted encoder (converted());
   returns (qa dir, classify dir, heads.npz). int8 calibrates on
-  calibration_records() of the training SQuAD JSON `calibration`."""
+  calibration_records() of the training SQuAD JSON `calibration`;
+  `doc_stride` is answer's serving option (0: the run's, STRIDE)."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official.core import exp_factory  # pylint: disable=g-import-not-at-top
@@ -209,8 +211,9 @@ def build_exports(work: str, converted_dir: str, seed: int,
     lower_case = bool(json.load(f)["lower_case"])
   vocab = os.path.join(converted, interop.VOCAB_FILE)
 
-  def run_dir(name, params):
-    """Encoder from the conversion, seeded random head, saved as a run."""
+  def run_dir(name, params, serving=None):
+    """Encoder from the conversion, seeded random head, saved as a run,
+    exported with the serving params `serving` (and the precision)."""
     params.task.init_checkpoint = converted
     tf.keras.utils.set_random_seed(seed)
     task = task_factory.get_task(params.task.replace(validation_data=None))
@@ -221,7 +224,8 @@ def build_exports(work: str, converted_dir: str, seed: int,
     train_utils.serialize_config(params, run)
     tf.train.Checkpoint(model=model, **model.checkpoint_items).save(
         os.path.join(run, "ckpt"))
-    paths = registry.export(registry.load_run(run), {"precision": precision},
+    paths = registry.export(registry.load_run(run),
+                            dict(serving or {}, precision=precision),
                             os.path.join(work, name + "_export"))
     encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
     head = {v.name: v.numpy() for v in model.trainable_variables
@@ -248,7 +252,7 @@ def build_exports(work: str, converted_dir: str, seed: int,
   params.override({"task": {"train_data": data, "validation_data": data,
                             "n_best_size": N_BEST,
                             "max_answer_length": MAX_ANSWER}}, is_strict=True)
-  qa_dir, qa_head = run_dir("qa", params)
+  qa_dir, qa_head = run_dir("qa", params, {"doc_stride": doc_stride})
 
   # The classification export reads its labels from the meta beside its
   # records (int8: the calibration records).

@@ -48,7 +48,9 @@ CATEGORIES = ("matmul", "elementwise / activation", "casts", "softmax",
 def sides_of(args, work: str):
   """(encoder config, {side: tf.function(ids, mask, types)})."""
   bf16 = fse.refusal("bfloat16") is None
-  config, sides = fse.tf_encoders(args.minilm, work, [], True, bf16)
+  int8 = fse.refusal("int8") is None and bool(args.calibration)
+  config, sides = fse.tf_encoders(args.minilm, work, [], True, bf16,
+                                  args.calibration if int8 else "")
   return config, sides
 
 
@@ -81,6 +83,9 @@ def main(argv=None):
   ap.add_argument("--traced_calls", type=int, default=2)
   ap.add_argument("--padded", action="store_true",
                   help="rows after the first padded to half their length")
+  ap.add_argument("--calibration", default=None,
+                  help="a TRAINING SQuAD JSON: adds the int8 encoder, "
+                  "calibrated on its windows (where this CPU runs int8)")
   ap.add_argument("--work_dir", default=None)
   args = common.parse_args(ap, argv, smoke=dict(
       shapes=["2x24"], rounds=1, calls=1, traced_calls=1, padded=True))
@@ -128,8 +133,8 @@ def main(argv=None):
     print("|---|---:|---:|---:|" + "---:|" * len(CATEGORIES) + "---:|")
     for side, fn in sides.items():
       cpu_s = statistics.median(times[side])
-      keras = (fse.TF_EINSUM if "float32" in side or side == fse.TF_EINSUM
-               else fse.TF_BF16_EINSUM)
+      keras = (fse.TF_BF16_EINSUM if "bfloat16" in side
+               else fse.TF_EINSUM)
       paired = statistics.median(
           k / s for k, s in zip(times[keras], times[side]))
       with tempfile.TemporaryDirectory(dir=work) as logdir:

@@ -49,6 +49,8 @@ from experiments.common import DATA
 
 
 def main():
+  # A binary registers the experiments (library modules do not).
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   ap.add_argument("--work_dir", required=True)
   ap.add_argument("--steps", type=int, default=30)

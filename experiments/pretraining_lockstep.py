@@ -134,10 +134,12 @@ def lockstep(args):
     if args.adam_epsilon is not None:
       params.trainer.optimizer_config.optimizer.adamw.epsilon = (
           args.adam_epsilon)
+    params.task.model.encoder_layout = args.encoder_layout
     out[objective] = lockstep_run(params, objective, args.steps,
                                   noise_floor=args.noise_floor,
                                   epsilon_hat=not args.torch_epsilon)
     out[objective]["experiment"] = EXPERIMENTS[objective]
+    out[objective]["encoder_layout"] = args.encoder_layout
     print(f"{objective}: " + ", ".join(
         f"{k} {v:.2e}" for k, v in out[objective].items()
         if k.startswith("max_rel")), flush=True)
@@ -158,6 +160,9 @@ def main(argv=None):
   ap.add_argument("--torch_epsilon", action="store_true",
                   help="the torch side keeps torch AdamW's eps placement "
                   "(default: Keras' / the reference's)")
+  ap.add_argument("--encoder_layout", default="keras",
+                  choices=("keras", "matmul"),
+                  help="the package side's task.model.encoder_layout")
   ap.add_argument("--noise_floor", action="store_true",
                   help="also step a copy of the torch side whose weights are "
                   "perturbed by 1e-7 (relative), and report how far it "

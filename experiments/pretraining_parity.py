@@ -45,6 +45,8 @@ MODES = {"lockstep": "experiments.pretraining_lockstep",
 
 
 def main(argv=None):
+  # A binary registers the experiments (library modules do not).
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   argv = sys.argv[1:] if argv is None else argv
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                add_help=False)

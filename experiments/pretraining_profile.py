@@ -404,6 +404,8 @@ def tables(out) -> str:
 
 
 def main(argv=None):
+  # A binary registers the experiments (library modules do not).
+  from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   common.add_common_args(ap, ("profile",))
   ap.add_argument("--size", default="base", choices=["demo", "base"])

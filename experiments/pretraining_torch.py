@@ -254,6 +254,35 @@ class TorchSide:
         norm = clip_by_global_norm(self.params, self.clip)
       return self._update(loss, norm)
 
+  def step_labels(self, batch, autocast_dtype=None):
+    """One update as HF users run BertForMaskedLM; (loss, norm before clip).
+
+    batch: a data collator's output (input_ids, attention_mask,
+    token_type_ids, labels with -100 outside the masked positions), plus the
+    package's sbo_* features and masked_lm_ids when the side has the SBO
+    head. The MLM loss is the model's own (logits at every position, the
+    mean cross-entropy over the labelled ones, as the package's weighted
+    mean over its masked slots).
+    """
+    import torch  # pylint: disable=g-import-not-at-top
+    with torch.autocast("cpu", dtype=autocast_dtype,
+                        enabled=autocast_dtype is not None):
+      out = self.hf(input_ids=batch["input_ids"],
+                    attention_mask=batch["attention_mask"],
+                    token_type_ids=batch["token_type_ids"],
+                    labels=batch["labels"],
+                    output_hidden_states=self.sbo_head is not None)
+      loss = out.loss
+      if self.sbo_head is not None:
+        sbo_logits = self.sbo_head(
+            out.hidden_states[-1], batch["sbo_left_positions"],
+            batch["sbo_right_positions"], batch["sbo_relative_positions"],
+            self.hf.bert.embeddings.word_embeddings.weight)
+        loss = loss + weighted_ce(sbo_logits, batch["masked_lm_ids"],
+                                  batch["sbo_weights"])
+    loss.backward()
+    return self._update(loss, clip_by_global_norm(self.params, self.clip))
+
   def _update(self, loss, norm):
     """AdamW and the schedule's step; (loss, norm before clip)."""
     self.t += 1

@@ -136,7 +136,7 @@ def _finetuned_serving(report):
 def _int8(report):
   # The MatMul rewrite gives float32's outputs; int8 is near them, and the
   # encoder's projections were quantized (5 of 6: the feed-forward output
-  # stays float32, serving/quantization.STATIC_CONFIG).
+  # stays out of int8, serving/quantization.STATIC_CONFIG).
   assert {"float32", "int8"} <= set(report["sides"]), report
   diffs = {r["side"]: r["max_abs_diff_vs_float32"] for r in report["rows"]}
   assert diffs["float32 + MatMul projections"] < 1e-4, diffs
@@ -171,6 +171,25 @@ def _pretraining_step(report):
   assert all(r["masked"] > 0 for r in rows), report
 
 
+def _pretraining_tokens(report):
+  # Every side steps the same real tokens; the buckets and HF's collator
+  # compute fewer positions than batches padded to seq_length. Without
+  # torch (or transformers) only the package's sides run.
+  sides = {r["side"]: r for r in report["rows"]}
+  expected = {"package_padded", "package_bucketed"}
+  if importlib.util.find_spec("torch") and importlib.util.find_spec(
+      "transformers"):
+    expected |= {"hf_collator", "hf_gathered"}
+  assert set(sides) == expected, sides
+  assert len({r["real_tokens"] for r in sides.values()}) == 1, report
+  padded = sides["package_padded"]["computed_positions"]
+  assert sides["package_bucketed"]["computed_positions"] < padded, report
+  for name in expected - {"package_padded", "package_bucketed"}:
+    assert sides[name]["computed_positions"] <= padded, report
+  assert all(r["mfu_cpu"] is None or 0 < r["mfu_cpu"] < 1
+             for r in sides.values()), report
+
+
 def _profile_served_encoder(report):
   rows = report["rows"]
   served = [r for r in rows if r["side"].startswith("TF float32 (as served")]
@@ -188,6 +207,7 @@ CHECKS = {"bench_batch_mixing": _batch_mixing,
           "bench_int8": _int8,
           "bench_masking": _masking,
           "bench_pretraining_step": _pretraining_step,
+          "bench_pretraining_tokens": _pretraining_tokens,
           "profile_served_encoder": _profile_served_encoder}
 
 

@@ -43,7 +43,7 @@ def tiny_records(tmp_path_factory, prose_slice, small_vocab):
   return prefix + "-*.tfrecord"
 
 
-def _params(records, vocab, objective):
+def _params(records, vocab, objective, encoder_layout="keras"):
   from official_spanbert.data import tokenization
   params = conftest.tiny_params(records, vocab,
                                 pretraining_lockstep.EXPERIMENTS[objective],
@@ -59,14 +59,19 @@ def _params(records, vocab, objective):
   opt.warmup.polynomial.warmup_steps = 2
   # A larger eps makes where Adam adds it (the drift checked below) show more.
   opt.optimizer.adamw.epsilon = 1e-6
+  params.task.model.encoder_layout = encoder_layout
   return params
 
 
-@pytest.mark.parametrize("objective", ["token", "span_sbo"])
+@pytest.mark.parametrize("objective,encoder_layout", [
+    ("token", "keras"), ("span_sbo", "keras"),
+    # Issue 58: the matmul layout trains as HF does, too.
+    ("span_sbo", "matmul")])
 def test_lockstep_sides_agree_and_a_drift_is_caught(tiny_records, small_vocab,
-                                                    objective):
+                                                    objective, encoder_layout):
   out = pretraining_lockstep.lockstep_run(
-      _params(tiny_records, small_vocab, objective), objective, STEPS,
+      _params(tiny_records, small_vocab, objective, encoder_layout),
+      objective, STEPS,
       variants={"torch_eps": {"epsilon_hat": False}})
   rows = out["rows"]
   assert len(rows) == STEPS

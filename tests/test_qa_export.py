@@ -371,3 +371,21 @@ def test_a_bfloat16_model_keeps_its_span_head_in_float32(small_vocab):
   assert start.dtype == end.dtype == tf.float32
   out = module.answer(tf.constant(["Who is single?"]), tf.constant([CONTEXT]))
   assert out["answer_text"].shape == [1]
+
+
+def test_doc_stride_is_a_serving_option(qa_export, small_vocab):
+  """`doc_stride` (0: the run's) sets the windows' stride of `answer`: a
+  larger one answers a long context from fewer windows (issue 57: the
+  pipeline's 128 tokens of overlap)."""
+  run = registry.load_run(str(qa_export["dir"] / "run"))
+  data = run.params.task.validation_data
+  module_cls = registry.module_for(run.params.task)
+  strides = {}
+  for value in (0, 2 * data.doc_stride):
+    params = registry.make_params(module_cls, {"doc_stride": value})
+    strides[value] = module_cls.from_run(run, params).doc_stride
+  assert strides == {0: data.doc_stride, 2 * data.doc_stride:
+                     2 * data.doc_stride}
+  with pytest.raises(ValueError, match="doc_stride"):
+    module_cls.from_run(run, registry.make_params(module_cls,
+                                                  {"doc_stride": -1}))

@@ -37,13 +37,31 @@ EINSUM = "aecd,abcd->acbe"
 class MatmulMultiHeadAttention(tf_keras.layers.MultiHeadAttention):
   """Keras MultiHeadAttention whose scores and context are batched matmuls,
   and whose softmax skips the mask when it masks nothing (a batch without
-  padding). Same variables, same outputs."""
+  padding). Same variables, same outputs (but see compute_core_in)."""
+
+  core_dtype = None  # compute_core_in
+
+  def compute_core_in(self, dtype) -> None:
+    """Computes the scores, softmax and context in `dtype` (the int8
+    layout's bfloat16), between projections of the layer's own dtype."""
+    self.core_dtype = tf.as_dtype(dtype)
+    policy = tf_keras.mixed_precision.Policy(
+        "mixed_bfloat16" if self.core_dtype == tf.bfloat16 else
+        self.core_dtype.name)
+    for layer in (self._softmax, self._dropout_layer):
+      layer._set_dtype_policy(policy)  # pylint: disable=protected-access
 
   def _compute_attention(self, query, key, value, attention_mask=None,
                          training=None):
     if self._dot_product_equation != EINSUM:  # other attention axes
       return super()._compute_attention(query, key, value, attention_mask,
                                         training)
+    if self.core_dtype is not None and self.core_dtype != query.dtype:
+      dtype = query.dtype
+      context, probs = self._compute_attention(
+          *(tf.cast(t, self.core_dtype) for t in (query, key, value)),
+          attention_mask=attention_mask, training=training)
+      return tf.cast(context, dtype), probs
     query = tf.multiply(query, 1.0 / math.sqrt(float(self._key_dim)))
     # [B, T, N, H] -> [B, N, T, H]; scores [B, N, T (query), S (key)].
     scores = tf.matmul(tf.transpose(query, [0, 2, 1, 3]),

@@ -133,10 +133,17 @@ class QuestionAnsweringModule(serving_module.ServingModule):
         a window's cost barely falls in larger batches, while padding to a
         batch's longest window costs (benchmarks/RESULTS.md, "Length-ordered
         windows on Zen 4").
+      doc_stride: wordpieces between the starts of a long context's windows
+        (0: the run's, task.validation_data.doc_stride, BERT's 128). A
+        larger one runs fewer windows: at 384 tokens, 240 gives about the
+        windows of Hugging Face's pipeline (128 tokens of overlap), 0.64x
+        those of 128 on ~5,000-character contexts. Each token is still
+        scored in the window that gives it the most context.
     """
     max_context_wordpieces: int = 65536
     null_score_diff_threshold: Optional[float] = None
     encoder_batch_windows: int = 4
+    doc_stride: int = 0
 
   SIGNATURES = ("answer",)
   WHAT = "question-answering model"
@@ -155,8 +162,8 @@ class QuestionAnsweringModule(serving_module.ServingModule):
     task, data = run.params.task, run.params.task.validation_data
     return cls(model, run.vocab(params.vocab_file),
                lower_case=data.do_lower_case, seq_length=data.seq_length,
-               doc_stride=data.doc_stride, query_length=data.query_length,
-               n_best_size=task.n_best_size,
+               doc_stride=params.doc_stride or data.doc_stride,
+               query_length=data.query_length, n_best_size=task.n_best_size,
                max_answer_length=task.max_answer_length,
                version_2_with_negative=data.version_2_with_negative,
                null_score_diff_threshold=null_threshold(
@@ -183,6 +190,9 @@ class QuestionAnsweringModule(serving_module.ServingModule):
     if seq_length < query_length + 4:
       raise ValueError(f"seq_length {seq_length} leaves no room for the "
                        f"passage after query_length {query_length}")
+    if doc_stride <= 0:
+      raise ValueError(f"doc_stride must be positive (0 in the serving "
+                       f"params: the run's), got {doc_stride}")
     # Attention scores by one matmul: same outputs, faster on CPU.
     attention_layout.use_matmul_attention(model)
     # Under bfloat16 the start/end logits stay float32 (ties otherwise).

@@ -20,10 +20,11 @@ dict inputs (`answer`, `classify`, `classify_relation`) or the bare encoder
 (`extract_entities`, `encode_spans`, `resolve`, `fill_spans`; their heads,
 span scorers and MLM / SBO heads stay float32). Intel Neural Compressor's
 TensorFlow backend (`neural-compressor-tf`, the `int8` extra) makes it an
-int8 graph: the encoder's projections are first made MatMuls
-(modeling/matmul_projections.py), the model is saved, calibrated on a few
-hundred windows of the run's OWN training data (task.train_data; never dev
-or test) and rewritten into TensorFlow's oneDNN int8 ops. The module's
+int8 graph: the model is first laid out for it (modeling/int8_layout.py:
+projections as MatMuls; the attention's core, and the feed-forward outputs
+that stay out of int8, in bfloat16 where the CPU has it), saved, calibrated
+on a few hundred windows of the run's OWN training data (task.train_data;
+never dev or test) and rewritten into TensorFlow's oneDNN int8 ops. The module's
 tf.functions then call that graph, so the export keeps its signatures and
 loads in plain TensorFlow (+ tensorflow_text). registry.export calls it for
 `precision: int8`.
@@ -47,22 +48,25 @@ import numpy as np
 import tensorflow as tf
 
 from official.core import task_factory
-from official_spanbert.modeling import matmul_projections
+from official_spanbert.modeling import int8_layout
 from official_spanbert.serving import serving_module
+from official_spanbert.utils import cpu_features
 
 # How many training windows calibrate the activations' ranges, and in what
 # batches (each cut to its longest window, as served).
 CALIBRATION_EXAMPLES = 256
 CALIBRATION_BATCH = 8
-# INC's StaticQuantConfig arguments (and fp32_ops, _static_config): its
+# INC's StaticQuantConfig arguments (and float_ops, _static_config): its
 # defaults (int8, symmetric, per-tensor, minmax), but each layer's second
-# feed-forward projection (its input is GELU's output) stays float32. On the
-# SemEval relation model (benchmarks/RESULTS.md#int8-exports-issue-57-item-1)
-# all 36 projections in int8 lost 1.35 points of test macro-F1 (92.5% of the
-# labels kept); these 6 in float32 lost 0.60 (97.6% kept). Per-channel
-# weights or asymmetric activations changed no label there.
+# feed-forward projection (its input is GELU's output) stays out of int8, in
+# the float dtype of the layout (bfloat16 where the CPU has it natively,
+# float32 elsewhere; float_dtype). On the SemEval relation model
+# (benchmarks/RESULTS.md#int8-exports-issue-57-item-1) all 36 projections in
+# int8 lost 1.35 points of test macro-F1 (92.5% of the labels kept); these 6
+# in float32 lost 0.60 (97.6% kept). Per-channel weights or asymmetric
+# activations changed no label there.
 FFN_OUTPUT = r".*transformer/layer_[0-9]+/output/MatMul"
-STATIC_CONFIG: Dict[str, object] = {"fp32_ops": [FFN_OUTPUT]}
+STATIC_CONFIG: Dict[str, object] = {"float_ops": [FFN_OUTPUT]}
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # The records' names of the inputs (data/finetuning: classification, squad).
 RECORD_FEATURES = ("input_ids", "input_mask", "segment_ids")
@@ -182,20 +186,11 @@ def records_windows(run, examples: int = CALIBRATION_EXAMPLES
   a run trained from its source file (a SQuAD JSON, which its task converts
   as it trains), the windows its task's loader makes (loader_windows)."""
   files = training_files(run.params)
-  if not _are_records(files[0]):
-    return loader_windows(run, examples)
-  return calibration_batches(files, run.params.task.train_data.seq_length,
-                             examples)
-
-
-def _are_records(path: str) -> bool:
-  """Whether `path` reads as TFRecords (its first record, if any)."""
   try:
-    for _ in tf.data.TFRecordDataset([path]).take(1):
-      pass
-  except tf.errors.DataLossError:
-    return False
-  return True
+    return calibration_batches(files, run.params.task.train_data.seq_length,
+                               examples)
+  except tf.errors.DataLossError:  # not TFRecords: the task's source file
+    return loader_windows(run, examples)
 
 
 def _rows(features, name: str, like: np.ndarray) -> np.ndarray:
@@ -345,34 +340,53 @@ def op_counts(graph_def) -> Dict[str, int]:
   return dict(counts)
 
 
-def _static_config(inc, config: Optional[Dict[str, object]]):
-  """INC's StaticQuantConfig of `config` (its arguments, and `fp32_ops`:
-  regular expressions of op names kept in float32)."""
+def float_dtype() -> tf.DType:
+  """What the int8 graph's float parts compute in: bfloat16 where this CPU
+  runs it natively (as --precision=bfloat16 asks), float32 elsewhere."""
+  cpu = cpu_features.read()
+  return tf.bfloat16 if cpu.native_bf16 and not cpu.isa_cap else tf.float32
+
+
+def _static_config(inc, config: Optional[Dict[str, object]],
+                   dtype: tf.DType):
+  """INC's StaticQuantConfig of `config` (its arguments, and `float_ops`:
+  regular expressions of op names kept out of int8, in `dtype`)."""
   config = dict(STATIC_CONFIG if config is None else config)
-  fp32_ops = config.pop("fp32_ops", ())
+  float_ops = config.pop("float_ops", ())
   static = inc.StaticQuantConfig(**config)
-  for pattern in fp32_ops:
-    static.set_local(pattern, inc.StaticQuantConfig(weight_dtype="fp32",
-                                                    act_dtype="fp32"))
+  name = {tf.bfloat16: "bf16", tf.float32: "fp32"}[dtype]
+  for pattern in float_ops:
+    static.set_local(pattern, inc.StaticQuantConfig(weight_dtype=name,
+                                                    act_dtype=name))
   return static
 
 
 def quantize_model(model, batches: List[Dict[str, np.ndarray]],
                    workdir: Optional[str] = None,
-                   config: Optional[Dict[str, object]] = None
-                   ) -> Dict[str, object]:
+                   config: Optional[Dict[str, object]] = None,
+                   dtype: Optional[tf.DType] = None) -> Dict[str, object]:
   """A Keras model on the encoder's dict inputs, in int8 (`config`: INC's
-  StaticQuantConfig arguments, default STATIC_CONFIG).
+  StaticQuantConfig arguments, default STATIC_CONFIG; `dtype`: what the
+  parts left out of int8 compute in, default float_dtype()).
 
   Returns:
     {"model": the QuantizedModel, "ops_before" / "ops_after": op counts of
-    the float32 and int8 graphs}.
+    the float32 and int8 graphs, "float_dtype": the dtype's name}.
   """
   inc = _inc()
+  dtype = dtype or float_dtype()
+  if dtype == tf.bfloat16:
+    logging.getLogger(__name__).warning(
+        "int8: the parts left out of int8 (attention core, feed-forward "
+        "outputs) compute in bfloat16, which this CPU runs natively: serve "
+        "on a CPU with AVX512-BF16 or AMX too (elsewhere they are emulated, "
+        "slower), or export on the kind of CPU that will serve")
   # Called first: Keras creates the attention's projections when it builds.
   structure = model({k: tf.constant(v) for k, v in batches[0].items()},
                     training=False)
-  matmul_projections.use_matmul_projections(model)
+  int8_layout.int8_layout(
+      model, None if dtype == tf.float32 else dtype,
+      {k: tf.constant(v) for k, v in batches[0].items()})
   structure = tf.nest.map_structure(lambda _: 0, structure)
   spec = [tf.TensorSpec([None, None], tf.int32, name=k) for k in INPUTS]
 
@@ -382,7 +396,8 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
     return {f"output_{i:03d}": tf.cast(t, tf.float32)
             for i, t in enumerate(tf.nest.flatten(out))}
 
-  fn = tf.function(serve, input_signature=spec).get_concrete_function()
+  fn = tf.function(serve, input_signature=spec,
+                   autograph=False).get_concrete_function()
   # The graph's output tensors, in the order of tf.nest.flatten(structure).
   outputs = [t.name for t in fn.outputs]
   ops_before = op_counts(fn.graph.as_graph_def())
@@ -393,7 +408,7 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
     path = os.path.join(tmp, "float32")
     tf.saved_model.save(holder, path, signatures=fn)
     with _ranges_read_from_fd2():
-      q = inc.quantize_model(path, _static_config(inc, config),
+      q = inc.quantize_model(path, _static_config(inc, config, dtype),
                              calib_dataloader=_Loader(batches),
                              calib_iteration=len(batches))
   if q is None:
@@ -402,7 +417,8 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   graph_def = q.graph_def
   return {"model": QuantizedModel(graph_def, [_tensor_name(k) for k in INPUTS],
                                   outputs, structure),
-          "ops_before": ops_before, "ops_after": op_counts(graph_def)}
+          "ops_before": ops_before, "ops_after": op_counts(graph_def),
+          "float_dtype": dtype.name}
 
 
 def quantize_module(module, run, workdir: Optional[str] = None,

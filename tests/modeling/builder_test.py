@@ -196,3 +196,34 @@ def test_encoder_layout_matmul_keeps_the_model_its_outputs_and_gradients():
   params.task.model.encoder_layout = "fused"
   with pytest.raises(ValueError, match="encoder_layout"):
     builder.build_pretrainer(params.task.model)
+
+
+def test_encoder_layout_matmul_compiles_with_xla():
+  """Issue 58: the matmul layout (its tf.cond that skips an all-ones mask
+  included) compiles with XLA and gives the eager loss and gradients."""
+  params = _params("bert/token_nsp")
+  params.task.model.encoder_layout = "matmul"
+  tf_keras.utils.set_random_seed(2)
+  model = builder.build_pretrainer(params.task.model)
+  inputs = dict(input_word_ids=tf.constant([[2, 5, 7, 9, 3, 0]] * 2),
+                input_mask=tf.constant([[1, 1, 1, 1, 1, 0],
+                                        [1, 1, 1, 1, 1, 1]]),
+                input_type_ids=tf.zeros([2, 6], tf.int32),
+                masked_lm_positions=tf.constant([[1, 3]] * 2))
+
+  def loss_and_grads(x):
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_sum(model(x, training=False)["mlm_logits"] ** 2)
+    return loss, tape.gradient(loss, model.trainable_variables)
+
+  compiled = tf.function(loss_and_grads, jit_compile=True)
+  for mask in ([[1] * 6] * 2, [[1, 1, 1, 1, 1, 0]] * 2):  # both cond branches
+    x = dict(inputs, input_mask=tf.constant(mask))
+    want, want_g = loss_and_grads(x)
+    got, got_g = compiled(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    for a, b in zip(got_g, want_g):
+      if a is not None:
+        np.testing.assert_allclose(tf.convert_to_tensor(a).numpy(),
+                                   tf.convert_to_tensor(b).numpy(),
+                                   atol=1e-4, rtol=1e-4)

@@ -126,7 +126,7 @@ def _saved_ops(export_dir):
 
 def _check_int8_graph(exports):
   ops = _saved_ops(exports["int8_dir"])
-  # The layer's projections but the feed-forward output (kept float32:
+  # The layer's projections but the feed-forward output (kept out of int8:
   # quantization.STATIC_CONFIG), and the heads' dense layers: int8.
   assert ops.get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6, ops
   assert ops.get("MatMul", 0) >= 1, ops  # the feed-forward output
@@ -293,9 +293,14 @@ def _int8_module(make, params, tmp):
   export_dir = i8.write(str(tmp / "int8"))["model"]
   # 1 layer: the 4 attention projections, the first feed-forward
   # projection and the pooler in int8; the feed-forward output
-  # (STATIC_CONFIG) stays float32.
+  # (STATIC_CONFIG) stays out of int8, in the float parts' dtype: bfloat16
+  # where this CPU has it natively (int8_layout), as the attention's core.
   assert info["ops_after"].get("QuantizedMatMulWithBiasAndDequantize",
                                0) >= 5, info["ops_after"]
+  assert info["float_dtype"] == quantization.float_dtype().name
+  assert info["ops_after"].get("Erfc", 0) == 0, info["ops_after"]
+  if info["float_dtype"] == "bfloat16":
+    assert info["ops_after"].get("Cast", 0) >= 2 * 3, info["ops_after"]
   assert info["calibration_windows"] > 0
   assert _saved_ops(export_dir).get("QuantizedMatMulWithBiasAndDequantize")
   return f32, i8, tf.saved_model.load(export_dir), info
@@ -408,7 +413,8 @@ def test_int8_answer_of_a_run_trained_from_squad_json(tmp_path, small_vocab):
     data.doc_stride, data.query_length = 8, 8
   params.task.train_data.input_path = str(train)
   run = serving_module.Run(params)
-  assert not quantization._are_records(str(train))  # pylint: disable=protected-access
+  with pytest.raises(tf.errors.DataLossError):  # not TFRecords
+    quantization.calibration_batches([str(train)], SEQ, 8)
   batches = quantization.records_windows(run, 32)
   assert sum(len(b["input_word_ids"]) for b in batches) == 32
   assert all(b["input_mask"][:, 0].all() for b in batches)
