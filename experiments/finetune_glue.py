@@ -21,7 +21,9 @@ library (lower_case=True), fine-tunes with the registered `spanbert/classificati
 experiment and the converted params.yaml through `train_lib.run` -- the path of
 `spanbert-train --mode=train` with post-training evaluation -- on RTE train and
 CoLA in_domain_train, and evaluates once on their dev sets (RTE accuracy,
-CoLA Matthews correlation). The dev sets are only evaluated, never tuned on.
+CoLA Matthews correlation). The dev sets are only evaluated, never tuned on;
+to choose a recipe, --holdout_train_examples N trains on all but the last N
+training lines and evaluates on those N instead of the dev set.
 Recipe: AdamW, lr 2e-5, 10% warmup, linear decay (the experiment's defaults).
 
 Prints per task: steps, training examples/s (the trainer's summaries, loops
@@ -30,6 +32,8 @@ after the first), wall times and the dev metric; --result_json writes them.
   .venv/bin/python -m experiments.finetune_glue                  # full run
   .venv/bin/python -m experiments.finetune_glue --max_train_examples 64 \
       --max_eval_examples 64 --tasks rte                        # smoke test
+  .venv/bin/python -m experiments.finetune_glue --tasks cola \
+      --holdout_train_examples 1000             # validate on training data
 """
 
 import argparse
@@ -38,6 +42,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Tuple
 
 import official_spanbert  # noqa: F401  (before tensorflow)
 import numpy as np
@@ -105,9 +110,41 @@ def cpu_schedule(params, steps: int, learning_rate: float):
   params.runtime.num_gpus = 0
 
 
+def holdout_split(task: str, train_file: str, holdout: int,
+                  out_dir: str) -> Tuple[str, str]:
+  """Splits a GLUE training tsv into (train, held out) tsv files.
+
+  The held-out file gets the last `holdout` non-empty lines, the train file
+  the others; both keep the task's header line if it has one. E.g.
+  holdout_split("cola", "in_domain_train.tsv", 1000, "/tmp/split").
+  """
+  with open(train_file, encoding="utf-8") as f:
+    lines = [line for line in f if line.strip()]
+  header = lines[:1] if classification.FORMATS[task].header else []
+  body = lines[len(header):]
+  if not 0 < holdout < len(body):
+    raise ValueError(f"--holdout_train_examples={holdout}: {train_file} has "
+                     f"{len(body)} examples")
+  os.makedirs(out_dir, exist_ok=True)
+  paths = []
+  for part, rows in (("train", body[:-holdout]), ("heldout", body[-holdout:])):
+    paths.append(os.path.join(out_dir, f"{part}.tsv"))
+    with open(paths[-1], "w", encoding="utf-8") as f:
+      f.writelines(header + [r if r.endswith("\n") else r + "\n"
+                             for r in rows])
+  return paths[0], paths[1]
+
+
 def run_task(name: str, converted: str, work_dir: str, args) -> dict:
   train_file, eval_file = (os.path.join(DATA, "glue", f)
                            for f in GLUE_FILES[name])
+  eval_set = os.path.basename(eval_file)
+  if args.holdout_train_examples:
+    train_file, eval_file = holdout_split(
+        name, train_file, args.holdout_train_examples,
+        os.path.join(work_dir, f"{name}_holdout"))
+    eval_set = (f"last {args.holdout_train_examples} lines of "
+                f"{os.path.basename(GLUE_FILES[name][0])}")
   records = os.path.join(work_dir, f"{name}_records")
   t0 = time.perf_counter()
   meta = classification_records.create_finetuning_data(
@@ -126,7 +163,7 @@ def run_task(name: str, converted: str, work_dir: str, args) -> dict:
   metric = meta["metric_type"]
   result = {
       "task": name, "train_examples": meta["train_data_size"],
-      "eval_examples": meta["eval_data_size"],
+      "eval_examples": meta["eval_data_size"], "eval_set": eval_set,
       "train_truncated": meta["train_truncated"],
       "steps": params.trainer.train_steps, "batch_size": args.batch_size,
       "epochs": args.epochs, "max_seq_length": args.max_seq_length,
@@ -138,7 +175,7 @@ def run_task(name: str, converted: str, work_dir: str, args) -> dict:
   }
   print(f"{name}: {result['steps']} steps of {args.batch_size} "
         f"({result['train_examples']} examples x {args.epochs} epochs), "
-        f"{result['train_examples_per_s']} examples/s; dev "
+        f"{result['train_examples_per_s']} examples/s; {eval_set} "
         f"({result['eval_examples']}) {metric} = {result['value']:.4f}; "
         f"{result['train_and_eval_s']} s train+eval", flush=True)
   return result
@@ -156,6 +193,10 @@ def main():
   parser.add_argument("--max_train_examples", type=int, default=None)
   parser.add_argument("--max_eval_examples", type=int, default=None)
   parser.add_argument("--seed", type=int, default=1)
+  parser.add_argument("--holdout_train_examples", type=int, default=0,
+                      help="train on all but the last N training lines and "
+                      "evaluate on them instead of the dev set (to choose a "
+                      "recipe without the dev set)")
   parser.add_argument("--work_dir", default=None,
                       help="keep records and checkpoints here (default: a "
                       "temporary directory, removed afterwards)")
