@@ -91,6 +91,17 @@ def use_matmul_attention(model: tf.Module) -> int:
   return changed
 
 
+def call_once(model: tf.Module, inputs=None) -> None:
+  """Calls `model` (on the encoder's dict inputs) once on `inputs`
+  (default: 4 tokens), so that Keras builds the attention layers and their
+  projections before a layout swaps their classes."""
+  if inputs is None:
+    ones = tf.ones([1, 4], tf.int32)
+    inputs = {"input_word_ids": ones, "input_mask": ones,
+              "input_type_ids": tf.zeros_like(ones)}
+  model(inputs, training=False)
+
+
 def serving_layout(model: tf.Module, inputs=None) -> Dict[str, int]:
   """The layout the float32 and bfloat16 exports serve: matmul attention
   and fused projections (matmul_projections.use_fused_projections), in
@@ -100,11 +111,7 @@ def serving_layout(model: tf.Module, inputs=None) -> Dict[str, int]:
   Returns:
     {"attention": layers changed, "projections": ..., "feed_forward": ...}.
   """
-  if inputs is None:
-    ones = tf.ones([1, 4], tf.int32)
-    inputs = {"input_word_ids": ones, "input_mask": ones,
-              "input_type_ids": tf.zeros_like(ones)}
-  model(inputs, training=False)
+  call_once(model, inputs)
   out = {"attention": use_matmul_attention(model)}
   out.update(matmul_projections.use_fused_projections(model))
   return out

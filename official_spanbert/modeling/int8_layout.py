@@ -42,11 +42,6 @@ from official_spanbert.modeling import attention_layout
 from official_spanbert.modeling import matmul_projections
 
 
-def _exact_gelu(activation) -> bool:
-  return activation in (activations.gelu_exact,
-                        tf_keras.activations.get(activations.EXACT_GELU))
-
-
 def int8_layout(model: tf.Module, core_dtype: Optional[tf.DType] = None,
                 inputs=None) -> Dict[str, int]:
   """Lays `model` (the encoder's dict inputs) out for int8 quantization;
@@ -58,11 +53,7 @@ def int8_layout(model: tf.Module, core_dtype: Optional[tf.DType] = None,
     {"attention", "projections", "attention_cores", "gelus"}: how many
     layers changed.
   """
-  if inputs is None:
-    ones = tf.ones([1, 4], tf.int32)
-    inputs = {"input_word_ids": ones, "input_mask": ones,
-              "input_type_ids": tf.zeros_like(ones)}
-  model(inputs, training=False)
+  attention_layout.call_once(model, inputs)
   out = {"attention": attention_layout.use_matmul_attention(model),
          "projections": matmul_projections.use_matmul_projections(model),
          "attention_cores": 0, "gelus": 0}
@@ -73,7 +64,7 @@ def int8_layout(model: tf.Module, core_dtype: Optional[tf.DType] = None,
       out["attention_cores"] += 1
     act = getattr(module, "_intermediate_activation_layer", None)
     if (isinstance(act, tf_keras.layers.Activation) and
-        _exact_gelu(act.activation)):
+        act.activation is activations.gelu_exact):
       act.activation = activations.gelu_by_erf
       out["gelus"] += 1
   return out

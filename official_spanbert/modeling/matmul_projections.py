@@ -72,23 +72,19 @@ class MatmulEinsumDense(tf_keras.layers.EinsumDense):
     shape = self.kernel.shape.as_list()
     k = math.prod(shape[:n_contract])
     free = shape[n_contract:]
-    # A no-op cast, but for a layer whose policy was changed after it built
-    # its variables (int8_layout's bfloat16 parts).
-    kernel = tf.cast(self.kernel, self.compute_dtype)
-    bias = None if self.bias is None else tf.cast(self.bias, self.compute_dtype)
     flat = tf.matmul(tf.reshape(inputs, [-1, k]),
-                     tf.reshape(kernel, [k, math.prod(free)]))
+                     tf.reshape(self.kernel, [k, math.prod(free)]))
     if self.fused_2d:
-      if bias is not None:
-        flat = tf.nn.bias_add(flat, tf.reshape(bias, [-1]))
+      if self.bias is not None:
+        flat = tf.nn.bias_add(flat, tf.reshape(self.bias, [-1]))
       if self.activation is not None:
         flat = self.activation(flat)
     ret = tf.reshape(flat, tf.concat(
         [tf.shape(inputs)[:n_batch], tf.constant(free, tf.int32)], 0))
     if self.fused_2d:
       return ret
-    if bias is not None:
-      ret += bias
+    if self.bias is not None:
+      ret += self.bias
     if self.activation is not None:
       ret = self.activation(ret)
     return ret

@@ -384,9 +384,7 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   # Called first: Keras creates the attention's projections when it builds.
   structure = model({k: tf.constant(v) for k, v in batches[0].items()},
                     training=False)
-  int8_layout.int8_layout(
-      model, None if dtype == tf.float32 else dtype,
-      {k: tf.constant(v) for k, v in batches[0].items()})
+  int8_layout.int8_layout(model, None if dtype == tf.float32 else dtype)
   structure = tf.nest.map_structure(lambda _: 0, structure)
   spec = [tf.TensorSpec([None, None], tf.int32, name=k) for k in INPUTS]
 
