@@ -389,3 +389,31 @@ def test_doc_stride_is_a_serving_option(qa_export, small_vocab):
   with pytest.raises(ValueError, match="doc_stride"):
     module_cls.from_run(run, registry.make_params(module_cls,
                                                   {"doc_stride": -1}))
+
+
+@pytest.mark.parametrize("lower_case", [False, True])
+def test_a_larger_doc_stride_answers_from_the_text_itself(
+    small_vocab, uncased_vocab, lower_case):
+  """At twice the run's doc_stride, answers of a long natural-text context
+  (accents, combining marks, emoji, a word over 100 bytes) are still the
+  context's own slices at their character offsets."""
+  vocab = uncased_vocab if lower_case else small_vocab
+  params = _qa_params(vocab, "spanbert/squad_v1")
+  params.task.model.encoder.bert_v2.vocab_size = sum(
+      1 for _ in open(vocab, encoding="utf-8"))
+  model = task_factory.get_task(
+      params.task.replace(validation_data=None)).build_model()
+  data = params.task.validation_data
+  context = ("“Mr. Bennet,” said his lady—Zoë, of Zürich—“have you heard? "
+             "Netherfield Park is let at last!” Cafe\u0301 🎉 " + THAI + " "
+             + CONTEXT)
+  for stride in (data.doc_stride, 2 * data.doc_stride):
+    module = qa_module.QuestionAnsweringModule(
+        model, vocab, lower_case=lower_case, seq_length=data.seq_length,
+        doc_stride=stride, query_length=data.query_length)
+    out = module.answer(tf.constant(["Who is single?", "Where?"]),
+                        tf.constant([context, context[:40]]))
+    for i, text in enumerate((context, context[:40])):
+      start, end = int(out["answer_start"][i]), int(out["answer_end"][i])
+      assert 0 <= start < end <= len(text), (stride, start, end)
+      assert out["answer_text"][i].numpy().decode("utf-8") == text[start:end]
