@@ -238,6 +238,16 @@ def test_windows_beyond_one_encoder_batch_run_in_chunks(small_vocab):
 THAI = "ภาษาไทยเป็นภาษาที่มีระดับเสียงของคำแน่นอน"[:35]  # 105 bytes
 
 
+def _squad_v1_model(vocab):
+  """A random squad_v1 model of `vocab`'s size, and its windows' config."""
+  params = _qa_params(vocab, "spanbert/squad_v1")
+  params.task.model.encoder.bert_v2.vocab_size = sum(
+      1 for _ in open(vocab, encoding="utf-8"))
+  model = task_factory.get_task(
+      params.task.replace(validation_data=None)).build_model()
+  return model, params.task.validation_data
+
+
 @pytest.mark.parametrize("lower_case", [False, True])
 def test_an_answer_in_a_word_over_100_bytes_is_the_whole_word(
     small_vocab, uncased_vocab, lower_case):
@@ -245,12 +255,7 @@ def test_an_answer_in_a_word_over_100_bytes_is_the_whole_word(
   it (issue 55: a 35-character Thai answer came back as `ภา`, "ACGT"*30 as
   `ACGTA`). Each context is one such word, so SQuAD v1.1's answer is it."""
   vocab = uncased_vocab if lower_case else small_vocab
-  params = _qa_params(vocab, "spanbert/squad_v1")
-  params.task.model.encoder.bert_v2.vocab_size = sum(
-      1 for _ in open(vocab, encoding="utf-8"))
-  model = task_factory.get_task(
-      params.task.replace(validation_data=None)).build_model()
-  data = params.task.validation_data
+  model, data = _squad_v1_model(vocab)
   module = qa_module.QuestionAnsweringModule(
       model, vocab, lower_case=lower_case, seq_length=data.seq_length,
       doc_stride=data.doc_stride, query_length=data.query_length)
@@ -398,12 +403,7 @@ def test_a_larger_doc_stride_answers_from_the_text_itself(
   (accents, combining marks, emoji, a word over 100 bytes) are still the
   context's own slices at their character offsets."""
   vocab = uncased_vocab if lower_case else small_vocab
-  params = _qa_params(vocab, "spanbert/squad_v1")
-  params.task.model.encoder.bert_v2.vocab_size = sum(
-      1 for _ in open(vocab, encoding="utf-8"))
-  model = task_factory.get_task(
-      params.task.replace(validation_data=None)).build_model()
-  data = params.task.validation_data
+  model, data = _squad_v1_model(vocab)
   context = ("“Mr. Bennet,” said his lady—Zoë, of Zürich—“have you heard? "
              "Netherfield Park is let at last!” Cafe\u0301 🎉 " + THAI + " "
              + CONTEXT)
