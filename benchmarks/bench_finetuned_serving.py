@@ -72,7 +72,10 @@ The peers at their fastest (issue 57 item 4), as sides of the same rounds:
 the HF pipelines with the model in torch_dtype=torch.bfloat16 beside
 float32; ONNX Runtime float32 (BertForQuestionAnswering exported to ONNX,
 onnxruntime.transformers' BERT optimizer) and int8 (quantize_dynamic of that
-model) behind the fast tokenizer's windows (hf_pipeline_worker.py); and the
+model; and the same with the feed-forward outputs left float32, as our int8
+export leaves them: on a trained SQuAD model the default lost 4.3 F1, this one
+none, experiments/peer_fast_quality.py) behind the fast tokenizer's windows
+(hf_pipeline_worker.py); and the
 package's own: `answer` exported in each of --tf_precisions where this CPU
 runs it natively (bfloat16: AVX512-BF16 or AMX; int8: VNNI or AMX-INT8,
 with the `int8` extra, calibrated on the windows and sentences of a
@@ -166,7 +169,8 @@ TESTS = (  # name, kind, batch
 # pipelines only).
 ENGINES = {"pipeline": "HF pipeline float32", "pipeline_bf16":
            "HF pipeline bf16", "ort": "ORT float32 (fast tokenizer)",
-           "ort_int8": "ORT int8 (fast tokenizer)"}
+           "ort_int8": "ORT int8 (fast tokenizer)",
+           "ort_int8_ffn": "ORT int8, FFN outputs float (fast tokenizer)"}
 TF_REF = "TF float32"
 
 def tf_windows(q_pieces: int, doc_pieces: int, doc_stride: int = 0) -> int:

@@ -44,7 +44,8 @@ TF_INT8 = "TF int8 (as --precision=int8 serves)"
 PEERS = {"torch": "torch eager float32",
          "torch_bf16": "torch autocast(bfloat16)",
          "ort": "ONNX Runtime float32 (BERT optimizer)",
-         "ort_int8": "ONNX Runtime int8 (quantize_dynamic)"}
+         "ort_int8": "ONNX Runtime int8 (quantize_dynamic)",
+         "ort_int8_ffn": "ONNX Runtime int8, feed-forward outputs float"}
 # The summary's columns: ours, then the peers.
 OURS = (("TF float32", TF_MATMUL), ("TF bfloat16", TF_BF16),
         ("TF int8", TF_INT8))

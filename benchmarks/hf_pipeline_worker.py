@@ -33,7 +33,10 @@ Its engines (the `engines` of its first answer: those this venv can run):
     the optimizer finds it), optimized by onnxruntime.transformers' BERT
     optimizer (fused attention, LayerNorm, GELU), and that model quantized
     by onnxruntime.quantization.quantize_dynamic (int8 weights, uint8
-    activations); behind the fast tokenizer's windows (its stride: their
+    activations); `ort_int8_ffn` the same with each layer's feed-forward
+    output MatMul (the one after the GELU) left float32, as the package's
+    int8 export leaves it (serving/quantization.FFN_OUTPUT), since
+    quantizing it costs accuracy; behind the fast tokenizer's windows (its stride: their
     overlap, as the pipeline's doc_stride) and the best start + end logit
     of any window (answers up to MAX_ANSWER pieces), as a user without the
     pipeline writes it. Needs onnxruntime (the `bench` extra).
@@ -57,8 +60,8 @@ SEQ_CLS = 128
 # Engines: the pipelines (transformers 4.x) and ONNX Runtime's, for `answer`;
 # the encoder alone's.
 PIPELINES = ("pipeline", "pipeline_bf16")
-ORT_QA = ("ort", "ort_int8")
-ENCODERS = ("torch", "torch_bf16", "ort", "ort_int8")
+ORT_QA = ("ort", "ort_int8", "ort_int8_ffn")
+ENCODERS = ("torch", "torch_bf16") + ORT_QA
 
 
 def worker(args) -> None:
@@ -216,9 +219,19 @@ def _ort_answers(session, tok, questions, contexts, stride):
           for i, (_, a, b) in enumerate(best)]
 
 
+def ffn_outputs(graph) -> list:
+  """Names of the MatMuls of an optimized ONNX BERT graph that take a GELU's
+  output: each layer's feed-forward output projection."""
+  gelu = {out for n in graph.node if n.op_type in ("BiasGelu", "Gelu", "FastGelu")
+          for out in n.output}
+  return [n.name for n in graph.node
+          if n.op_type == "MatMul" and n.input[0] in gelu]
+
+
 def _onnx_models(model, outputs, threads: int, prefix: str):
-  """({"ort": session, "ort_int8": session}, info) of a BERT model (inputs
-  ids, mask, types): exported to ONNX, optimized, quantized."""
+  """({engine: session} of ORT_QA, info) of a BERT model (inputs ids, mask,
+  types): exported to ONNX, optimized, quantized (all MatMuls, and all but
+  the feed-forward outputs)."""
   import onnx  # pylint: disable=g-import-not-at-top
   import onnxruntime as ort  # pylint: disable=g-import-not-at-top
   from onnxruntime import quantization  # pylint: disable=g-import-not-at-top
@@ -238,8 +251,9 @@ def _onnx_models(model, outputs, threads: int, prefix: str):
       return tuple(got[k] for k in outputs)
 
   config = model.config
-  raw, fused, int8 = (prefix + ".onnx", prefix + "_opt.onnx",
-                      prefix + "_int8.onnx")
+  raw, fused, int8, int8_ffn = (prefix + ".onnx", prefix + "_opt.onnx",
+                                prefix + "_int8.onnx",
+                                prefix + "_int8_ffn_float.onnx")
   names = ["input_ids", "attention_mask", "token_type_ids"]
   ids = torch.ones((1, 16), dtype=torch.int64)
   t0 = time.perf_counter()
@@ -253,10 +267,17 @@ def _onnx_models(model, outputs, threads: int, prefix: str):
                                  num_heads=config.num_attention_heads,
                                  hidden_size=config.hidden_size)
   opt.save_model_to_file(fused)
-  quantization.quantize_dynamic(
-      fused, int8, weight_type=quantization.QuantType.QInt8,
-      # The fused ops' outputs have no inferred type: they are float.
-      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+  kept = ffn_outputs(onnx.load(fused).graph)
+  if len(kept) != config.num_hidden_layers:
+    raise RuntimeError(f"{fused}: {len(kept)} feed-forward output MatMuls "
+                       f"found after a GELU, for {config.num_hidden_layers} "
+                       "layers (has the BERT optimizer's fusion changed?)")
+  for path, exclude in ((int8, []), (int8_ffn, kept)):
+    quantization.quantize_dynamic(
+        fused, path, weight_type=quantization.QuantType.QInt8,
+        nodes_to_exclude=exclude,
+        # The fused ops' outputs have no inferred type: they are float.
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
   seconds = time.perf_counter() - t0
   options = ort.SessionOptions()
   options.intra_op_num_threads = threads
@@ -264,13 +285,14 @@ def _onnx_models(model, outputs, threads: int, prefix: str):
   options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
   sessions = {name: ort.InferenceSession(path, options,
                                          providers=["CPUExecutionProvider"])
-              for name, path in zip(ORT_QA, (fused, int8))}
+              for name, path in zip(ORT_QA, (fused, int8, int8_ffn))}
   quantized = sum(1 for n in onnx.load(int8).graph.node
                   if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul",
                                    "QAttention", "MatMulIntegerToFloat"))
   stats = {k: v for k, v in opt.get_fused_operator_statistics().items() if v}
   return sessions, {"onnxruntime": ort.__version__, "onnx": onnx.__version__,
                     "fused": stats, "int8_ops": quantized,
+                    "ffn_outputs_float": len(kept),
                     "export_seconds": seconds, "threads": threads}
 
 
