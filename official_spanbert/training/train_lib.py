@@ -260,6 +260,16 @@ class _Runner(tfm_train_lib.OrbitExperimentRunner):
     super().__init__(*args, **kwargs)
 
   def run(self):
+    try:
+      return self._run_or_pause()
+    finally:
+      # The run's iterators end on a thread of their own, not in the
+      # collection of its garbage (which the exit waits for).
+      release_iterators = getattr(self.trainer, "release_iterators", None)
+      if release_iterators is not None:
+        release_iterators()
+
+  def _run_or_pause(self):
     if self._pause is None:
       return super().run()
     trainer = self.trainer
