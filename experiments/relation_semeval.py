@@ -217,6 +217,7 @@ def offline_predictions(params, checkpoint: str, folder: str) -> np.ndarray:
   file order."""
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import release  # pylint: disable=g-import-not-at-top
   task_config = params.task
   task_config.validation_data.input_path = os.path.join(folder,
                                                         "eval.tf_record")
@@ -227,7 +228,7 @@ def offline_predictions(params, checkpoint: str, folder: str) -> np.ndarray:
   predict = tf.function(lambda x: model(x, training=False),
                         reduce_retracing=True)
   out = []
-  for batch in data:
+  for batch in release.batches(data):
     logits = predict({k: batch[k] for k in (
         "input_word_ids", "input_mask", "input_type_ids")})
     out.append(np.argmax(logits.numpy(), axis=-1))
