@@ -21,24 +21,35 @@ cancellation (TF 2.20): the end waits out the sleep under way, with no CPU
 used and the GIL released -- up to a minute for each autotuned root
 iterator, two for a distribution strategy's (docs/demo.md, "The export's
 wait"). Ended where the caller goes on, an iterator stops it that long: an
-evaluation's (a binary's last result written, then 78 s idle), a finished
-run's (a demo's export, a second run's checkpoint save).
+evaluation's (78 s idle between its metrics and a binary's result), a
+finished run's (a demo's export, a second run's checkpoint save).
 
     iterators = [iterator]        # the only reference left
     del iterator
     release.in_background(iterators)
 
 `batches(dataset)` iterates that way; `join()` waits for the threads.
+
+A normal exit waits for them (120 s each): a thread that wakes inside
+TensorFlow while the interpreter tears down is ended by pthread_exit, which
+aborts the process ("FATAL: exception not rethrown", exit status -6: four
+test binaries, 2026-12-07). A binary whose results are written ends with
+`exit_now()`: its collections joined, no teardown, no wait for iterator ends.
 """
 
 import atexit
 import gc
+import os
+import sys
 import threading
 import time
 from typing import Iterator, List, Optional
 
-# The threads in_background started, until join: (thread, joined at exit).
+# The threads in_background started, until join: (thread, whether it
+# collects).
 _RELEASES = []
+# exit_now is ending the process: no interpreter teardown follows.
+_EXITING = []
 
 
 def in_background(garbage: Optional[List] = None, collect: bool = False,
@@ -47,10 +58,8 @@ def in_background(garbage: Optional[List] = None, collect: bool = False,
   references to what is to end, e.g. iterators) and, with `collect`, runs
   gc.collect() (a finished run's reference cycles); returns it.
 
-  A release that collects is joined at exit (up to 120 s, as `join`), so
-  that what the collection ends (e.g. a summary writer's flush) is done
-  before the process ends. One that only empties `garbage` is not: an
-  iterator's end writes nothing, and the process may end while it waits.
+  Joined at exit (up to 120 s, as `join`); exit_now joins only those that
+  collect (what a collection ends, e.g. a summary writer, may still write).
   """
   garbage = garbage if garbage is not None else []
 
@@ -81,15 +90,37 @@ def batches(dataset) -> Iterator:
 
 def join(timeout: Optional[float] = None, at_exit: bool = False) -> float:
   """Waits for the threads in_background started (each up to `timeout`
-  seconds); returns the seconds waited. `at_exit`: only for those that
-  collect (run at exit, 120 s each), so that no collection is inside
-  TensorFlow while the process ends."""
+  seconds); returns the seconds waited. `at_exit` (run at exit, 120 s each):
+  under exit_now, only for those that collect."""
   start = time.time()
   while _RELEASES:
     thread, collect = _RELEASES.pop(0)
-    if collect or not at_exit:
+    if collect or not (at_exit and _EXITING):
       thread.join(timeout)
   return time.time() - start
+
+
+def exit_now(code: int = 0) -> None:
+  """Ends the process with `code` as a normal exit would (non-daemon threads
+  joined, atexit functions run, the collections of in_background joined),
+  but without the interpreter's teardown (5-20 s of TensorFlow's objects,
+  docs/pretraining.md) and without waiting for iterator ends: nothing is
+  left inside TensorFlow to wake during a teardown. For a binary's end,
+  once its results are written and closed:
+
+    if __name__ == "__main__":
+      main()
+      release.exit_now()
+  """
+  _EXITING.append(True)
+  threading._shutdown()  # pylint: disable=protected-access
+  atexit._run_exitfuncs()  # pylint: disable=protected-access
+  for stream in (sys.stdout, sys.stderr):
+    try:
+      stream.flush()
+    except (AttributeError, OSError, ValueError):
+      pass
+  os._exit(code)  # pylint: disable=protected-access
 
 
 atexit.register(join, 120.0, True)

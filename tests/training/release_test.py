@@ -51,33 +51,46 @@ def test_batches_end_their_iterator_on_a_release_thread():
   assert exhausted.ended == left.ended == ["release-iterator"]
 
 
-def test_the_exit_waits_for_collections_not_for_iterator_ends(tmp_path):
-  """An iterator's end writes nothing: the process ends while one waits. A
-  collection (a run's garbage: e.g. a summary writer's last flush) is
-  waited for."""
-  script = textwrap.dedent("""
-      import sys, time
-      from official_spanbert.training import release
+_EXIT_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from official_spanbert.training import release
 
-      class Slow:
-        def __del__(self):
-          time.sleep(float(sys.argv[2]))
-          print("ended", flush=True)
+    class Slow:
+      def __del__(self):
+        time.sleep(float(sys.argv[2]))
+        print("ended", flush=True)
 
-      garbage = [Slow()]
-      if sys.argv[1] == "collect":
-        garbage[0].cycle = garbage[0]
-        del garbage[:]
-      release.in_background(garbage, collect=sys.argv[1] == "collect")
-  """)
+    garbage = [Slow()]
+    if sys.argv[1] == "collect":  # a cycle: only gc.collect ends it
+      garbage[0].cycle = garbage[0]
+      del garbage[:]
+    release.in_background(garbage, collect=sys.argv[1] == "collect")
+    if sys.argv[3] == "exit_now":
+      release.exit_now(3)
+""")
+
+
+def _exit(tmp_path, kind, sleep, how):
+  """(stdout, exit status, seconds) of a process that releases a `kind`
+  whose end takes `sleep` seconds, then exits `how`."""
   path = tmp_path / "exit.py"
-  path.write_text(script)
-  seconds = {}
-  for kind, sleep in (("iterator", "60"), ("collect", "1")):
-    start = time.monotonic()
-    out = subprocess.run([sys.executable, str(path), kind, sleep], cwd=REPO,
-                         env=train_helpers.env(), capture_output=True, text=True, timeout=50,
-                         check=True).stdout
-    seconds[kind] = time.monotonic() - start
-    assert out == ("ended\n" if kind == "collect" else ""), kind
-  assert seconds["iterator"] < 30
+  path.write_text(_EXIT_SCRIPT)
+  start = time.monotonic()
+  result = subprocess.run([sys.executable, str(path), kind, sleep, how],
+                          cwd=REPO, env=train_helpers.env(),
+                          capture_output=True, text=True, timeout=50,
+                          check=False)
+  return result.stdout, result.returncode, time.monotonic() - start
+
+
+def test_a_normal_exit_waits_for_every_release(tmp_path):
+  """An end still inside TensorFlow when the interpreter tears down aborts
+  the process (status -6): the exit waits for it."""
+  for kind in ("iterator", "collect"):
+    assert _exit(tmp_path, kind, "1", "normal")[:2] == ("ended\n", 0), kind
+
+
+def test_exit_now_waits_for_collections_not_for_iterator_ends(tmp_path):
+  out, code, seconds = _exit(tmp_path, "iterator", "60", "exit_now")
+  assert (out, code) == ("", 3) and seconds < 30
+  assert _exit(tmp_path, "collect", "1", "exit_now")[:2] == ("ended\n", 3)
