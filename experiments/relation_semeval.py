@@ -57,6 +57,8 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert.training import release
+
 from experiments import common
 from experiments import study_lib
 
@@ -217,7 +219,6 @@ def offline_predictions(params, checkpoint: str, folder: str) -> np.ndarray:
   file order."""
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import checkpoints  # pylint: disable=g-import-not-at-top
-  from official_spanbert.training import release  # pylint: disable=g-import-not-at-top
   task_config = params.task
   task_config.validation_data.input_path = os.path.join(folder,
                                                         "eval.tf_record")
@@ -458,3 +459,6 @@ def main(argv=None):
 
 if __name__ == "__main__":
   main()
+  # Results written: no wait for the end of an iterator (release.py)
+  # nor for the interpreter's teardown.
+  release.exit_now()
