@@ -23,7 +23,6 @@ docs/pretraining.md, "Running".
 import contextlib
 import dataclasses
 import signal
-import threading
 import time
 from typing import Iterator, Optional
 
@@ -186,23 +185,23 @@ class SpanBertTrainer(base_trainer.Trainer):
     finally:
       self.release_iterators(training=False)
 
-  def release_iterators(self, training: bool = True) -> threading.Thread:
-    """Ends the evaluation's iterator and, with `training`, the training one
-    on a thread of its own (release.py); the next evaluation or training loop
-    makes a new one (from the data's start). Ended on the caller's thread,
-    an evaluation's stopped it up to a minute for each of its two autotuned
-    iterators: the end of a SQuAD evaluation over 613 batches, then 78 s
-    idle before the binary wrote its result (Zen 4, 2026-12-07).
+  def release_iterators(self, training: bool = True) -> None:
+    """Ends the evaluation's iterator and, with `training`, the training one,
+    each on a thread of its own (release.py), so that their waits overlap;
+    the next evaluation or training loop makes a new one (from the data's
+    start). Ended on the caller's thread, an evaluation's stopped it up to a
+    minute for each of its two autotuned iterators: the end of a SQuAD
+    evaluation over 613 batches, then 78 s idle before the binary wrote its
+    result (Zen 4, 2026-12-07).
 
       trainer.evaluate(tf.constant(-1))  # its iterator ends on a thread
       trainer.release_iterators()        # a finished run's training one
     """
-    garbage = []
     for name, end in (("_eval_iter", True), ("_train_iter", training)):
       if end and getattr(self, name, None) is not None:
-        garbage.append(getattr(self, name))
+        garbage = [getattr(self, name)]
         setattr(self, name, None)
-    return release.in_background(garbage, name="release-iterators")
+        release.in_background(garbage, name="release-iterators")
 
   def eval_begin(self):
     validation = self.config.task.validation_data
