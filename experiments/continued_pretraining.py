@@ -33,6 +33,7 @@ Output goes to a temporary directory that is removed afterwards.
 """
 
 import argparse
+import itertools
 import os
 import tempfile
 import time
@@ -48,6 +49,7 @@ from official.modeling.hyperparams import params_dict
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining.records import pretraining_records as pr
 from official_spanbert import interop as hc
+from official_spanbert.training import release
 
 from benchmarks.common import first_bytes
 from experiments import common
@@ -128,8 +130,8 @@ def main():
     params = make_params(converted, records, args, init=True)
     loader = task_factory.get_task(params.task).build_inputs(
         params.task.train_data)
-    it = iter(loader)
-    batches = [next(it) for _ in range(args.eval_batches + args.steps)]
+    batches = list(itertools.islice(release.batches(loader),
+                                    args.eval_batches + args.steps))
     results = {}
     for name, init in (("converted", True), ("random", False)):
       results[name] = run(name, make_params(converted, records, args, init),

@@ -39,6 +39,7 @@ from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.demo import continued
 from official_spanbert.demo import evaluation
 from official_spanbert.demo import pipeline
+from official_spanbert.training import release
 from official_spanbert.utils import cpu_features
 
 GELU_LINEAR_SHIFT = 10.0  # gelu(x + 10) = x + 10 to 1e-20: a linear head
@@ -56,7 +57,7 @@ def hidden_and_targets(task, model, data_config, batches):
     return tf.gather(seq, x["masked_lm_positions"], batch_dims=1)
 
   hidden, ids = [], []
-  for x in task.build_inputs(data_config).take(batches):
+  for x in release.batches(task.build_inputs(data_config).take(batches)):
     keep = x["masked_lm_weights"].numpy() > 0
     hidden.append(at_masks(x).numpy()[keep])
     ids.append(x["masked_lm_ids"].numpy()[keep])

@@ -60,6 +60,7 @@ from official_spanbert.data.finetuning import span_ner as span_ner_data
 from official_spanbert.data.finetuning import litbank_tsv
 from official_spanbert.metrics import span_f1
 from official_spanbert.tasks import span_ner
+from official_spanbert.training import release
 from official_spanbert.training import train_lib
 
 from experiments import common
@@ -212,3 +213,6 @@ def main():
 
 if __name__ == "__main__":
   main()
+  # Results written: no wait for the end of an iterator (release.py)
+  # nor for the interpreter's teardown.
+  release.exit_now()

@@ -44,6 +44,7 @@ import tensorflow as tf
 
 from official.core import exp_factory
 from official.modeling.hyperparams import params_dict
+from official_spanbert.training import release
 from official_spanbert.training import train_lib
 from official_spanbert.utils import cpu_features
 from official_spanbert import registry_imports  # noqa: F401
@@ -175,3 +176,6 @@ def main():
 
 if __name__ == "__main__":
   main()
+  # Results written: no wait for the end of an iterator (release.py)
+  # nor for the interpreter's teardown.
+  release.exit_now()

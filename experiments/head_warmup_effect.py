@@ -49,6 +49,7 @@ import tf_keras
 
 from official.core import task_factory
 from official.core import train_utils
+from official_spanbert.training import release
 
 from experiments import common
 from experiments import continued
@@ -125,7 +126,7 @@ def run(study, args, warmup: bool, heldout) -> dict:
   curve = [evaluate(0)]
   ids = []
   t0, c0 = time.time(), time.process_time()
-  batches = iter(task.build_inputs(params.task.train_data))
+  batches = release.batches(task.build_inputs(params.task.train_data))
   for step in range(1, args.steps + 1):
     batch = next(batches)
     ids.append(batch["input_word_ids"].numpy())

@@ -170,8 +170,10 @@ def main():
 
 def evaluate_pkg(task, model, params) -> dict:
   """EM/F1 through the package's validation step and post-processing."""
+  from official_spanbert.training import release  # pylint: disable=g-import-not-at-top
   state = None
-  for batch in task.build_inputs(params.task.validation_data):
+  for batch in release.batches(
+      task.build_inputs(params.task.validation_data)):
     outputs = task.validation_step(batch, model, metrics=[])
     state = task.aggregate_logs(state, {k: (v,) for k, v in outputs.items()})
   metrics = task.reduce_aggregated_logs(state)

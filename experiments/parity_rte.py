@@ -211,3 +211,7 @@ def main():
 
 if __name__ == "__main__":
   main()
+  # Results written: no wait for the end of an iterator (release.py)
+  # nor for the interpreter's teardown.
+  from official_spanbert.training import release  # pylint: disable=g-import-not-at-top
+  release.exit_now()

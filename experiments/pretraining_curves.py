@@ -137,6 +137,7 @@ def run_package(args, data, heldout):
   import tf_keras  # pylint: disable=g-import-not-at-top
   from official.core import task_factory  # pylint: disable=g-import-not-at-top
   from official_spanbert import registry_imports  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  from official_spanbert.training import release  # pylint: disable=g-import-not-at-top
   params = common.package_params(data, "token", args.steps, seed=args.seed,
                           learning_rate=args.learning_rate)
   apply_package_config(params, args.config, args.steps)
@@ -167,7 +168,7 @@ def run_package(args, data, heldout):
                                                   metrics=[]),
                         jit_compile=args.config == "xla")
   logits = tf.function(lambda b: model(b, training=False)["mlm_logits"])
-  inputs = iter(task.build_inputs(params.task.train_data))
+  inputs = release.batches(task.build_inputs(params.task.train_data))
 
   def evaluate():
     return mlm_scores(lambda b: logits(

@@ -57,6 +57,8 @@ import official_spanbert  # noqa: F401  (before tensorflow)
 import numpy as np
 import tensorflow as tf
 
+from official_spanbert.training import release
+
 from experiments import common
 from experiments import study_lib
 
@@ -227,7 +229,7 @@ def offline_predictions(params, checkpoint: str, folder: str) -> np.ndarray:
   predict = tf.function(lambda x: model(x, training=False),
                         reduce_retracing=True)
   out = []
-  for batch in data:
+  for batch in release.batches(data):
     logits = predict({k: batch[k] for k in (
         "input_word_ids", "input_mask", "input_type_ids")})
     out.append(np.argmax(logits.numpy(), axis=-1))
@@ -457,3 +459,6 @@ def main(argv=None):
 
 if __name__ == "__main__":
   main()
+  # Results written: no wait for the end of an iterator (release.py)
+  # nor for the interpreter's teardown.
+  release.exit_now()

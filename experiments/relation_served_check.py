@@ -58,6 +58,7 @@ def compare(vocab: str, lower_case: bool, mode: str, n: int,
   from official_spanbert.data.finetuning import classification_records
   from official_spanbert.data.finetuning import semeval2010
   from official_spanbert.serving import classify_module
+  from official_spanbert.training import release
   # pylint: enable=g-import-not-at-top
   records = os.path.join(work_dir, f"records_{mode}_{int(lower_case)}")
   meta = classification_records.create_finetuning_data(
@@ -80,7 +81,8 @@ def compare(vocab: str, lower_case: bool, mode: str, n: int,
   task = task_factory.get_task(task_config)
   model = task.build_model()
   offline = []
-  for batch in task.build_inputs(task_config.validation_data):
+  for batch in release.batches(
+      task.build_inputs(task_config.validation_data)):
     batch.pop("label_ids")
     offline.append(task.inference_step(batch, model).numpy())
   offline = tf.nn.softmax(np.concatenate(offline)).numpy()

@@ -37,6 +37,7 @@ import tf_keras
 
 from official.core import exp_factory
 from official.core import task_factory
+from official_spanbert.training import release
 from official_spanbert.training import train_lib
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.pretraining.records import pretraining_records
@@ -435,7 +436,8 @@ def heldout_mlms(study: Study, params, masking_schemes, max_batches: int = 0,
     data = params.task.validation_data.replace(masking_scheme=scheme)
     batches = 0
     dataset = task.build_inputs(data)
-    for batch in dataset.take(max_batches) if max_batches else dataset:
+    for batch in release.batches(dataset.take(max_batches) if max_batches
+                                 else dataset):
       step(batch)
       batches += 1
     results[scheme] = {m.name: float(m.result()) for m in metrics}

@@ -28,6 +28,8 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from official_spanbert.training import release
+
 _WORD = re.compile(r"^[A-Za-z]{4,}$")
 
 
@@ -79,7 +81,7 @@ def heldout_metrics(task, model, data_config, steps: Optional[int] = None
                       sample_weight=inputs["masked_lm_weights"])
 
   masked = sbo = 0.0
-  for inputs in dataset:
+  for inputs in release.batches(dataset):
     step(inputs)
     masked += float(tf.reduce_sum(inputs["masked_lm_weights"]))
     if "sbo_weights" in inputs:

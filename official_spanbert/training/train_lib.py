@@ -19,17 +19,14 @@ does around the model_dir (lock, resume, divergence, errors, exit codes):
 docs/pretraining.md, "Running".
 """
 
-import atexit
 import contextlib
 import dataclasses
-import gc
 import math
 import os
 import signal
 import sys
 import threading
 import traceback
-import time
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 from absl import flags
@@ -56,6 +53,7 @@ from official_spanbert.training import checkpoint_recovery
 from official_spanbert.training import config_check
 from official_spanbert.training import device_check
 from official_spanbert.training import precision_check
+from official_spanbert.training import release
 from official_spanbert.training import trainer as trainer_lib
 from official_spanbert.utils import atomic_io
 from official_spanbert.utils import cpu_threads
@@ -137,43 +135,28 @@ def run(params: cfg.ExperimentConfig, model_dir: str, mode: str = "train",
     release_in_background()
 
 
-# The threads release_in_background started, until join_releases.
-_RELEASES = []
-
-
 def release_in_background() -> threading.Thread:
   """Collects the garbage of finished runs on a thread of its own, started
   now (run() calls it as it returns); join_releases waits for it.
 
-  A training iterator's end waits out tf.data's autotuning thread, which
-  sleeps up to about a minute between optimizations (TF 2.20: the
-  iterator's cancellation does not wake it), with no CPU used and the GIL
-  released. Collected on the caller's thread, a finished run's iterator
-  stopped the next step of that thread for that long: a demo's export (40 s
-  of wall for 12 CPU-s, docs/demo.md) or a second run's checkpoint save (a
-  test's 60 s with both cores idle, docs/testing.md). Example:
+  A finished run's training iterator ends only after tf.data's autotuning
+  thread wakes, up to about a minute later (release.py). Collected on the
+  caller's thread, it stopped the next step of that thread for that long: a
+  demo's export (40 s of wall for 12 CPU-s, docs/demo.md) or a second run's
+  checkpoint save (a test's 60 s with both cores idle, docs/testing.md).
+  Example:
 
     model, _ = run(params, model_dir)   # its garbage goes on a thread
     seconds = join_releases()           # before timing what follows
   """
-  thread = threading.Thread(target=gc.collect, name="release-training-run",
-                            daemon=True)
-  thread.start()
-  _RELEASES.append(thread)
-  return thread
+  return release.in_background(collect=True, name="release-training-run")
 
 
 def join_releases(timeout: Optional[float] = None) -> float:
-  """Waits for the threads release_in_background started (each up to
-  `timeout` seconds); returns the seconds waited. Also run at exit (120 s
-  each), so that no thread is inside TensorFlow while the process ends."""
-  start = time.time()
-  while _RELEASES:
-    _RELEASES.pop(0).join(timeout)
-  return time.time() - start
-
-
-atexit.register(join_releases, 120.0)
+  """Waits for the threads release_in_background (and release.in_background)
+  started, each up to `timeout` seconds; returns the seconds waited. Those
+  that collect are also joined at exit (release.join)."""
+  return release.join(timeout)
 
 
 def _run(params, model_dir, mode, strategy, run_post_eval,
@@ -277,6 +260,16 @@ class _Runner(tfm_train_lib.OrbitExperimentRunner):
     super().__init__(*args, **kwargs)
 
   def run(self):
+    try:
+      return self._run_or_pause()
+    finally:
+      # The run's iterators end on a thread of their own, not in the
+      # collection of its garbage (which the exit waits for).
+      release_iterators = getattr(self.trainer, "release_iterators", None)
+      if release_iterators is not None:
+        release_iterators()
+
+  def _run_or_pause(self):
     if self._pause is None:
       return super().run()
     trainer = self.trainer

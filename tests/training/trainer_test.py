@@ -169,3 +169,70 @@ def test_the_while_loop_runs_its_steps_traced_without_autograph():
   assert (int(steps.numpy()), int(seen.numpy())) == (5, 0 + 1 + 2 + 3 + 4)
   with pytest.raises(ValueError, match="num_steps should be a tf.Tensor"):
     loop(dataset, 3)
+
+
+def test_evaluations_end_their_iterators_after_the_caller_goes_on(
+    tmp_path, monkeypatch):
+  """An iterator's end may wait (tf.data's autotuning thread sleeps up to a
+  minute, release.py): here each evaluation's iterator ends only once the
+  code after its evaluate() ran, so evaluate() must return first, the end
+  being on a thread of its own. Two evaluations at the same weights read the
+  same batches (each from the data's start), and the run's training
+  iterator ends on such a thread too, not in the collection of its
+  garbage."""
+  import threading  # pylint: disable=g-import-not-at-top
+  import weakref  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from official_spanbert.data.pretraining import dummy_inputs  # pylint: disable=g-import-not-at-top
+  from official_spanbert.training import train_lib  # pylint: disable=g-import-not-at-top
+  from conftest import tiny_params  # pylint: disable=g-import-not-at-top
+  params = tiny_params(dummy_inputs.DUMMY, "", steps=2, steps_per_loop=2,
+                       checkpoint_interval=2)
+  params.task.model.encoder.bert_v2.vocab_size = 128  # dummy ids < 100
+  ended = {"train": [], "eval": []}  # (thread, whether the caller went on)
+  went_on = []  # an Event an evaluation's caller sets when it goes on
+
+  class Tracked:
+    """A dataset whose iterators record where they end; an evaluation's
+    waits (at most 10 s) for its caller to go on."""
+
+    def __init__(self, dataset, kind):
+      self.dataset, self.kind = dataset, kind
+
+    def __iter__(self):
+      iterator = iter(self.dataset)
+      event = threading.Event()
+      if self.kind == "eval":
+        went_on.append(event)
+      weakref.finalize(iterator, self.end, self.kind, event)
+      return iterator
+
+    @staticmethod
+    def end(kind, event):
+      waited = event.wait(10) if kind == "eval" else None
+      ended[kind].append((threading.current_thread().name, waited))
+
+  for kind in ("train", "eval"):
+    prop = getattr(trainer.SpanBertTrainer, f"{kind}_dataset")
+    monkeypatch.setattr(
+        trainer.SpanBertTrainer, f"{kind}_dataset",
+        property(lambda self, p=prop, k=kind: Tracked(p.fget(self), k)))
+  logs = []
+
+  def then(run_trainer):
+    for _ in range(2):
+      logs.append(run_trainer.evaluate(tf.constant(2)))
+      went_on[-1].set()
+    return 2
+
+  train_lib.join_releases(30)
+  # Evaluating needs a trainer that evaluates: run_post_eval (a run with a
+  # Pause does not post-evaluate).
+  train_lib.run(params, str(tmp_path / "run"), mode="train",
+                run_post_eval=True, pause=train_lib.Pause(2, then))
+  assert train_lib.join_releases(30) < 30
+  assert ended["eval"] == [("release-iterators", True)] * 2
+  assert ended["train"] == [("release-iterators", None)]
+  assert logs[0].keys() == logs[1].keys() and "validation_loss" in logs[0]
+  for key, value in logs[0].items():
+    assert float(logs[1][key]) == float(value), key
