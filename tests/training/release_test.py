@@ -76,8 +76,10 @@ def _exit(tmp_path, kind, sleep, how):
   path = tmp_path / "exit.py"
   path.write_text(_EXIT_SCRIPT)
   start = time.monotonic()
+  # The real interpreter: what is tested is its exit, and a child forked
+  # from the session's server (tests/fork_server.py) ends with os._exit.
   result = subprocess.run([sys.executable, str(path), kind, sleep, how],
-                          cwd=REPO, env=train_helpers.env(),
+                          cwd=REPO, env=train_helpers.env(fresh_python=True),
                           capture_output=True, text=True, timeout=50,
                           check=False)
   return result.stdout, result.returncode, time.monotonic() - start
