@@ -326,6 +326,24 @@ def _preload():
   from official_spanbert.training import train_lib  # noqa: F401
 
 
+def freeze_heap() -> None:
+  """Moves every object alive now (the ~440k of the TensorFlow and package
+  imports) out of the garbage collector's generations (gc.freeze): each
+  full collection of this process, and of the children forked from it,
+  then scans only what was made later instead of 0.22-0.29 CPU-s over the
+  imports (2-core Zen 4). What the collector frees is unchanged: objects
+  made after the freeze are collected as before, and the frozen ones were
+  alive anyway. SPANBERT_TEST_GC_FREEZE=0 leaves the collector alone.
+
+  Example:
+    _preload(); freeze_heap()  # then fork
+  """
+  import gc  # pylint: disable=g-import-not-at-top
+  if os.environ.get("SPANBERT_TEST_GC_FREEZE", "1") != "0":
+    gc.collect()
+    gc.freeze()
+
+
 def _child_path(request, base_path):
   """sys.path of a fresh interpreter for the request."""
   kind, target, cwd = request["kind"], request["target"], request["cwd"]
@@ -359,6 +377,7 @@ def serve(path):
   import time  # pylint: disable=g-import-not-at-top
   base_path = list(sys.path[1:])  # started without PYTHONPATH
   _preload()
+  freeze_heap()
   owner = int(os.environ.get(_ENV_OWNER, "0"))
   namespaces = _namespaces()
   listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
