@@ -579,6 +579,14 @@ def pytest_collection_modifyitems(config, items):
   items.sort(key=_run_order)
 
 
+def pytest_collection_finish(session):
+  """After collection has imported every test module (TensorFlow, the
+  package, Model Garden), their objects leave the collector's generations:
+  each full collection of a worker then skips them (fork_server.freeze_heap)."""
+  del session
+  fork_server.freeze_heap()
+
+
 # Tests that -m deselected (pytest_deselected), for pytest_sessionfinish.
 _deselected = []
 
