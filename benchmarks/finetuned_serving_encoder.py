@@ -357,9 +357,12 @@ def summary(shapes, results, refused, engines) -> None:
       if line:  # timed with --emulated_bf16: the export refuses it
         cells.append(f"{short_refusal(line)} (emulated: {p50:,.1f})")
         continue
-      (ours if title.startswith("TF") else peers).append(p50)
-      if not title.startswith("TF") and title not in lossy:
-        kept.append(p50)
+      if title.startswith("TF"):
+        ours.append(p50)
+      else:
+        peers.append(p50)
+        if title not in lossy:
+          kept.append(p50)
       cells.append(f"{p50:,.1f}")
     ratio = f"{min(peers) / min(ours):.2f}x" if peers else ""
     within = f"{min(kept) / min(ours):.2f}x" if kept and ours else ""

@@ -187,6 +187,29 @@ def calibration_records(work: str, converted_dir: str, squad_json: str):
   return qa, cls
 
 
+def head_weights(model) -> dict:
+  """{variable name: array} of a task model's trainable variables outside
+  its encoder (model.checkpoint_items["encoder"]): the task head."""
+  encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
+  return {v.name: v.numpy() for v in model.trainable_variables
+          if id(v) not in encoder}
+
+
+def _one(head, *words):
+  """The one array of `head` whose name holds all `words`."""
+  names = [n for n in head if all(w in n for w in words)]
+  assert len(names) == 1, (words, sorted(head))
+  return head[names[0]]
+
+
+def hf_qa_head(qa_head) -> dict:
+  """A span-labeling head (head_weights: kernel [hidden, 2], bias [2]) as
+  BertForQuestionAnswering's `qa_outputs`, under the worker's "qa/" prefix
+  (Dense kernels are [in, out]; Linear weights are [out, in])."""
+  return {"qa/qa_outputs.weight": _one(qa_head, "kernel").T,
+          "qa/qa_outputs.bias": _one(qa_head, "bias")}
+
+
 def build_exports(work: str, converted_dir: str, seed: int,
                   precision: str = "float32", calibration: str = "",
                   doc_stride: int = 0):
@@ -227,10 +250,7 @@ def build_exports(work: str, converted_dir: str, seed: int,
     paths = registry.export(registry.load_run(run),
                             dict(serving or {}, precision=precision),
                             os.path.join(work, name + "_export"))
-    encoder = {id(v) for v in model.checkpoint_items["encoder"].variables}
-    head = {v.name: v.numpy() for v in model.trainable_variables
-            if id(v) not in encoder}
-    return paths["model"], head
+    return paths["model"], head_weights(model)
 
   def base(experiment):
     return params_dict.override_params_dict(
@@ -272,19 +292,14 @@ def build_exports(work: str, converted_dir: str, seed: int,
 
   # TF heads -> HF parameter names (Dense kernels are [in, out]; Linear
   # weights are [out, in]).
-  def one(head, *words):
-    names = [n for n in head if all(w in n for w in words)]
-    assert len(names) == 1, (words, sorted(head))
-    return head[names[0]]
   assert len(qa_head) == 2 and len(cls_head) == 4, (qa_head, cls_head)
   heads = {
-      "qa/qa_outputs.weight": one(qa_head, "kernel").T,
-      "qa/qa_outputs.bias": one(qa_head, "bias"),
-      "cls/bert.pooler.dense.weight": one(cls_head, "pooler_dense",
-                                          "kernel").T,
-      "cls/bert.pooler.dense.bias": one(cls_head, "pooler_dense", "bias"),
-      "cls/classifier.weight": one(cls_head, "logits", "kernel").T,
-      "cls/classifier.bias": one(cls_head, "logits", "bias"),
+      **hf_qa_head(qa_head),
+      "cls/bert.pooler.dense.weight": _one(cls_head, "pooler_dense",
+                                           "kernel").T,
+      "cls/bert.pooler.dense.bias": _one(cls_head, "pooler_dense", "bias"),
+      "cls/classifier.weight": _one(cls_head, "logits", "kernel").T,
+      "cls/classifier.bias": _one(cls_head, "logits", "bias"),
   }
   path = os.path.join(work, "heads.npz")
   np.savez(path, **{k: np.ascontiguousarray(v, np.float32)

@@ -36,8 +36,8 @@ Its engines (the `engines` of its first answer: those this venv can run):
     activations); `ort_int8_ffn` the same with each layer's feed-forward
     output MatMul (the one after the GELU) left float32, as the package's
     int8 export leaves it (serving/quantization.FFN_OUTPUT), since
-    quantizing it costs accuracy; behind the fast tokenizer's windows (its stride: their
-    overlap, as the pipeline's doc_stride) and the best start + end logit
+    quantizing it costs accuracy; behind the fast tokenizer's windows (its
+    stride: their overlap, as the pipeline's doc_stride) and the best start + end logit
     of any window (answers up to MAX_ANSWER pieces), as a user without the
     pipeline writes it. Needs onnxruntime (the `bench` extra).
 
@@ -227,8 +227,8 @@ def _ort_answers(session, tok, questions, contexts, stride):
 def ffn_outputs(graph) -> list:
   """Names of the MatMuls of an optimized ONNX BERT graph that take a GELU's
   output: each layer's feed-forward output projection."""
-  gelu = {out for n in graph.node if n.op_type in ("BiasGelu", "Gelu", "FastGelu")
-          for out in n.output}
+  gelu = {out for n in graph.node
+          if n.op_type in ("BiasGelu", "Gelu", "FastGelu") for out in n.output}
   return [n.name for n in graph.node
           if n.op_type == "MatMul" and n.input[0] in gelu]
 

@@ -44,6 +44,7 @@ import numpy as np
 import tensorflow as tf
 
 from benchmarks import bench_finetuned_serving
+from benchmarks import finetuned_serving_inputs
 from benchmarks import hf_pipeline_worker
 from experiments import common
 from experiments import fast_exports_quality
@@ -82,13 +83,9 @@ def convert(work_dir: str, out: str):
     shutil.copy(os.path.join(base, name), ckpt_dir)
   interop.tf_to_hf(ckpt_dir, hf_dir,
                    converter.ConversionOptions(overwrite=True))
-  ids = {id(v) for v in encoder.variables}
-  head = {v.name: v.numpy() for v in model.variables if id(v) not in ids}
-  kernel = [v for n, v in head.items() if "kernel" in n]
-  bias = [v for n, v in head.items() if "bias" in n]
-  assert len(kernel) == len(bias) == 1, sorted(head)
-  np.savez(heads, **{"qa/qa_outputs.weight": np.ascontiguousarray(
-      kernel[0].T, np.float32), "qa/qa_outputs.bias": bias[0]})
+  np.savez(heads, **{k: np.ascontiguousarray(v, np.float32) for k, v in
+                     finetuned_serving_inputs.hf_qa_head(
+                         finetuned_serving_inputs.head_weights(model)).items()})
   return hf_dir, heads
 
 
