@@ -50,6 +50,7 @@ from official_spanbert.modeling import attention_layout
 from official_spanbert.modeling import matmul_projections
 from official_spanbert.serving import classify_module
 from official_spanbert.serving import export_precision
+from official_spanbert.serving import int8_epilogues
 from official_spanbert.serving import quantization
 from official_spanbert.serving import registry
 from official_spanbert.utils import cpu_features
@@ -170,7 +171,7 @@ def main(argv=None):
   if "bfloat16" in encoders:
     sides["bfloat16"] = served(SequenceOutput(encoders["bfloat16"]))
   sides["int8"] = served(int8["model"])
-  int8_ops = int8["ops_after"].get("QuantizedMatMulWithBiasAndDequantize", 0)
+  int8_ops = int8_epilogues.int8_matmuls(int8["ops_after"])
   print(f"{what}; int8: {int8_ops} int8 MatMuls (Einsum before "
         f"{int8['ops_before'].get('Einsum', 0)}, after "
         f"{int8['ops_after'].get('Einsum', 0)}), quantized in "

@@ -147,6 +147,7 @@ def int8_encoder(encoder, work: str, converted: str, squad_json: str):
   tf.function(ids, mask, types) -> its float32 sequence output."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top
+  from official_spanbert.serving import int8_epilogues  # pylint: disable=g-import-not-at-top
   from official_spanbert.serving import quantization  # pylint: disable=g-import-not-at-top
 
   class SequenceOutput(tf.Module):
@@ -166,7 +167,7 @@ def int8_encoder(encoder, work: str, converted: str, squad_json: str):
           [qa_records], finetuned_serving_inputs.SEQ_QA))
   int8 = out["model"]
   print(f"encoder part, {TF_INT8}: "
-        f"{out['ops_after'].get('QuantizedMatMulWithBiasAndDequantize', 0)} "
+        f"{int8_epilogues.int8_matmuls(out['ops_after'])} "
         f"int8 MatMuls, quantized in {time.perf_counter() - t0:.0f} s",
         flush=True)
   return tf.function(

@@ -24,7 +24,9 @@ int8 graph: the model is first laid out for it (modeling/int8_layout.py:
 projections as MatMuls; the attention's core, and the feed-forward outputs
 that stay out of int8, in bfloat16 where the CPU has it), saved, calibrated
 on a few hundred windows of the run's OWN training data (task.train_data;
-never dev or test) and rewritten into TensorFlow's oneDNN int8 ops. The module's
+never dev or test) and rewritten into TensorFlow's oneDNN int8 ops, each
+projection's bias, GELU and bfloat16 cast then fused into its int8 MatMul
+(int8_epilogues.py). The module's
 tf.functions then call that graph, so the export keeps its signatures and
 loads in plain TensorFlow (+ tensorflow_text). registry.export calls it for
 `precision: int8`.
@@ -49,6 +51,7 @@ import tensorflow as tf
 
 from official.core import task_factory
 from official_spanbert.modeling import int8_layout
+from official_spanbert.serving import int8_epilogues
 from official_spanbert.serving import serving_module
 from official_spanbert.utils import cpu_features
 
@@ -371,7 +374,8 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
 
   Returns:
     {"model": the QuantizedModel, "ops_before" / "ops_after": op counts of
-    the float32 and int8 graphs, "float_dtype": the dtype's name}.
+    the float32 and int8 graphs, "epilogues": what int8_epilogues.fuse moved
+    into the int8 MatMuls, "float_dtype": the dtype's name}.
   """
   inc = _inc()
   dtype = dtype or float_dtype()
@@ -412,11 +416,11 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   if q is None:
     raise QuantizationError("Intel Neural Compressor returned no int8 model "
                             "(its log above says why)")
-  graph_def = q.graph_def
+  graph_def, epilogues = int8_epilogues.fuse(q.graph_def, outputs)
   return {"model": QuantizedModel(graph_def, [_tensor_name(k) for k in INPUTS],
                                   outputs, structure),
           "ops_before": ops_before, "ops_after": op_counts(graph_def),
-          "float_dtype": dtype.name}
+          "epilogues": epilogues, "float_dtype": dtype.name}
 
 
 def quantize_module(module, run, workdir: Optional[str] = None,

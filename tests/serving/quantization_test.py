@@ -33,6 +33,7 @@ from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.serving import export_precision
+from official_spanbert.serving import int8_epilogues
 from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import quantization
 from official_spanbert.serving import registry
@@ -127,13 +128,18 @@ def _saved_ops(export_dir):
 def _check_int8_graph(exports):
   ops = _saved_ops(exports["int8_dir"])
   # The layer's projections but the feed-forward output (kept out of int8:
-  # quantization.STATIC_CONFIG), and the heads' dense layers: int8.
-  assert ops.get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6, ops
+  # quantization.STATIC_CONFIG), and the heads' dense layers: int8; the
+  # projections' biases and the GELU inside the int8 MatMuls
+  # (int8_epilogues), none left as an op: the query's, key's, value's and
+  # first feed-forward projection's (the attention output's bias, zero at
+  # initialization, is gone before: TensorFlow's optimizer drops x + 0).
+  assert int8_epilogues.int8_matmuls(ops) >= 6, ops
+  assert ops.get(int8_epilogues.FUSED_OP, 0) >= 4, ops
+  assert not {"Erf", "Erfc"} & set(ops), ops
   assert ops.get("MatMul", 0) >= 1, ops  # the feed-forward output
   # No projection left as Einsum (the attention's two products may stay).
   assert ops.get("Einsum", 0) <= 2, ops
-  assert not _saved_ops(exports["float32_dir"]).get(
-      "QuantizedMatMulWithBiasAndDequantize")
+  assert not int8_epilogues.int8_matmuls(_saved_ops(exports["float32_dir"]))
 
 
 def test_int8_classify(tmp_path, small_vocab, monkeypatch):
@@ -241,7 +247,7 @@ def test_an_unbuilt_model_gets_its_projections_quantized():
                                     config={})  # every projection
   # The layer's 6 projections: int8; only the attention's two
   # activation-by-activation einsums stay.
-  assert out["ops_after"].get("QuantizedMatMulWithBiasAndDequantize", 0) >= 6
+  assert int8_epilogues.int8_matmuls(out["ops_after"]) >= 6
   assert out["ops_before"].get("Einsum", 0) <= 2, out["ops_before"]
 
 
@@ -295,14 +301,21 @@ def _int8_module(make, params, tmp):
   # projection and the pooler in int8; the feed-forward output
   # (STATIC_CONFIG) stays out of int8, in the float parts' dtype: bfloat16
   # where this CPU has it natively (int8_layout), as the attention's core.
-  assert info["ops_after"].get("QuantizedMatMulWithBiasAndDequantize",
-                               0) >= 5, info["ops_after"]
+  assert int8_epilogues.int8_matmuls(info["ops_after"]) >= 5, info
   assert info["float_dtype"] == quantization.float_dtype().name
-  assert info["ops_after"].get("Erfc", 0) == 0, info["ops_after"]
+  # The projections' biases (but the attention output's: zero at
+  # initialization, dropped before) and the GELU fused into the int8 MatMuls.
+  assert info["epilogues"]["BiasAdd"] >= 4, info["epilogues"]
+  gelus = info["epilogues"]
+  assert gelus.get("GeluExact", 0) + gelus.get("GeluApproximate", 0) == 1, gelus
+  # (No GELU's erf, erfc or x^3 left; the pooler's Tanh stays.)
+  assert not {"Erf", "Erfc", "Pow"} & set(info["ops_after"]), info["ops_after"]
   if info["float_dtype"] == "bfloat16":
-    assert info["ops_after"].get("Cast", 0) >= 2 * 3, info["ops_after"]
+    # The query, key and value come out of their MatMuls in bfloat16, the
+    # GELU too (the feed-forward output's input): no Cast to bfloat16.
+    assert info["epilogues"]["bfloat16"] == 4, info["epilogues"]
   assert info["calibration_windows"] > 0
-  assert _saved_ops(export_dir).get("QuantizedMatMulWithBiasAndDequantize")
+  assert int8_epilogues.int8_matmuls(_saved_ops(export_dir))
   return f32, i8, tf.saved_model.load(export_dir), info
 
 
