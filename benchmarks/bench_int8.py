@@ -20,7 +20,9 @@ export runs it, on the same ids: float32 as served (matmul attention,
 EinsumDense projections), float32 with the projections as MatMul (the
 rewrite int8 needs, modeling/matmul_projections.py), bfloat16 (if the CPU
 has AVX512-BF16 or AMX) and int8 (serving/quantization.py: Intel Neural
-Compressor, calibrated on the run's training records). With --run_dir, the
+Compressor, calibrated on the run's training records), beside the same int8
+graph without the epilogues serving/int8_epilogues.py fuses into its
+MatMuls (bias, GELU, the cast to bfloat16; paired CPU ratio per shape). With --run_dir, the
 encoder of a trained classification / relation run (as ClassifyModule
 builds it); --smoke: a 1-layer, hidden-32 encoder of random weights
 calibrated on random ids. ONNX Runtime is not a side: no ONNX model of the
@@ -57,6 +59,7 @@ from official_spanbert.utils import cpu_features
 from benchmarks.common import load_avg, parse_args, report_rows
 
 FLOAT = "float32"
+UNFUSED = "int8, epilogues unfused"
 SHAPES = "1x160,1x384,16x160,8x384"
 
 
@@ -164,12 +167,13 @@ def main(argv=None):
   matmul_projections.use_matmul_projections(projected)
   t0 = time.time()
   int8 = quantization.quantize_model(SequenceOutput(encoders["int8"]),
-                                     batches)
+                                     batches, unfused=True)
   quantize_s = time.time() - t0
   sides = {FLOAT: served(SequenceOutput(encoders[FLOAT])),
            "float32 + MatMul projections": served(projected)}
   if "bfloat16" in encoders:
     sides["bfloat16"] = served(SequenceOutput(encoders["bfloat16"]))
+  sides[UNFUSED] = served(int8["unfused_model"])
   sides["int8"] = served(int8["model"])
   int8_ops = int8_epilogues.int8_matmuls(int8["ops_after"])
   print(f"{what}; int8: {int8_ops} int8 MatMuls (Einsum before "
@@ -201,6 +205,10 @@ def main(argv=None):
         wall[name].append((time.perf_counter() - t) / args.calls * 1e3)
         cpu_ms[name].append((time.process_time() - c) / args.calls * 1e3)
     base_wall = statistics.median(wall[FLOAT])
+    # int8 against the same graph without its fused epilogues, paired by
+    # round (CPU time).
+    fused_gain = statistics.median(u / f for u, f in zip(cpu_ms[UNFUSED],
+                                                          cpu_ms["int8"]))
     print(f"\n[{batch},{seq}] ({args.rounds} rounds x {args.calls} calls, "
           f"load {load_avg()})")
     print("| side | wall ms / call (median) | CPU ms / call | speed vs "
@@ -213,6 +221,8 @@ def main(argv=None):
       rows.append(dict(shape=shape, side=name, wall_ms=w, cpu_ms=c,
                        speed_vs_float32=base_wall / w,
                        max_abs_diff_vs_float32=diffs[name]))
+    rows[-1]["cpu_vs_unfused_paired"] = fused_gain
+    print(f"int8 vs {UNFUSED}: {fused_gain:.3f}x CPU (paired by round)")
   report_rows(rows, positive=["wall_ms", "speed_vs_float32"],
               sides=list(sides), int8_matmuls=int8_ops,
               einsum_after=int8["ops_after"].get("Einsum", 0),

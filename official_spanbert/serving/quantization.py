@@ -367,10 +367,12 @@ def _static_config(inc, config: Optional[Dict[str, object]],
 def quantize_model(model, batches: List[Dict[str, np.ndarray]],
                    workdir: Optional[str] = None,
                    config: Optional[Dict[str, object]] = None,
-                   dtype: Optional[tf.DType] = None) -> Dict[str, object]:
+                   dtype: Optional[tf.DType] = None,
+                   unfused: bool = False) -> Dict[str, object]:
   """A Keras model on the encoder's dict inputs, in int8 (`config`: INC's
   StaticQuantConfig arguments, default STATIC_CONFIG; `dtype`: what the
-  parts left out of int8 compute in, default float_dtype()).
+  parts left out of int8 compute in, default float_dtype(); `unfused`: also
+  return INC's graph as it left it, "unfused_model", for comparisons).
 
   Returns:
     {"model": the QuantizedModel, "ops_before" / "ops_after": op counts of
@@ -417,10 +419,14 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
     raise QuantizationError("Intel Neural Compressor returned no int8 model "
                             "(its log above says why)")
   graph_def, epilogues = int8_epilogues.fuse(q.graph_def, outputs)
-  return {"model": QuantizedModel(graph_def, [_tensor_name(k) for k in INPUTS],
-                                  outputs, structure),
-          "ops_before": ops_before, "ops_after": op_counts(graph_def),
-          "epilogues": epilogues, "float_dtype": dtype.name}
+  inputs = [_tensor_name(k) for k in INPUTS]
+  out = {"model": QuantizedModel(graph_def, inputs, outputs, structure),
+         "ops_before": ops_before, "ops_after": op_counts(graph_def),
+         "epilogues": epilogues, "float_dtype": dtype.name}
+  if unfused:
+    out["unfused_model"] = QuantizedModel(q.graph_def, inputs, outputs,
+                                          structure)
+  return out
 
 
 def quantize_module(module, run, workdir: Optional[str] = None,
