@@ -22,11 +22,13 @@ cast to the attention core's bfloat16 stay ops of their own, each a pass over
 the whole activation. `fuse` moves them into TensorFlow's own oneDNN kernel
 `_QuantizedMatMul` as post-ops (`fused_ops` BiasAdd[, GeluExact or
 GeluApproximate], Dequantize; output bfloat16 where every consumer casts to
-it), and folds the
-bias of the projection that stays float (the feed-forward output) into the
-zero BiasAdd the quantizer put after it. The values are the same up to
-rounding (tests/serving/int8_epilogues_test.py); the kernel ships in
-TensorFlow's x86 builds, like the int8 ops it replaces.
+it). The projection that stays float (the feed-forward output) gets its bias
+folded into the zero BiasAdd the quantizer put after it, ahead of its cast
+to float32 when it computes in bfloat16: TensorFlow then fuses the bias into
+that MatMul, whose weights oneDNN packs once when the server runs with
+TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (a plain MatMul packs them on every call).
+The values are the same up to rounding (tests/serving/int8_epilogues_test.py);
+the kernel ships in TensorFlow's x86 builds, like the int8 ops it replaces.
 
 Example:
   graph_def, counts = int8_epilogues.fuse(graph_def)
@@ -60,6 +62,7 @@ class _Graph:
   """A GraphDef's nodes by name and each node's consumers."""
 
   def __init__(self, graph_def):
+    self.graph_def = graph_def
     self.nodes = {n.name: n for n in graph_def.node}
     self.consumers = collections.defaultdict(list)
     for n in graph_def.node:
@@ -79,6 +82,15 @@ class _Graph:
           source.op in ("Const", "HostConst")):
         return i, tf.make_ndarray(source.attr["value"].tensor)
     return None, None
+
+  def add_constant(self, name: str, tensor):
+    """A new Const node holding the TensorProto `tensor`."""
+    node = self.graph_def.node.add()
+    node.name, node.op = name, "Const"
+    node.attr["dtype"].type = tensor.dtype
+    node.attr["value"].tensor.CopyFrom(tensor)
+    self.nodes[name] = node
+    return node
 
   def scalar_is(self, node, other: str, value: float) -> bool:
     _, v = self.constant(node, other)
@@ -191,8 +203,9 @@ def fuse(graph_def, protected: Iterable[str] = ()
 
   Returns:
     (graph_def, counts): counts of "BiasAdd", "GeluExact", "GeluApproximate"
-    and "bfloat16" fused into int8 MatMuls, and "float_bias" folded into a
-    BiasAdd.
+    and "bfloat16" fused into int8 MatMuls, "float_bias" folded into a
+    BiasAdd and, of those, "bfloat16_bias" moved before a bfloat16
+    MatMul's cast.
   """
   out = tf.compat.v1.GraphDef()
   out.CopyFrom(graph_def)
@@ -231,11 +244,8 @@ def fuse(graph_def, protected: Iterable[str] = ()
       continue  # nothing to fuse
     # Its own constant, as a vector: INC shares equal constants between
     # nodes, and the attention's biases are [heads, head size].
-    flat_bias = out.node.add()
-    flat_bias.name, flat_bias.op = q.name + "/fused_bias", "Const"
-    flat_bias.attr["dtype"].type = _F32
-    flat_bias.attr["value"].tensor.CopyFrom(
-        tf.make_tensor_proto(bias.reshape(-1)))
+    flat_bias = graph.add_constant(q.name + "/fused_bias",
+                                   tf.make_tensor_proto(bias.reshape(-1)))
     q.CopyFrom(_fused_node(q, flat_bias.name, fused_ops + ["Dequantize"],
                            out_type))
     reshape.attr["T"].type = out_type
@@ -248,13 +258,15 @@ def fuse(graph_def, protected: Iterable[str] = ()
     if gelu is not None:
       counts[gelu[2]] += 1
     counts["bfloat16"] += out_type == _BF16
-  counts["float_bias"] = _fold_float_biases(graph, drop, rename, keep)
+  counts["float_bias"], counts["bfloat16_bias"] = _fold_float_biases(
+      graph, drop, rename, keep)
   return _rewired(out, drop, rename), dict(counts)
 
 
-def _fold_float_biases(graph: _Graph, drop, rename, keep) -> int:
-  """BiasAdd(x, 0) -> Reshape -> AddV2(bias): the bias into the BiasAdd."""
-  folded = 0
+def _fold_float_biases(graph: _Graph, drop, rename, keep) -> Tuple[int, int]:
+  """BiasAdd(x, 0) -> Reshape -> AddV2(bias): the bias into the BiasAdd.
+  Returns how many, and how many of those moved before a cast."""
+  folded = moved = 0
   for node in list(graph.nodes.values()):
     if node.op != "BiasAdd":
       continue
@@ -272,7 +284,33 @@ def _fold_float_biases(graph: _Graph, drop, rename, keep) -> int:
     drop.add(bias_add.name)
     rename[bias_add.name] = reshape.name
     folded += 1
-  return folded
+    moved += _bias_before_cast(graph, node, bias, rename)
+  return folded, moved
+
+
+def _bias_before_cast(graph: _Graph, bias_add, bias: np.ndarray,
+                      rename) -> bool:
+  """MatMul(bfloat16) -> Cast(float32) -> BiasAdd  ==>  MatMul -> BiasAdd
+  (bfloat16 bias) -> Cast: TensorFlow then fuses the MatMul and the bias
+  into oneDNN's inner product, whose weights it packs once when the server
+  runs with TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (a plain MatMul packs them on
+  every call). One bfloat16 rounding either way."""
+  cast = graph.nodes.get(_name(bias_add.input[0]))
+  if (cast is None or cast.op != "Cast" or cast.attr["SrcT"].type != _BF16 or
+      graph.sole(cast.name, "BiasAdd") is not bias_add):
+    return False
+  matmul = graph.nodes.get(_name(cast.input[0]))
+  if (matmul is None or matmul.op != "MatMul" or
+      matmul.attr["T"].type != _BF16 or
+      graph.sole(matmul.name, "Cast") is not cast):
+    return False
+  constant = graph.add_constant(bias_add.name + "/bfloat16_bias",
+                                tf.make_tensor_proto(bias, tf.bfloat16))
+  bias_add.input[0], bias_add.input[1] = cast.input[0], constant.name
+  bias_add.attr["T"].type = _BF16
+  cast.input[0] = bias_add.name
+  rename[bias_add.name] = cast.name
+  return True
 
 
 def _rewired(graph_def, drop, rename):
@@ -287,7 +325,7 @@ def _rewired(graph_def, drop, rename):
     new = out.node.add()
     new.CopyFrom(node)
     for k, tensor in enumerate(new.input):
-      if _name(tensor) in rename:
+      if _name(tensor) in rename and rename[_name(tensor)] != new.name:
         control = "^" if tensor.startswith("^") else ""
         new.input[k] = control + rename[_name(tensor)]
     if new.op == "Cast" and new.attr["SrcT"].type == new.attr["DstT"].type:

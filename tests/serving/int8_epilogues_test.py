@@ -40,7 +40,8 @@ def _graph(k: int, n: int, x_min: float, x_max: float, seed: int,
   as activations.gelu_by_erf, "erfc" as tf.nn.gelu, "tanh" as its
   approximation, or "none") (-> Reshape
   -> Cast bfloat16) (and the Shape);
-  beside it, a float MatMul -> BiasAdd(0) -> Reshape -> AddV2(bias).
+  beside it, a bfloat16 MatMul -> Cast -> BiasAdd(0) -> Reshape ->
+  AddV2(bias).
   `unit`: one step of the int8 accumulator in output units (INC rounds its
   zero-point correction to it; the fused kernel computes it exactly)."""
   rng = np.random.default_rng(seed)
@@ -80,8 +81,11 @@ def _graph(k: int, n: int, x_min: float, x_max: float, seed: int,
     if to_bf16:
       y = tf.cast(tf.reshape(y, [-1, n]), tf.bfloat16)
     tf.identity(y, name="out")
-    v = tf.constant(rng.normal(size=(k, 3)).astype(np.float32))
-    z = tf.nn.bias_add(tf.matmul(x, v), tf.zeros([3]))
+    # The feed-forward output as INC leaves it: a bfloat16 MatMul between
+    # casts, its zero BiasAdd, the projection's bias after the Reshape.
+    v = tf.constant(rng.normal(size=(k, 3)).astype(np.float32), tf.bfloat16)
+    z = tf.cast(tf.matmul(tf.cast(x, tf.bfloat16), v), tf.float32)
+    z = tf.nn.bias_add(z, tf.zeros([3]))
     tf.identity(tf.reshape(z, [-1, ROWS, 3]) + tf.constant([1., 2., 3.]),
                 name="float_out")
   unit = (x_max - x_min) / 255 * w_max / 127
@@ -106,11 +110,13 @@ def test_bias_gelu_and_cast_move_into_the_int8_matmul():
   graph_def, feeds, outputs, _ = _graph(16, 24, -2.5, 3.0, seed=0)
   fused, counts = int8_epilogues.fuse(graph_def, outputs)
   assert counts == {"BiasAdd": 1, "GeluExact": 1, "bfloat16": 1,
-                    "float_bias": 1}
+                    "float_bias": 1, "bfloat16_bias": 1}
   ops = _ops(fused)
   assert ops.count(int8_epilogues.FUSED_OP) == 1
   assert int8_epilogues.INC_OP not in ops
-  assert "Erf" not in ops and "Cast" not in ops
+  assert "Erf" not in ops
+  # Left: the float side's two casts, the bias now between MatMul and cast.
+  assert ops.count("Cast") == 2, ops
   # The bias add and GELU's 5 ops, and the float side's bias add: gone.
   computed = lambda ops: [op for op in ops if op != "Const"]  # pylint: disable=unnecessary-lambda-assignment
   assert len(computed(ops)) == len(computed(_ops(graph_def))) - 7
@@ -120,7 +126,8 @@ def test_bias_gelu_and_cast_move_into_the_int8_matmul():
   # bfloat16 keeps 8 bits: the two may round one value apart.
   np.testing.assert_allclose(after[0], before[0], rtol=2 ** -7, atol=1e-6)
   np.testing.assert_array_equal(after[1], before[1])
-  np.testing.assert_allclose(after[2], before[2], rtol=1e-6, atol=1e-6)
+  # The float side: its bias added before bfloat16's rounding, not after.
+  np.testing.assert_allclose(after[2], before[2], rtol=2 ** -7, atol=2e-2)
 
 
 @given(k=st.integers(1, 40), n=st.integers(1, 40),
@@ -152,6 +159,9 @@ def test_fused_graphs_compute_what_the_quantizers_did(k, n, x_min, x_max,
   tolerance = dict(rtol=2 ** -7 if to_bf16 else 1e-5, atol=atol)
   np.testing.assert_allclose(after[0], before[0], **tolerance)
   np.testing.assert_array_equal(after[1], before[1])
+  assert counts["float_bias"] == counts["bfloat16_bias"] == 1
+  np.testing.assert_allclose(after[2], before[2], rtol=2 ** -7,
+                             atol=2 ** -8 * max(1.0, np.abs(before[2]).max()))
 
 
 def test_protected_outputs_and_other_shapes_are_left_alone():
