@@ -26,6 +26,9 @@ recovery, the divergence bound, one-line errors) is told in
 docs/pretraining.md, "Running".
 """
 
+import sys
+
+from official_spanbert.training import release
 from official_spanbert.training import train_flags
 from official_spanbert.utils import console
 
@@ -41,9 +44,21 @@ def main(argv):
 
 
 def run():
-  """The console script: flags, then train_lib.main with one-line errors."""
+  """The console script: flags, then train_lib.main with one-line errors.
+  The process then ends with main's exit status and without the
+  interpreter's teardown (training/release.py's exit_now: everything is
+  written by then; the teardown would take 5-20 s and can abort inside
+  TensorFlow's threads)."""
   train_flags.define_flags()
-  console.run(main)
+  try:
+    console.run(main)
+    code = 0
+  except SystemExit as done:  # absl's app.run ends with sys.exit
+    code = done.code
+  if isinstance(code, str):  # sys.exit("message"): Python prints, exit 1
+    print(code, file=sys.stderr)
+    code = 1
+  release.exit_now(code or 0)
 
 
 if __name__ == "__main__":

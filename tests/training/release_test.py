@@ -96,3 +96,35 @@ def test_exit_now_waits_for_collections_not_for_iterator_ends(tmp_path):
   out, code, seconds = _exit(tmp_path, "iterator", "60", "exit_now")
   assert (out, code) == ("", 3) and seconds < 30
   assert _exit(tmp_path, "collect", "1", "exit_now")[:2] == ("ended\n", 3)
+
+
+_TRAIN_SCRIPT = textwrap.dedent("""
+    import os, sys
+    from official_spanbert.training import release
+
+    def exit_now(code=0):
+      print("exit_now", code, flush=True)
+      os._exit(code)
+
+    release.exit_now = exit_now
+    sys.argv = ["spanbert-train"] + sys.argv[1:]
+    from official_spanbert.tools import train
+    train.run()
+    print("returned", flush=True)
+""")
+
+
+def test_spanbert_train_ends_with_exit_now_and_its_status(tmp_path):
+  """The binary ends through exit_now (no teardown) with the status the
+  run gave: 1 and the one-line error for an unknown experiment."""
+  path = tmp_path / "train.py"
+  path.write_text(_TRAIN_SCRIPT)
+  result = subprocess.run(
+      [sys.executable, str(path), "--experiment=spanbert/squad_v3",
+       "--mode=train", f"--model_dir={tmp_path / 'run'}"], cwd=REPO,
+      env=train_helpers.env(fresh_python=True), capture_output=True,
+      text=True, timeout=120, check=False)
+  assert result.stdout == "exit_now 1\n", (result.stdout, result.stderr)
+  assert result.returncode == 1
+  assert result.stderr.strip().startswith(
+      "spanbert-train: error: unknown experiment 'spanbert/squad_v3'")
