@@ -45,16 +45,18 @@ def main(argv):
 
 def run():
   """The console script: flags, then train_lib.main with one-line errors.
-  The process then ends with main's exit status and without the
-  interpreter's teardown (training/release.py's exit_now: everything is
-  written by then; the teardown would take 5-20 s and can abort inside
-  TensorFlow's threads)."""
+  Once TensorFlow has run, the process then ends with main's exit status
+  and without the interpreter's teardown (training/release.py's exit_now:
+  everything is written by then; the teardown would take 5-20 s and can
+  abort inside TensorFlow's threads)."""
   train_flags.define_flags()
   try:
     console.run(main)
     code = 0
   except SystemExit as done:  # absl's app.run ends with sys.exit
     code = done.code
+  if "tensorflow" not in sys.modules:  # --help, a flag error: no teardown
+    sys.exit(code)
   if isinstance(code, str):  # sys.exit("message"): Python prints, exit 1
     print(code, file=sys.stderr)
     code = 1
