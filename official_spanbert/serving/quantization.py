@@ -26,10 +26,9 @@ that stay out of int8, in bfloat16 where the CPU has it), saved, calibrated
 on a few hundred windows of the run's OWN training data (task.train_data;
 never dev or test) and rewritten into TensorFlow's oneDNN int8 ops, each
 projection's bias, GELU and bfloat16 cast then fused into its int8 MatMul
-(int8_epilogues.py). The module's
-tf.functions then call that graph, so the export keeps its signatures and
-loads in plain TensorFlow (+ tensorflow_text). registry.export calls it for
-`precision: int8`.
+(int8_epilogues.py). The module's tf.functions then call that graph, so the
+export keeps its signatures and loads in plain TensorFlow (+ tensorflow_text).
+registry.export calls it for `precision: int8`.
 
 Example:
   module = ner_module.SpanNerServingModule.from_run(run, params)
