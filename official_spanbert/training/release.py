@@ -88,15 +88,22 @@ def batches(dataset) -> Iterator:
     in_background(iterators)
 
 
-def join(timeout: Optional[float] = None, at_exit: bool = False) -> float:
+def join(timeout: Optional[float] = None, at_exit: bool = False,
+         collecting_only: bool = False) -> float:
   """Waits for the threads in_background started (each up to `timeout`
   seconds); returns the seconds waited. `at_exit` (run at exit, 120 s each):
-  under exit_now, only for those that collect."""
+  under exit_now, only for those that collect. `collecting_only`: only for
+  those that collect; the others (iterator ends, up to a minute each) stay
+  to be joined later."""
   start = time.time()
+  later = []
   while _RELEASES:
     thread, collect = _RELEASES.pop(0)
-    if collect or not (at_exit and _EXITING):
+    if collecting_only and not collect:
+      later.append((thread, collect))
+    elif collect or not (at_exit and _EXITING):
       thread.join(timeout)
+  _RELEASES[:0] = [(t, c) for t, c in later if t.is_alive()]
   return time.time() - start
 
 

@@ -152,11 +152,13 @@ def release_in_background() -> threading.Thread:
   return release.in_background(collect=True, name="release-training-run")
 
 
-def join_releases(timeout: Optional[float] = None) -> float:
+def join_releases(timeout: Optional[float] = None,
+                  collecting_only: bool = False) -> float:
   """Waits for the threads release_in_background (and release.in_background)
-  started, each up to `timeout` seconds; returns the seconds waited. Those
-  that collect are also joined at exit (release.join)."""
-  return release.join(timeout)
+  started, each up to `timeout` seconds (`collecting_only`: only those that
+  collect, release.join); returns the seconds waited. Those that collect are
+  also joined at exit."""
+  return release.join(timeout, collecting_only=collecting_only)
 
 
 def _run(params, model_dir, mode, strategy, run_post_eval,

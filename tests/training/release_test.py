@@ -128,3 +128,18 @@ def test_spanbert_train_ends_with_exit_now_and_its_status(tmp_path):
   assert result.returncode == 1
   assert result.stderr.strip().startswith(
       "spanbert-train: error: unknown experiment 'spanbert/squad_v3'")
+
+
+def test_join_collecting_only_leaves_iterator_ends_queued():
+  """A test that needs only the collections finished does not wait for an
+  earlier iterator's end (tf.data's autotuner: up to a minute)."""
+  release.join(10)
+  ended = threading.Event()
+  slow = release.in_background([type("Slow", (), {
+      "__del__": lambda self: ended.wait(30)})()])
+  collecting = release.in_background([], collect=True)
+  assert release.join(30, collecting_only=True) < 5
+  assert not collecting.is_alive() and slow.is_alive()
+  ended.set()
+  assert release.join(30) < 5  # the iterator end, joined now
+  assert not slow.is_alive()
