@@ -52,15 +52,10 @@ def run():
   train_flags.define_flags()
   try:
     console.run(main)
-    code = 0
   except SystemExit as done:  # absl's app.run ends with sys.exit
-    code = done.code
-  if "tensorflow" not in sys.modules:  # --help, a flag error: no teardown
-    sys.exit(code)
-  if isinstance(code, str):  # sys.exit("message"): Python prints, exit 1
-    print(code, file=sys.stderr)
-    code = 1
-  release.exit_now(code or 0)
+    if "tensorflow" not in sys.modules:  # --help, a flag error: no teardown
+      raise
+    release.exit_now(done.code)
 
 
 if __name__ == "__main__":

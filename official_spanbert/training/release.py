@@ -43,7 +43,7 @@ import os
 import sys
 import threading
 import time
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Union
 
 # The threads in_background started, until join: (thread, whether it
 # collects).
@@ -107,18 +107,24 @@ def join(timeout: Optional[float] = None, at_exit: bool = False,
   return time.time() - start
 
 
-def exit_now(code: int = 0) -> None:
+def exit_now(code: Union[int, str, None] = 0) -> None:
   """Ends the process with `code` as a normal exit would (non-daemon threads
   joined, atexit functions run, the collections of in_background joined),
   but without the interpreter's teardown (5-20 s of TensorFlow's objects,
   docs/pretraining.md) and without waiting for iterator ends: nothing is
-  left inside TensorFlow to wake during a teardown. For a binary's end,
-  once its results are written and closed:
+  left inside TensorFlow to wake during a teardown. `code` as sys.exit
+  takes it (None: 0; a string: printed to stderr, status 1). For a
+  binary's end, once its results are written and closed:
 
     if __name__ == "__main__":
       main()
       release.exit_now()
   """
+  if code is None:
+    code = 0
+  elif not isinstance(code, int):
+    print(code, file=sys.stderr)
+    code = 1
   _EXITING.append(True)
   threading._shutdown()  # pylint: disable=protected-access
   atexit._run_exitfuncs()  # pylint: disable=protected-access

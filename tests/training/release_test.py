@@ -67,6 +67,8 @@ _EXIT_SCRIPT = textwrap.dedent("""
     release.in_background(garbage, collect=sys.argv[1] == "collect")
     if sys.argv[3] == "exit_now":
       release.exit_now(3)
+    if sys.argv[3] == "exit_now_message":  # as sys.exit("...") does
+      release.exit_now("a message")
 """)
 
 
@@ -96,6 +98,17 @@ def test_exit_now_waits_for_collections_not_for_iterator_ends(tmp_path):
   out, code, seconds = _exit(tmp_path, "iterator", "60", "exit_now")
   assert (out, code) == ("", 3) and seconds < 30
   assert _exit(tmp_path, "collect", "1", "exit_now")[:2] == ("ended\n", 3)
+
+
+def test_exit_now_takes_a_message_as_sys_exit_does(tmp_path):
+  path = tmp_path / "exit.py"
+  path.write_text(_EXIT_SCRIPT)
+  result = subprocess.run(
+      [sys.executable, str(path), "collect", "0", "exit_now_message"],
+      cwd=REPO, env=train_helpers.env(fresh_python=True),
+      capture_output=True, text=True, timeout=50, check=False)
+  assert result.returncode == 1
+  assert result.stderr.strip().splitlines()[-1] == "a message"
 
 
 _TRAIN_SCRIPT = textwrap.dedent("""
