@@ -127,16 +127,15 @@ def _saved_ops(export_dir):
 
 def _check_int8_graph(exports):
   ops = _saved_ops(exports["int8_dir"])
-  # The layer's projections but the feed-forward output (kept out of int8:
-  # quantization.STATIC_CONFIG), and the heads' dense layers: int8; the
+  # The layer's six projections and the heads' dense layers: int8; the
   # projections' biases and the GELU inside the int8 MatMuls
   # (int8_epilogues), none left as an op: the query's, key's, value's and
-  # first feed-forward projection's (the attention output's bias, zero at
+  # both feed-forward projections' (the attention output's bias, zero at
   # initialization, is gone before: TensorFlow's optimizer drops x + 0).
-  assert int8_epilogues.int8_matmuls(ops) >= 6, ops
-  assert ops.get(int8_epilogues.FUSED_OP, 0) >= 4, ops
+  assert int8_epilogues.int8_matmuls(ops) >= 7, ops
+  assert ops.get(int8_epilogues.FUSED_OP, 0) >= 5, ops
   assert not {"Erf", "Erfc"} & set(ops), ops
-  assert ops.get("MatMul", 0) >= 1, ops  # the feed-forward output
+  assert not ops.get("MatMul", 0), ops  # no float projection left
   # No projection left as Einsum (the attention's two products may stay).
   assert ops.get("Einsum", 0) <= 2, ops
   assert not int8_epilogues.int8_matmuls(_saved_ops(exports["float32_dir"]))
@@ -297,23 +296,24 @@ def _int8_module(make, params, tmp):
   i8 = make()
   info = quantization.quantize_module(i8, serving_module.Run(params))
   export_dir = i8.write(str(tmp / "int8"))["model"]
-  # 1 layer: the 4 attention projections, the first feed-forward
-  # projection and the pooler in int8; the feed-forward output
-  # (STATIC_CONFIG) stays out of int8, in the float parts' dtype: bfloat16
-  # where this CPU has it natively (int8_layout), as the attention's core.
-  assert int8_epilogues.int8_matmuls(info["ops_after"]) >= 5, info
+  # 1 layer: the 4 attention projections, both feed-forward projections
+  # and the pooler in int8 (a random encoder has no outlier channel to
+  # split apart: ffn_outliers); the attention's core computes in the float
+  # parts' dtype: bfloat16 where this CPU has it natively (int8_layout).
+  assert int8_epilogues.int8_matmuls(info["ops_after"]) >= 6, info
+  assert info["ffn_outliers"] == {}, info
   assert info["float_dtype"] == quantization.float_dtype().name
   # The projections' biases (but the attention output's: zero at
   # initialization, dropped before) and the GELU fused into the int8 MatMuls.
-  assert info["epilogues"]["BiasAdd"] >= 4, info["epilogues"]
+  assert info["epilogues"]["BiasAdd"] >= 5, info["epilogues"]
   gelus = info["epilogues"]
   assert gelus.get("GeluExact", 0) + gelus.get("GeluApproximate", 0) == 1, gelus
   # (No GELU's erf, erfc or x^3 left; the pooler's Tanh stays.)
   assert not {"Erf", "Erfc", "Pow"} & set(info["ops_after"]), info["ops_after"]
   if info["float_dtype"] == "bfloat16":
-    # The query, key and value come out of their MatMuls in bfloat16, the
-    # GELU too (the feed-forward output's input): no Cast to bfloat16.
-    assert info["epilogues"]["bfloat16"] == 4, info["epilogues"]
+    # The query, key and value come out of their MatMuls in bfloat16 (the
+    # attention core's input): no Cast to bfloat16.
+    assert info["epilogues"]["bfloat16"] == 3, info["epilogues"]
   assert info["calibration_windows"] > 0
   assert int8_epilogues.int8_matmuls(_saved_ops(export_dir))
   return f32, i8, tf.saved_model.load(export_dir), info
