@@ -22,7 +22,10 @@ rewrite int8 needs, modeling/matmul_projections.py), bfloat16 (if the CPU
 has AVX512-BF16 or AMX) and int8 (serving/quantization.py: Intel Neural
 Compressor, calibrated on the run's training records), beside the same int8
 graph without the epilogues serving/int8_epilogues.py fuses into its
-MatMuls (bias, GELU, the cast to bfloat16; paired CPU ratio per shape). With --run_dir, the
+MatMuls (bias, GELU, the cast to bfloat16; paired CPU ratio per shape), and
+the int8 graph made before the feed-forward outputs were int8 (those six
+projections kept float, as the float parts compute; no outlier split,
+modeling/ffn_outliers.py; paired CPU ratio per shape). With --run_dir, the
 encoder of a trained classification / relation run (as ClassifyModule
 builds it); --smoke: a 1-layer, hidden-32 encoder of random weights
 calibrated on random ids. ONNX Runtime is not a side: no ONNX model of the
@@ -60,6 +63,7 @@ from benchmarks.common import load_avg, parse_args, report_rows
 
 FLOAT = "float32"
 UNFUSED = "int8, epilogues unfused"
+FFN_FLOAT = "int8, feed-forward outputs float"
 SHAPES = "1x160,1x384,16x160,8x384"
 
 
@@ -169,16 +173,23 @@ def main(argv=None):
   int8 = quantization.quantize_model(SequenceOutput(encoders["int8"]),
                                      batches, unfused=True)
   quantize_s = time.time() - t0
+  ffn_float = quantization.quantize_model(
+      SequenceOutput(run_encoder(args.run_dir, "int8")[0] if args.run_dir
+                     else tiny_encoder("int8", base.get_weights())),
+      batches, config={"float_ops": [quantization.FFN_OUTPUT]},
+      split_outliers=False)
   sides = {FLOAT: served(SequenceOutput(encoders[FLOAT])),
            "float32 + MatMul projections": served(projected)}
   if "bfloat16" in encoders:
     sides["bfloat16"] = served(SequenceOutput(encoders["bfloat16"]))
   sides[UNFUSED] = served(int8["unfused_model"])
+  sides[FFN_FLOAT] = served(ffn_float["model"])
   sides["int8"] = served(int8["model"])
   int8_ops = int8_epilogues.int8_matmuls(int8["ops_after"])
   print(f"{what}; int8: {int8_ops} int8 MatMuls (Einsum before "
         f"{int8['ops_before'].get('Einsum', 0)}, after "
-        f"{int8['ops_after'].get('Einsum', 0)}), quantized in "
+        f"{int8['ops_after'].get('Einsum', 0)}; feed-forward outlier "
+        f"channels computed apart {int8['ffn_outliers']}), quantized in "
         f"{quantize_s:.0f} s on {sum(len(b['input_mask']) for b in batches)}"
         " training windows", flush=True)
   rows, diffs = [], {}
@@ -209,6 +220,8 @@ def main(argv=None):
     # round (CPU time).
     fused_gain = statistics.median(u / f for u, f in zip(cpu_ms[UNFUSED],
                                                           cpu_ms["int8"]))
+    ffn_gain = statistics.median(u / f for u, f in zip(cpu_ms[FFN_FLOAT],
+                                                        cpu_ms["int8"]))
     print(f"\n[{batch},{seq}] ({args.rounds} rounds x {args.calls} calls, "
           f"load {load_avg()})")
     print("| side | wall ms / call (median) | CPU ms / call | speed vs "
@@ -222,10 +235,13 @@ def main(argv=None):
                        speed_vs_float32=base_wall / w,
                        max_abs_diff_vs_float32=diffs[name]))
     rows[-1]["cpu_vs_unfused_paired"] = fused_gain
+    rows[-1]["cpu_vs_ffn_float_paired"] = ffn_gain
     print(f"int8 vs {UNFUSED}: {fused_gain:.3f}x CPU (paired by round)")
+    print(f"int8 vs {FFN_FLOAT}: {ffn_gain:.3f}x CPU (paired by round)")
   report_rows(rows, positive=["wall_ms", "speed_vs_float32"],
               sides=list(sides), int8_matmuls=int8_ops,
               einsum_after=int8["ops_after"].get("Einsum", 0),
+              ffn_outliers=int8["ffn_outliers"],
               cpu=cpu.describe(), load=load_avg())
 
 

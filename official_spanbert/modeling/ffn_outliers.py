@@ -126,11 +126,13 @@ class OutlierSplitDense(matmul_projections.MatmulEinsumDense):
     clip = tf.constant(self.outliers.clip, inputs.dtype)
     main = tf.matmul(tf.minimum(flat, clip),
                      kernel * tf.constant(rows, kernel.dtype))
+    # As MatmulEinsumDense: the product's one consumer is this Reshape, then
+    # the bias (the int8 graph's epilogues fuse both, int8_epilogues).
     shape = tf.concat([tf.shape(inputs)[:-1],
-                       tf.shape(main, out_type=tf.int32)[-1:]], 0)
+                       tf.constant([kernel.shape[1]], tf.int32)], 0)
     ret = tf.reshape(main, shape)
     if self.bias is not None:
-      ret += tf.reshape(self.bias, [-1])
+      ret += self.bias
     apart = tf.einsum("mc,cn->mn", tf.gather(flat, channels, axis=1),
                       tf.gather(kernel, channels))
     ret += tf.reshape(apart, shape)

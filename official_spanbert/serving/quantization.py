@@ -386,8 +386,8 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   dtype = dtype or float_dtype()
   if dtype == tf.bfloat16:
     logging.getLogger(__name__).warning(
-        "int8: the parts left out of int8 (attention core, feed-forward "
-        "outputs) compute in bfloat16, which this CPU runs natively: serve "
+        "int8: the attention's core (scores, softmax, context) computes in "
+        "bfloat16, which this CPU runs natively: serve "
         "on a CPU with AVX512-BF16 or AMX too (elsewhere they are emulated, "
         "slower), or export on the kind of CPU that will serve")
   # Called first: Keras creates the attention's projections when it builds.

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+import tf_keras
 
 from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
@@ -249,6 +250,49 @@ def test_an_unbuilt_model_gets_its_projections_quantized():
   assert int8_epilogues.int8_matmuls(out["ops_after"]) >= 6
   assert out["ops_before"].get("Einsum", 0) <= 2, out["ops_before"]
 
+
+def test_a_feed_forward_outlier_channel_is_computed_apart():
+  """A channel of one block's feed-forward activation far above the others
+  (planted: a bias of 30 on it, as trained encoders grow on their own) is
+  split off its int8 output projection (modeling/ffn_outliers.py); every
+  projection stays int8 with its epilogues fused, and the int8 output is
+  closer to float32's than with that projection made int8 whole."""
+  from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  batches = [{"input_word_ids": rng.integers(1, 100, (4, 12), np.int32),
+              "input_mask": np.ones((4, 12), np.int32),
+              "input_type_ids": np.zeros((4, 12), np.int32)}
+             for _ in range(2)]
+
+  def planted():
+    tf_keras.utils.set_random_seed(3)
+    encoder = networks.BertEncoderV2(vocab_size=100, hidden_size=32,
+                                     num_layers=2, num_attention_heads=2,
+                                     inner_dim=64, max_sequence_length=32)
+    encoder({k: tf.constant(v) for k, v in batches[0].items()})
+    dense = encoder.transformer_layers[1]._intermediate_dense  # pylint: disable=protected-access
+    bias = dense.bias.numpy()
+    bias[5] = 30.0
+    dense.bias.assign(bias)
+    return encoder
+
+  inputs = {k: tf.constant(v) for k, v in batches[1].items()}
+  want = planted()(inputs)["sequence_output"].numpy()
+  split = quantization.quantize_model(_SequenceOutput(planted()), batches)
+  whole = quantization.quantize_model(_SequenceOutput(planted()), batches,
+                                      split_outliers=False)
+  assert split["ffn_outliers"] == {"transformer/layer_1": [5]}, split
+  assert not whole["ffn_outliers"]
+  ops = split["ops_after"]
+  # 2 layers x 6 projections and the type embeddings' one-hot MatMul; all
+  # projections with their bias fused but the attention outputs' (zero at
+  # initialization: dropped before, nothing to fuse).
+  assert int8_epilogues.int8_matmuls(ops) == 13, ops
+  assert ops.get(int8_epilogues.FUSED_OP, 0) == 10, ops
+  assert ops.get("Einsum", 0) == 1, ops  # the channel's own product
+  err = {name: float(np.abs(out["model"](inputs) - want).max())
+         for name, out in (("split", split), ("whole", whole))}
+  assert err["split"] < 0.5 * err["whole"], err
 
 # The encoder-only int8 exports: extract_entities / encode_spans, resolve
 # and fill_spans quantize the bare encoder and calibrate on what the task's
