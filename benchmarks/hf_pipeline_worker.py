@@ -35,8 +35,9 @@ Its engines (the `engines` of its first answer: those this venv can run):
     by onnxruntime.quantization.quantize_dynamic (int8 weights, uint8
     activations); `ort_int8_ffn` the same with each layer's feed-forward
     output MatMul (the one after the GELU) left float32, as the package's
-    int8 export leaves it (serving/quantization.FFN_OUTPUT), since
-    quantizing it costs accuracy; behind the fast tokenizer's windows (its
+    int8 export left it before it split their outlier channels off
+    (serving/quantization.FFN_OUTPUT, modeling/ffn_outliers.py), since
+    quantizing it whole costs accuracy; behind the fast tokenizer's windows (its
     stride: their overlap, as the pipeline's doc_stride) and the best start + end logit
     of any window (answers up to MAX_ANSWER pieces), as a user without the
     pipeline writes it. Needs onnxruntime (the `bench` extra).

@@ -24,9 +24,9 @@ should cost little. `int8_layout(model, core_dtype)`, in place:
   * the feed-forward's exact GELU, which follows an int8 MatMul and so no
     kernel fuses, written with erf instead of erfc (activations.gelu_by_erf,
     twice as fast, same values within 1e-6).
-Same variables. The feed-forward's output projection is kept out of int8 by
-the quantizer's config (quantization.FFN_OUTPUT) and computed in bfloat16
-there, too, where the CPU has it.
+Same variables. The feed-forward's output projection is int8 too, with its
+input's outlier channels computed apart first (modeling/ffn_outliers.py,
+called by quantization.quantize_model).
 
 Example:
   counts = int8_layout.int8_layout(encoder, tf.bfloat16)

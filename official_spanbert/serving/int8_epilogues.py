@@ -27,6 +27,9 @@ folded into the zero BiasAdd the quantizer put after it, ahead of its cast
 to float32 when it computes in bfloat16: TensorFlow then fuses the bias into
 that MatMul, whose weights oneDNN packs once when the server runs with
 TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (a plain MatMul packs them on every call).
+The clip a split feed-forward output puts before its quantizer
+(modeling/ffn_outliers.py: min(x, clip), for the calibration's sake) goes
+too, where the quantizer's own range already saturates there.
 The values are the same up to rounding (tests/serving/int8_epilogues_test.py);
 the kernel ships in TensorFlow's x86 builds, like the int8 ops it replaces.
 
@@ -82,6 +85,13 @@ class _Graph:
           source.op in ("Const", "HostConst")):
         return i, tf.make_ndarray(source.attr["value"].tensor)
     return None, None
+
+  def value(self, tensor: str):
+    """The value of a Const (or HostConst) node's output, else None."""
+    source = self.nodes.get(_name(tensor))
+    if source is None or source.op not in ("Const", "HostConst"):
+      return None
+    return tf.make_ndarray(source.attr["value"].tensor)
 
   def add_constant(self, name: str, tensor):
     """A new Const node holding the TensorProto `tensor`."""
@@ -205,7 +215,8 @@ def fuse(graph_def, protected: Iterable[str] = ()
     (graph_def, counts): counts of "BiasAdd", "GeluExact", "GeluApproximate"
     and "bfloat16" fused into int8 MatMuls, "float_bias" folded into a
     BiasAdd and, of those, "bfloat16_bias" moved before a bfloat16
-    MatMul's cast.
+    MatMul's cast; "clip": Minimums dropped before a quantizer that
+    saturates at or below them.
   """
   out = tf.compat.v1.GraphDef()
   out.CopyFrom(graph_def)
@@ -260,7 +271,35 @@ def fuse(graph_def, protected: Iterable[str] = ()
     counts["bfloat16"] += out_type == _BF16
   counts["float_bias"], counts["bfloat16_bias"] = _fold_float_biases(
       graph, drop, rename, keep)
+  counts["clip"] = _drop_clips(graph, drop, rename, keep)
   return _rewired(out, drop, rename), dict(counts)
+
+
+def _drop_clips(graph: _Graph, drop, rename, keep) -> int:
+  """Minimum(x, c) read only by QuantizeV2s whose range ends at or below
+  c: x instead (values above the range saturate either way). Returns how
+  many."""
+  dropped = 0
+  for node in list(graph.nodes.values()):
+    if node.op != "Minimum" or node.name in keep:
+      continue
+    x = node.input[0]
+    _, clip = graph.constant(node, _name(x))
+    users = graph.consumers[node.name]
+    if (clip is None or np.size(clip) != 1 or ":" in x.lstrip("^") and
+        not x.endswith(":0") or not users):
+      continue
+    ranges = [graph.value(u.input[2]) for u in users
+              if u.op == "QuantizeV2" and _name(u.input[0]) == node.name]
+    top = float(np.ravel(clip)[0])
+    if len(ranges) != len(users) or any(
+        r is None or np.size(r) != 1 or float(np.ravel(r)[0]) > top
+        for r in ranges):
+      continue
+    drop.add(node.name)
+    rename[node.name] = rename.get(_name(x), _name(x))
+    dropped += 1
+  return dropped
 
 
 def _fold_float_biases(graph: _Graph, drop, rename, keep) -> Tuple[int, int]:

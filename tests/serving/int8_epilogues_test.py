@@ -110,7 +110,7 @@ def test_bias_gelu_and_cast_move_into_the_int8_matmul():
   graph_def, feeds, outputs, _ = _graph(16, 24, -2.5, 3.0, seed=0)
   fused, counts = int8_epilogues.fuse(graph_def, outputs)
   assert counts == {"BiasAdd": 1, "GeluExact": 1, "bfloat16": 1,
-                    "float_bias": 1, "bfloat16_bias": 1}
+                    "float_bias": 1, "bfloat16_bias": 1, "clip": 0}
   ops = _ops(fused)
   assert ops.count(int8_epilogues.FUSED_OP) == 1
   assert int8_epilogues.INC_OP not in ops
@@ -179,6 +179,39 @@ def test_protected_outputs_and_other_shapes_are_left_alone():
   assert counts.get("BiasAdd", 0) == 0
   assert _ops(fused).count("Erf") == 1
 
+
+def _clipped(clip: float, q_max: float):
+  """x -> Minimum(x, clip) -> QuantizeV2 [-0.5, q_max] MIN_FIRST ->
+  Dequantize: the input side of a split feed-forward output
+  (modeling/ffn_outliers.py) as the quantizer leaves it."""
+  graph = tf.Graph()
+  with graph.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [None, 16], name="x")
+    q = tf.raw_ops.QuantizeV2(input=tf.minimum(x, clip), min_range=-0.5,
+                              max_range=q_max, T=tf.quint8, mode="MIN_FIRST",
+                              round_mode="HALF_AWAY_FROM_ZERO")
+    tf.raw_ops.Dequantize(input=q.output, min_range=q.output_min,
+                          max_range=q.output_max, mode="MIN_FIRST",
+                          name="y")
+  return graph.as_graph_def()
+
+
+@given(st.floats(0.5, 20.0), st.floats(0.0, 1.0),
+       st.integers(0, 2**31 - 1))
+def test_a_clip_the_quantizer_saturates_at_goes(clip, below, seed):
+  q_max = clip * (1.0 - 0.5 * below)  # at or below the clip
+  graph_def = _clipped(clip, q_max)
+  fused, counts = int8_epilogues.fuse(graph_def, ["y"])
+  assert counts["clip"] == 1 and "Minimum" not in _ops(fused)
+  x = np.random.default_rng(seed).uniform(-1.0, 3.0 * clip, (4, 16))
+  x = x.astype(np.float32)
+  np.testing.assert_array_equal(_run(fused, ["x:0"], ["y:0"], [x])[0],
+                                _run(graph_def, ["x:0"], ["y:0"], [x])[0])
+
+
+def test_a_clip_below_the_quantizers_range_stays():
+  fused, counts = int8_epilogues.fuse(_clipped(2.0, 3.0), ["y"])
+  assert counts["clip"] == 0 and "Minimum" in _ops(fused)
 
 def test_op_counts_of_fused_and_unfused_int8_matmuls():
   assert int8_epilogues.int8_matmuls(
