@@ -46,8 +46,10 @@ import tensorflow as tf
 from official_spanbert.modeling import matmul_projections
 
 # A channel is an outlier when its largest activation on the calibration
-# windows exceeds FACTOR x the median channel's largest.
+# windows exceeds FACTOR x the median channel's largest; at most MAX_SHARE
+# of a layer's channels (the largest), so that the float part stays small.
 FACTOR = 4.0
+MAX_SHARE = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,7 +106,10 @@ def find(model: tf.Module, batches: Iterable[Mapping[str, np.ndarray]],
   out = {}
   for name, maxima in seen.items():
     top = np.max(maxima, axis=0)
-    channels = np.flatnonzero(top > factor * np.median(top))
+    median = float(np.median(top))
+    channels = np.flatnonzero(top > factor * median) if median > 0 else []
+    most = max(1, int(MAX_SHARE * top.size))
+    channels = np.sort(sorted(channels, key=lambda c: -top[c])[:most])
     if channels.size:
       out[name] = Outliers(tuple(int(c) for c in channels),
                            float(np.delete(top, channels).max()))

@@ -62,6 +62,18 @@ def test_find_names_the_planted_channel_only():
   assert 0.0 < found["transformer/layer_1"].clip < 10.0
 
 
+def test_find_keeps_the_largest_channels_only():
+  encoder = _encoder()
+  dense = encoder.transformer_layers[0]._intermediate_dense  # pylint: disable=protected-access
+  bias = dense.bias.numpy()
+  bias[[3, 9, 50]] = [20.0, 40.0, 30.0]
+  dense.bias.assign(bias)
+  found = ffn_outliers.find(encoder, [_batch(1)])
+  # 1% of 128 channels rounds to one: the largest.
+  assert found["transformer/layer_0"].channels == (9,)
+  assert found["transformer/layer_1"].channels == (PLANTED,)
+
+
 def test_find_names_none_in_a_random_encoder():
   assert not ffn_outliers.find(_encoder(plant=False), [_batch(1)])
 
