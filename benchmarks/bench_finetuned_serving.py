@@ -75,8 +75,9 @@ the HF pipelines with the model in torch_dtype=torch.bfloat16 beside
 float32; ONNX Runtime float32 (BertForQuestionAnswering exported to ONNX,
 onnxruntime.transformers' BERT optimizer) and int8 (quantize_dynamic of that
 model; and the same with the feed-forward outputs left float32, as our int8
-export leaves them: on a trained SQuAD model the default lost 4.3 F1, this one
-none, experiments/peer_fast_quality.py) behind the fast tokenizer's windows
+export left them before it split their outlier channels off: on a trained
+SQuAD model the default lost 4.3 F1, this one none,
+experiments/peer_fast_quality.py) behind the fast tokenizer's windows
 (hf_pipeline_worker.py); and the
 package's own: `answer` exported in each of --tf_precisions where this CPU
 runs it natively (bfloat16: AVX512-BF16 or AMX; int8: VNNI or AMX-INT8,

@@ -141,9 +141,9 @@ def tf_encoders(minilm: str, work: str, chunks, einsum: bool, bf16: bool,
 
 def int8_encoder(encoder, work: str, converted: str, squad_json: str):
   """The float32 `encoder` in int8 as serving/quantization.py makes the
-  export's (modeling/int8_layout.py: MatMul projections in int8; the
-  attention's core and the feed-forward outputs in bfloat16 where the CPU
-  has it), calibrated on the QA export's training windows: a
+  export's (modeling/int8_layout.py: every MatMul projection in int8, the
+  feed-forward outputs' outlier channels apart, modeling/ffn_outliers.py;
+  the attention's core in bfloat16 where the CPU has it), calibrated on the QA export's training windows: a
   tf.function(ids, mask, types) -> its float32 sequence output."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from official_spanbert.modeling import attention_layout  # pylint: disable=g-import-not-at-top

@@ -19,7 +19,8 @@ models (fast_exports_quality.py); the speed tables compare them with the
 peers' fastest settings. This serves the same trained weights through those
 peers (benchmarks/hf_pipeline_worker.py's engines: transformers' pipeline in
 float32 and bfloat16, ONNX Runtime float32 and `quantize_dynamic` int8, and
-int8 with the feed-forward outputs left float32 as our export leaves them),
+int8 with the feed-forward outputs left float32, as our export left them
+before it split their outlier channels off),
 so that each speed has its quality beside it. The run is
 `fast_exports_quality --task squad`'s (<work_dir>/squad/model), converted
 with interop.tf_to_hf, its span head copied into BertForQuestionAnswering's

@@ -22,7 +22,8 @@ cast to the attention core's bfloat16 stay ops of their own, each a pass over
 the whole activation. `fuse` moves them into TensorFlow's own oneDNN kernel
 `_QuantizedMatMul` as post-ops (`fused_ops` BiasAdd[, GeluExact or
 GeluApproximate], Dequantize; output bfloat16 where every consumer casts to
-it). The projection that stays float (the feed-forward output) gets its bias
+it). A projection kept float (the feed-forward output, with
+quantization.FFN_OUTPUT in the config's float_ops) gets its bias
 folded into the zero BiasAdd the quantizer put after it, ahead of its cast
 to float32 when it computes in bfloat16: TensorFlow then fuses the bias into
 that MatMul, whose weights oneDNN packs once when the server runs with

@@ -21,8 +21,9 @@ dict inputs (`answer`, `classify`, `classify_relation`) or the bare encoder
 span scorers and MLM / SBO heads stay float32). Intel Neural Compressor's
 TensorFlow backend (`neural-compressor-tf`, the `int8` extra) makes it an
 int8 graph: the model is first laid out for it (modeling/int8_layout.py:
-projections as MatMuls; the attention's core, and the feed-forward outputs
-that stay out of int8, in bfloat16 where the CPU has it), saved, calibrated
+projections as MatMuls; the attention's core in bfloat16 where the CPU has
+it; the feed-forward outputs' outlier channels computed apart,
+modeling/ffn_outliers.py, found on the calibration windows), saved, calibrated
 on a few hundred windows of the run's OWN training data (task.train_data;
 never dev or test) and rewritten into TensorFlow's oneDNN int8 ops, each
 projection's bias, GELU and bfloat16 cast then fused into its int8 MatMul
