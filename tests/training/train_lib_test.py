@@ -38,6 +38,7 @@ def test_unreachable_cycles_are_finalised_on_the_release_thread():
   # starts during another returns at once, leaving this cycle alone. (Its
   # iterator ends, up to a minute each, do not matter here: not waited for.)
   train_lib.join_releases(collecting_only=True)
+  gc.collect()  # earlier tests' cycles, whose finalisers may be slow
   gc.disable()  # no automatic collection on this thread in between
   try:
     cycle = [Node(), Node()]
