@@ -61,16 +61,10 @@ class Outliers:
 
 def blocks(model: tf.Module) -> List[tf.Module]:
   """`model`'s Model Garden transformer blocks (a feed-forward activation
-  layer and output projection each), in the order the model calls them."""
-  found = [m for m in model.submodules
-           if hasattr(m, "_intermediate_activation_layer")
-           and hasattr(m, "_output_dense")]
-  return sorted(found, key=lambda b: _layer_index(b.name))
-
-
-def _layer_index(name: str) -> Tuple[int, str]:
-  digits = name.rsplit("_", 1)[-1]
-  return (int(digits), name) if digits.isdigit() else (-1, name)
+  layer and output projection each)."""
+  return [m for m in model.submodules
+          if hasattr(m, "_intermediate_activation_layer")
+          and hasattr(m, "_output_dense")]
 
 
 def find(model: tf.Module, batches: Iterable[Mapping[str, np.ndarray]],
@@ -157,7 +151,6 @@ def split(model: tf.Module, found: Mapping[str, Outliers]) -> int:
     if block.name not in found or plan is None or plan[1] != 1:
       continue
     dense.__class__ = OutlierSplitDense
-    dense.fused_2d = False
     dense.outliers = found[block.name]
     changed += 1
   return changed

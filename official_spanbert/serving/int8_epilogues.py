@@ -81,10 +81,9 @@ class _Graph:
   def constant(self, node, other: str) -> Tuple[Optional[str], object]:
     """(input, value) of `node`'s constant input other than `other`."""
     for i in node.input:
-      source = self.nodes.get(_name(i))
-      if (_name(i) != other and source is not None and
-          source.op in ("Const", "HostConst")):
-        return i, tf.make_ndarray(source.attr["value"].tensor)
+      value = self.value(i) if _name(i) != other else None
+      if value is not None:
+        return i, value
     return None, None
 
   def value(self, tensor: str):
