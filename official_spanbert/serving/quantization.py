@@ -70,6 +70,14 @@ CALIBRATION_BATCH = 8
 # ({"float_ops": [FFN_OUTPUT]}, the default before that split).
 FFN_OUTPUT = r".*transformer/layer_[0-9]+/output/MatMul"
 STATIC_CONFIG: Dict[str, object] = {}
+# Every op outside the transformer blocks stays float32 whatever the config
+# says: the type embeddings' one-hot MatMul, the pooler, the heads. They
+# run once a window or have one or two outputs, so int8 saves no time
+# there and only adds its error (the dense before a head reads the last
+# LayerNorm's output, whose range a per-tensor int8 scale spends on a few
+# outlier channels). Held-out training windows: benchmarks/RESULTS.md,
+# "Only the blocks in int8".
+OUTSIDE_BLOCKS = r"(?!.*transformer/layer_[0-9]+/)"
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # The records' names of the inputs (data/finetuning: classification, squad).
 RECORD_FEATURES = ("input_ids", "input_mask", "segment_ids")
@@ -353,7 +361,8 @@ def float_dtype() -> tf.DType:
 def _static_config(inc, config: Optional[Dict[str, object]],
                    dtype: tf.DType):
   """INC's StaticQuantConfig of `config` (its arguments, and `float_ops`:
-  regular expressions of op names kept out of int8, in `dtype`)."""
+  regular expressions of op names kept out of int8, in `dtype`); ops
+  outside the blocks (OUTSIDE_BLOCKS) in float32."""
   config = dict(STATIC_CONFIG if config is None else config)
   float_ops = config.pop("float_ops", ())
   static = inc.StaticQuantConfig(**config)
@@ -361,6 +370,10 @@ def _static_config(inc, config: Optional[Dict[str, object]],
   for pattern in float_ops:
     static.set_local(pattern, inc.StaticQuantConfig(weight_dtype=name,
                                                     act_dtype=name))
+  # INC matches op names with re.match: the lookahead takes every op
+  # whose name is not inside a block.
+  static.set_local(OUTSIDE_BLOCKS, inc.StaticQuantConfig(weight_dtype="fp32",
+                                                         act_dtype="fp32"))
   return static
 
 

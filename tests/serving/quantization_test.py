@@ -20,8 +20,10 @@ on the run's training data only (1-layer, hidden-32 models of random
 weights; the int8 quality of a trained model is in
 docs/serving.md#int8-exports-issue-57-item-1)."""
 
+import collections
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -118,25 +120,49 @@ def _both(d, run, monkeypatch):
   return out
 
 
-def _saved_ops(export_dir):
+def _saved_graph(export_dir):
   from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=g-import-not-at-top
   sm = saved_model_pb2.SavedModel()
   with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
     sm.ParseFromString(f.read())
-  return quantization.op_counts(sm.meta_graphs[0].graph_def)
+  return sm.meta_graphs[0].graph_def
+
+
+def _saved_ops(export_dir):
+  return quantization.op_counts(_saved_graph(export_dir))
+
+
+def _matmuls_by_place(graph_def):
+  """{(inside a transformer block?, "int8" or "float"): MatMuls} of a
+  GraphDef and its function library."""
+  nodes = list(graph_def.node)
+  for fn in graph_def.library.function:
+    nodes.extend(fn.node_def)
+  out = collections.Counter()
+  for n in nodes:
+    kind = ("int8" if n.op in int8_epilogues.INT8_MATMULS else
+            "float" if n.op in ("MatMul", "_MklMatMul") else None)
+    if kind:
+      out[(bool(re.search(r"transformer/layer_[0-9]+/", n.name)), kind)] += 1
+  return out
 
 
 def _check_int8_graph(exports):
   ops = _saved_ops(exports["int8_dir"])
-  # The layer's six projections and the heads' dense layers: int8; the
-  # projections' biases and the GELU inside the int8 MatMuls
-  # (int8_epilogues), none left as an op: the query's, key's, value's and
-  # both feed-forward projections' (the attention output's bias, zero at
-  # initialization, is gone before: TensorFlow's optimizer drops x + 0).
-  assert int8_epilogues.int8_matmuls(ops) >= 7, ops
+  # The layer's six projections: int8; the projections' biases and the
+  # GELU inside the int8 MatMuls (int8_epilogues), none left as an op: the
+  # query's, key's, value's and both feed-forward projections' (the
+  # attention output's bias, zero at initialization, is gone before:
+  # TensorFlow's optimizer drops x + 0).
+  assert int8_epilogues.int8_matmuls(ops) >= 6, ops
   assert ops.get(int8_epilogues.FUSED_OP, 0) >= 5, ops
   assert not {"Erf", "Erfc"} & set(ops), ops
-  assert not ops.get("MatMul", 0), ops  # no float projection left
+  # No float projection left in the block; outside it (the type
+  # embeddings' one-hot MatMul, the pooler, the heads), no int8
+  # (quantization.OUTSIDE_BLOCKS).
+  places = _matmuls_by_place(_saved_graph(exports["int8_dir"]))
+  assert places[(True, "int8")] >= 6 and not places[(True, "float")], places
+  assert not places[(False, "int8")] and places[(False, "float")], places
   # No projection left as Einsum (the attention's two products may stay).
   assert ops.get("Einsum", 0) <= 2, ops
   assert not int8_epilogues.int8_matmuls(_saved_ops(exports["float32_dir"]))
@@ -284,10 +310,10 @@ def test_a_feed_forward_outlier_channel_is_computed_apart():
   assert split["ffn_outliers"] == {"transformer/layer_1": [5]}, split
   assert not whole["ffn_outliers"]
   ops = split["ops_after"]
-  # 2 layers x 6 projections and the type embeddings' one-hot MatMul; all
-  # projections with their bias fused but the attention outputs' (zero at
-  # initialization: dropped before, nothing to fuse).
-  assert int8_epilogues.int8_matmuls(ops) == 13, ops
+  # 2 layers x 6 projections (the type embeddings' one-hot MatMul stays
+  # float32: OUTSIDE_BLOCKS); all with their bias fused but the attention
+  # outputs' (zero at initialization: dropped before, nothing to fuse).
+  assert int8_epilogues.int8_matmuls(ops) == 12, ops
   assert ops.get(int8_epilogues.FUSED_OP, 0) == 10, ops
   assert ops.get("Einsum", 0) == 1, ops  # the channel's own product
   # Its clip served calibration; the quantizer saturates there anyway.
@@ -342,11 +368,11 @@ def _int8_module(make, params, tmp):
   i8 = make()
   info = quantization.quantize_module(i8, serving_module.Run(params))
   export_dir = i8.write(str(tmp / "int8"))["model"]
-  # 1 layer: the 4 attention projections, both feed-forward projections
-  # and the pooler in int8 (a random encoder has no outlier channel to
+  # 1 layer: the 4 attention projections and both feed-forward projections
+  # in int8, the pooler float32 (a random encoder has no outlier channel to
   # split apart: ffn_outliers); the attention's core computes in the float
   # parts' dtype: bfloat16 where this CPU has it natively (int8_layout).
-  assert int8_epilogues.int8_matmuls(info["ops_after"]) >= 6, info
+  assert int8_epilogues.int8_matmuls(info["ops_after"]) == 6, info
   assert info["ffn_outliers"] == {}, info
   assert info["float_dtype"] == quantization.float_dtype().name
   # The projections' biases (but the attention output's: zero at
