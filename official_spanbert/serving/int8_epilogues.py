@@ -58,11 +58,12 @@ def int8_matmuls(op_counts: Dict[str, int]) -> int:
   return sum(op_counts.get(op, 0) for op in INT8_MATMULS)
 
 
-def _name(tensor: str) -> str:
+def input_name(tensor: str) -> str:
+  """The node name of an input ("^name", "name:1" -> "name")."""
   return tensor.lstrip("^").split(":")[0]
 
 
-class _Graph:
+class Graph:
   """A GraphDef's nodes by name and each node's consumers."""
 
   def __init__(self, graph_def):
@@ -71,7 +72,7 @@ class _Graph:
     self.consumers = collections.defaultdict(list)
     for n in graph_def.node:
       for i in n.input:
-        self.consumers[_name(i)].append(self.nodes[n.name])
+        self.consumers[input_name(i)].append(self.nodes[n.name])
 
   def sole(self, name: str, op: str):
     """The one consumer of `name` if it is an `op`, else None."""
@@ -81,14 +82,14 @@ class _Graph:
   def constant(self, node, other: str) -> Tuple[Optional[str], object]:
     """(input, value) of `node`'s constant input other than `other`."""
     for i in node.input:
-      value = self.value(i) if _name(i) != other else None
+      value = self.value(i) if input_name(i) != other else None
       if value is not None:
         return i, value
     return None, None
 
   def value(self, tensor: str):
     """The value of a Const (or HostConst) node's output, else None."""
-    source = self.nodes.get(_name(tensor))
+    source = self.nodes.get(input_name(tensor))
     if source is None or source.op not in ("Const", "HostConst"):
       return None
     return tf.make_ndarray(source.attr["value"].tensor)
@@ -108,7 +109,7 @@ class _Graph:
         float(np.ravel(v)[0]) - value) < 1e-6
 
 
-def _gelu(graph: _Graph, x) -> Optional[Tuple[object, List[str], str]]:
+def _gelu(graph: Graph, x) -> Optional[Tuple[object, List[str], str]]:
   """(output node, the nodes it replaces, oneDNN's name) if `x`'s consumers
   compute a GELU as TensorFlow writes one, else None:
     0.5 x (1 + erf(x / sqrt 2))   activations.gelu_by_erf  GeluExact
@@ -161,13 +162,13 @@ def _gelu(graph: _Graph, x) -> Optional[Tuple[object, List[str], str]]:
   return out, [n.name for n in chain], kind
 
 
-def _bf16_users(graph: _Graph, out) -> Optional[List[object]]:
+def _bf16_users(graph: Graph, out) -> Optional[List[object]]:
   """The nodes to retype if `out` can be bfloat16: every consumer casts it
   to bfloat16 (directly, or after one Reshape) or reads its Shape."""
   retype = []
   for user in graph.consumers[out.name]:
     casts = [user]
-    if user.op == "Reshape" and _name(user.input[0]) == out.name:
+    if user.op == "Reshape" and input_name(user.input[0]) == out.name:
       casts = graph.consumers[user.name]
       retype.append(user)
     elif user.op == "Shape":
@@ -220,14 +221,14 @@ def fuse(graph_def, protected: Iterable[str] = ()
   """
   out = tf.compat.v1.GraphDef()
   out.CopyFrom(graph_def)
-  graph = _Graph(out)
-  keep = {_name(p) for p in protected}
+  graph = Graph(out)
+  keep = {input_name(p) for p in protected}
   drop, rename, counts = set(), {}, collections.Counter()
   for q in list(out.node):
     reshape = graph.sole(q.name, "Reshape") if q.op == INC_OP else None
-    if reshape is None or _name(reshape.input[0]) != q.name:
+    if reshape is None or input_name(reshape.input[0]) != q.name:
       continue
-    _, weights = graph.constant(q, _name(q.input[0]))
+    _, weights = graph.constant(q, input_name(q.input[0]))
     if weights is None or weights.ndim != 2:
       continue
     columns = weights.shape[0 if q.attr["transpose_b"].b else 1]
@@ -275,7 +276,7 @@ def fuse(graph_def, protected: Iterable[str] = ()
   return _rewired(out, drop, rename), dict(counts)
 
 
-def _drop_clips(graph: _Graph, drop, rename, keep) -> int:
+def _drop_clips(graph: Graph, drop, rename, keep) -> int:
   """Minimum(x, c) read only by QuantizeV2s whose range ends at or below
   c: x instead (values above the range saturate either way). Returns how
   many."""
@@ -284,36 +285,36 @@ def _drop_clips(graph: _Graph, drop, rename, keep) -> int:
     if node.op != "Minimum" or node.name in keep:
       continue
     x = node.input[0]
-    _, clip = graph.constant(node, _name(x))
+    _, clip = graph.constant(node, input_name(x))
     users = graph.consumers[node.name]
     if (clip is None or np.size(clip) != 1 or ":" in x.lstrip("^") and
         not x.endswith(":0") or not users):
       continue
     ranges = [graph.value(u.input[2]) for u in users
-              if u.op == "QuantizeV2" and _name(u.input[0]) == node.name]
+              if u.op == "QuantizeV2" and input_name(u.input[0]) == node.name]
     top = float(np.ravel(clip)[0])
     if len(ranges) != len(users) or any(
         r is None or np.size(r) != 1 or float(np.ravel(r)[0]) > top
         for r in ranges):
       continue
     drop.add(node.name)
-    rename[node.name] = rename.get(_name(x), _name(x))
+    rename[node.name] = rename.get(input_name(x), input_name(x))
     dropped += 1
   return dropped
 
 
-def _fold_float_biases(graph: _Graph, drop, rename, keep) -> Tuple[int, int]:
+def _fold_float_biases(graph: Graph, drop, rename, keep) -> Tuple[int, int]:
   """BiasAdd(x, 0) -> Reshape -> AddV2(bias): the bias into the BiasAdd.
   Returns how many, and how many of those moved before a cast."""
   folded = moved = 0
   for node in list(graph.nodes.values()):
     if node.op != "BiasAdd":
       continue
-    zero_input, zero = graph.constant(node, _name(node.input[0]))
+    zero_input, zero = graph.constant(node, input_name(node.input[0]))
     reshape = graph.sole(node.name, "Reshape")
     bias_add = reshape and graph.sole(reshape.name, "AddV2")
     if (zero is None or np.any(zero) or bias_add is None or
-        _name(reshape.input[0]) != node.name):
+        input_name(reshape.input[0]) != node.name):
       continue
     bias_input, bias = graph.constant(bias_add, reshape.name)
     if (bias is None or bias.shape != zero.shape or bias.dtype != zero.dtype
@@ -327,18 +328,18 @@ def _fold_float_biases(graph: _Graph, drop, rename, keep) -> Tuple[int, int]:
   return folded, moved
 
 
-def _bias_before_cast(graph: _Graph, bias_add, bias: np.ndarray,
+def _bias_before_cast(graph: Graph, bias_add, bias: np.ndarray,
                       rename) -> bool:
   """MatMul(bfloat16) -> Cast(float32) -> BiasAdd  ==>  MatMul -> BiasAdd
   (bfloat16 bias) -> Cast: TensorFlow then fuses the MatMul and the bias
   into oneDNN's inner product, whose weights it packs once when the server
   runs with TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (a plain MatMul packs them on
   every call). One bfloat16 rounding either way."""
-  cast = graph.nodes.get(_name(bias_add.input[0]))
+  cast = graph.nodes.get(input_name(bias_add.input[0]))
   if (cast is None or cast.op != "Cast" or cast.attr["SrcT"].type != _BF16 or
       graph.sole(cast.name, "BiasAdd") is not bias_add):
     return False
-  matmul = graph.nodes.get(_name(cast.input[0]))
+  matmul = graph.nodes.get(input_name(cast.input[0]))
   if (matmul is None or matmul.op != "MatMul" or
       matmul.attr["T"].type != _BF16 or
       graph.sole(matmul.name, "Cast") is not cast):
@@ -364,9 +365,9 @@ def _rewired(graph_def, drop, rename):
     new = out.node.add()
     new.CopyFrom(node)
     for k, tensor in enumerate(new.input):
-      if _name(tensor) in rename and rename[_name(tensor)] != new.name:
+      if input_name(tensor) in rename and rename[input_name(tensor)] != new.name:
         control = "^" if tensor.startswith("^") else ""
-        new.input[k] = control + rename[_name(tensor)]
+        new.input[k] = control + rename[input_name(tensor)]
     if new.op == "Cast" and new.attr["SrcT"].type == new.attr["DstT"].type:
       dtype = new.attr["SrcT"].type
       new.op = "Identity"

@@ -52,6 +52,7 @@ import tensorflow as tf
 from official.core import task_factory
 from official_spanbert.modeling import ffn_outliers
 from official_spanbert.modeling import int8_layout
+from official_spanbert.serving import frozen_layer_norm
 from official_spanbert.serving import int8_epilogues
 from official_spanbert.serving import serving_module
 from official_spanbert.utils import cpu_features
@@ -386,14 +387,16 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   """A Keras model on the encoder's dict inputs, in int8 (`config`: INC's
   StaticQuantConfig arguments, default STATIC_CONFIG; `dtype`: what the
   parts left out of int8 compute in, default float_dtype(); `unfused`: also
-  return INC's graph as it left it, "unfused_model", for comparisons;
+  return INC's graph without int8_epilogues, "unfused_model", for
+  comparisons;
   `split_outliers`: compute the feed-forward's outlier channels, found on
   `batches`, apart from its int8 output projection, ffn_outliers).
 
   Returns:
     {"model": the QuantizedModel, "ops_before" / "ops_after": op counts of
     the float32 and int8 graphs, "epilogues": what int8_epilogues.fuse moved
-    into the int8 MatMuls, "ffn_outliers": {block: outlier channels} split
+    into the int8 MatMuls, "layer_norms": LayerNorms fused with their
+    epsilon (frozen_layer_norm.fuse's counts), "ffn_outliers": {block: outlier channels} split
     apart, "float_dtype": the dtype's name}.
   """
   inc = _inc()
@@ -437,15 +440,20 @@ def quantize_model(model, batches: List[Dict[str, np.ndarray]],
   if q is None:
     raise QuantizationError("Intel Neural Compressor returned no int8 model "
                             "(its log above says why)")
+  epsilon = frozen_layer_norm.keras_epsilon(model)
   graph_def, epilogues = int8_epilogues.fuse(q.graph_def, outputs)
+  graph_def, layer_norms = frozen_layer_norm.fuse(graph_def, outputs, epsilon)
   inputs = [_tensor_name(k) for k in INPUTS]
   out = {"model": QuantizedModel(graph_def, inputs, outputs, structure),
          "ops_before": ops_before, "ops_after": op_counts(graph_def),
-         "epilogues": epilogues, "float_dtype": dtype.name,
+         "epilogues": epilogues, "layer_norms": layer_norms,
+         "float_dtype": dtype.name,
          "ffn_outliers": {k: list(v.channels) for k, v in outliers.items()}}
   if unfused:
-    out["unfused_model"] = QuantizedModel(q.graph_def, inputs, outputs,
-                                          structure)
+    # (Its LayerNorms with their epsilon too: only the epilogues differ.)
+    out["unfused_model"] = QuantizedModel(
+        frozen_layer_norm.fuse(q.graph_def, outputs, epsilon)[0], inputs,
+        outputs, structure)
   return out
 
 

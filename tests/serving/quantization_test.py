@@ -36,6 +36,7 @@ from official.core import exp_factory
 from official_spanbert import registry_imports  # noqa: F401
 from official_spanbert.data.finetuning import classification as cls_data
 from official_spanbert.serving import export_precision
+from official_spanbert.serving import frozen_layer_norm
 from official_spanbert.serving import int8_epilogues
 from official_spanbert.serving import pretraining_module
 from official_spanbert.serving import quantization
@@ -321,6 +322,37 @@ def test_a_feed_forward_outlier_channel_is_computed_apart():
   err = {name: float(np.abs(out["model"](inputs) - want).max())
          for name, out in (("split", split), ("whole", whole))}
   assert err["split"] < 0.5 * err["whole"], err
+
+def test_the_quantized_graph_without_int8_computes_what_keras_does():
+  """Every projection left float32: the graph Intel Neural Compressor
+  freezes and rewrites is the Keras model's, to float32 rounding. (Its
+  13-1e-12-epsilon LayerNorms had been fused by TensorFlow's remapper with
+  epsilon 0.001 instead: frozen_layer_norm.)"""
+  from official.nlp.modeling import networks  # pylint: disable=g-import-not-at-top
+  tf_keras.utils.set_random_seed(4)
+  encoder = networks.BertEncoderV2(vocab_size=100, hidden_size=32,
+                                   num_layers=2, num_attention_heads=2,
+                                   inner_dim=64, max_sequence_length=32)
+  rng = np.random.default_rng(0)
+  batches = [{"input_word_ids": rng.integers(1, 100, (4, 12), np.int32),
+              "input_mask": (np.arange(12) < rng.integers(3, 13, (4, 1))
+                             ).astype(np.int32),
+              "input_type_ids": rng.integers(0, 2, (4, 12), np.int32)}
+             for _ in range(2)]
+  model = _SequenceOutput(encoder)
+  inputs = {k: tf.constant(v) for k, v in batches[1].items()}
+  want = model(inputs).numpy()
+  out = quantization.quantize_model(
+      model, batches, config={"float_ops": [r".*transformer/.*MatMul"]},
+      dtype=tf.float32, split_outliers=False)
+  assert not int8_epilogues.int8_matmuls(out["ops_after"]), out["ops_after"]
+  # The embeddings' LayerNorm and two a layer, with the model's epsilon
+  # (fused here, or by the remapper INC runs, then given the epsilon).
+  assert sum(out["layer_norms"].values()) == 5, out["layer_norms"]
+  assert out["ops_after"].get(frozen_layer_norm.FUSED_OP) == 5
+  got = out["model"](inputs).numpy()
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
 
 # The encoder-only int8 exports: extract_entities / encode_spans, resolve
 # and fill_spans quantize the bare encoder and calibrate on what the task's
