@@ -20,8 +20,9 @@ Keras' LayerNormalization (the moments form: Mean, SquaredDifference, Rsqrt,
 ...) into oneDNN's `_MklLayerNorm` without setting its `epsilon`, which then
 keeps the op's default 0.001. Model Garden's encoders use 1e-12: every
 LayerNorm of an int8 export normalized by sqrt(var + 0.001), which moved
-the first CoLA model's logits as much as half of int8 itself did
-(benchmarks/RESULTS.md, "The LayerNorms' epsilon in the int8 exports").
+the first CoLA model's logits half as much as int8 itself did
+(benchmarks/RESULTS.md, "Only the blocks in int8, and the LayerNorms'
+epsilon").
 Graphs with variables (the float32 and bfloat16 exports) are not fused.
 
 `fuse(graph_def)` writes each such LayerNorm as `_MklLayerNorm` itself,

@@ -77,7 +77,7 @@ STATIC_CONFIG: Dict[str, object] = {}
 # there and only adds its error (the dense before a head reads the last
 # LayerNorm's output, whose range a per-tensor int8 scale spends on a few
 # outlier channels). Held-out training windows: benchmarks/RESULTS.md,
-# "Only the blocks in int8".
+# "Only the blocks in int8, and the LayerNorms' epsilon".
 OUTSIDE_BLOCKS = r"(?!.*transformer/layer_[0-9]+/)"
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 # The records' names of the inputs (data/finetuning: classification, squad).
