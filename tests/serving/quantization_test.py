@@ -323,6 +323,18 @@ def test_a_feed_forward_outlier_channel_is_computed_apart():
          for name, out in (("split", split), ("whole", whole))}
   assert err["split"] < 0.5 * err["whole"], err
 
+def test_outside_blocks_matches_every_op_but_the_blocks():
+  outside = lambda name: bool(re.match(quantization.OUTSIDE_BLOCKS, name))  # pylint: disable=unnecessary-lambda-assignment
+  assert outside("StatefulPartitionedCall/m/bert_encoder_v2_1/type_embeddings/MatMul")
+  assert outside("m/sentence_prediction/pooler_dense/MatMul")
+  assert outside("m/span_labeling/predictions/transform/logits/Tensordot/MatMul")
+  assert not outside("StatefulPartitionedCall/m/bert_encoder_v2_1/transformer/"
+                     "layer_11/intermediate/MatMul")
+  assert not outside("e/transformer/layer_0/self_attention/query/MatMul")
+  # A block's name without its number is not a block.
+  assert outside("e/transformer/layer_norm/MatMul")
+
+
 def test_the_quantized_graph_without_int8_computes_what_keras_does():
   """Every projection left float32: the graph Intel Neural Compressor
   freezes and rewrites is the Keras model's, to float32 rounding. (Its
@@ -406,6 +418,8 @@ def _int8_module(make, params, tmp):
   # parts' dtype: bfloat16 where this CPU has it natively (int8_layout).
   assert int8_epilogues.int8_matmuls(info["ops_after"]) == 6, info
   assert info["ffn_outliers"] == {}, info
+  # The embeddings' LayerNorm and the layer's two, with the model's epsilon.
+  assert sum(info["layer_norms"].values()) == 3, info["layer_norms"]
   assert info["float_dtype"] == quantization.float_dtype().name
   # The projections' biases (but the attention output's: zero at
   # initialization, dropped before) and the GELU fused into the int8 MatMuls.
