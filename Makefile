@@ -70,8 +70,12 @@ venv: $(STAMP)
 # (tests/data/pretraining/records/beam_records_test.py); keras3 (keras-hub
 # 0.29.1; its torch backend comes with interop) the keras-hub preset's
 # (tests/interop/keras_hub_preset_test.py); bench (onnxruntime, onnx) the
-# ONNX Runtime sides of bench_finetuned_serving's smoke mode; without them
-# those tests skip.
+# ONNX Runtime sides of bench_finetuned_serving's smoke mode; int8
+# (neural-compressor-tf: prettytable, psutil, py-cpuinfo, pydantic, pyyaml
+# beside TensorFlow) the int8 exports' (tests/serving/quantization_test.py,
+# bench_int8's smoke; they skip on a CPU without VNNI or AMX-INT8, so the
+# AVX2-only CI pays only the install). Without them those tests skip: until
+# 2026-12-07 CI's venv had no int8 extra and never ran the int8 tests.
 # dev/install_venv.py installs with uv under pip's configuration (38 s for
 # the six extras against pip's 79 s on a 2-core Zen 3, empty caches), or with
 # pip where uv cannot; neither byte-compiles up front (Python compiles what it
@@ -83,7 +87,7 @@ define install
 	@touch $@
 endef
 
-EXTRAS := test,interop,linguistic,beam,keras3,bench
+EXTRAS := test,interop,linguistic,beam,keras3,bench,int8
 $(STAMP): setup.py
 	$(call install,$(EXTRAS))
 
