@@ -53,7 +53,7 @@ def _inputs(node) -> List[str]:
   return [int8_epilogues.input_name(i) for i in node.input]
 
 
-def _pair(graph, node, op: str, first: str):
+def _pair(graph, node, op: str):
   """(the input that is an `op` node, the other input's name) of a binary
   `node`, the `op` one tried in either place; or (None, None)."""
   if node is None or len(node.input) != 2:
@@ -61,8 +61,7 @@ def _pair(graph, node, op: str, first: str):
   a, b = _inputs(node)
   for this, other in ((a, b), (b, a)):
     found = graph.nodes.get(this)
-    if found is not None and found.op == op and (first is None or
-                                                 this == first):
+    if found is not None and found.op == op:
       return found, other
   return None, None
 
@@ -95,7 +94,7 @@ def _layer_norm(graph, out, rank_of) -> Optional[
     mul = Rsqrt(variance + epsilon) * gamma
     out = x * mul + (beta - mean * mul)
   """
-  mul_1, sub_name = _pair(graph, out, "Mul", None)
+  mul_1, sub_name = _pair(graph, out, "Mul")
   sub = graph.nodes.get(sub_name or "")
   if mul_1 is None or sub is None or sub.op != "Sub":
     return None
@@ -103,15 +102,15 @@ def _layer_norm(graph, out, rank_of) -> Optional[
   mul_2 = graph.nodes.get(mul_2_name)
   if mul_2 is None or mul_2.op != "Mul":
     return None
-  mul, mean_name = _pair(graph, mul_2, "Mul", None)
+  mul, mean_name = _pair(graph, mul_2, "Mul")
   mean = graph.nodes.get(mean_name or "")
   if mul is None or mean is None or mean.op != "Mean":
     return None
-  rsqrt, gamma = _pair(graph, mul, "Rsqrt", None)
+  rsqrt, gamma = _pair(graph, mul, "Rsqrt")
   if rsqrt is None:
     return None
   add = graph.nodes.get(_inputs(rsqrt)[0])
-  variance, epsilon_name = _pair(graph, add, "Mean", None)
+  variance, epsilon_name = _pair(graph, add, "Mean")
   if add is None or add.op != "AddV2" or variance is None:
     return None
   epsilon = graph.value(epsilon_name)
@@ -120,8 +119,10 @@ def _layer_norm(graph, out, rank_of) -> Optional[
       squared.op != "SquaredDifference"):
     return None
   x = _inputs(mean)[0]
-  centre = graph.nodes.get(_inputs(squared)[1])
+  # SquaredDifference(x, mean), through Keras' StopGradient if still there.
+  passed, centre = [], graph.nodes.get(_inputs(squared)[1])
   while centre is not None and centre.op in ("StopGradient", "Identity"):
+    passed.append(centre)
     centre = graph.nodes.get(_inputs(centre)[0])
   other_x = _inputs(mul_1)
   if (_inputs(squared)[0] != x or centre is not mean or
@@ -130,13 +131,9 @@ def _layer_norm(graph, out, rank_of) -> Optional[
            _last_axis(graph, variance, rank_of(x))) or
       not (_vector(graph, gamma) and _vector(graph, beta))):
     return None
-  inner = [mean, squared, variance, add, rsqrt, mul, mul_1, mul_2, sub]
+  inner = [mean, squared, variance, add, rsqrt, mul, mul_1, mul_2, sub,
+           *passed]
   names = {n.name for n in inner} | {out.name}
-  stop = [graph.nodes[_inputs(squared)[1]]]
-  while stop[-1] is not mean:
-    stop.append(graph.nodes[_inputs(stop[-1])[0]])
-  inner += stop[:-1]
-  names |= {n.name for n in stop}
   # Nothing outside the pattern may read what it drops.
   for n in inner:
     if any(c.name not in names for c in graph.consumers[n.name]):
